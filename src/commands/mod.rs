@@ -1,0 +1,4 @@
+//! One thin file per command: parse, open the key, decide (core), apply and
+//! replicate the effects (host), reply.
+
+pub mod slide;

@@ -1,0 +1,53 @@
+//! `RL.SLIDE key limit window [COST cost]`: the exact sliding-window log.
+
+use linkme::distributed_slice;
+
+use crate::command_callback;
+use crate::core::error::RlError;
+use crate::core::slide_request::SlideRequest;
+use crate::core::sliding_log::decide;
+use crate::host::command::Handler;
+use crate::host::context::CommandCtx;
+use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::replicate;
+use crate::host::reply::Reply;
+use crate::host::zset_log::ZsetLog;
+
+const KEY: usize = 1;
+
+fn slide(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
+    let req = SlideRequest::parse(args)?;
+    let now = cmd.now_ms();
+    let mut log = ZsetLog::open(cmd, KEY)?;
+    let outcome = decide(&mut log, &req, now);
+    if let Some(admission) = &outcome.admission {
+        let written = log.apply(admission)?;
+        replicate::zadd(cmd, KEY, admission.at, &written.members);
+        if let Some(cutoff) = admission.evict_through {
+            replicate::zrem_through(cmd, KEY, cutoff);
+        }
+        replicate::pexpireat(cmd, KEY, admission.expire_at_ms);
+    }
+    Ok(Reply::Decision(outcome.decision))
+}
+
+const HANDLER: Handler = slide;
+command_callback!(slide_callback => HANDLER);
+
+#[distributed_slice(COMMANDS)]
+static SLIDE: CommandSpec = CommandSpec {
+    name: c"rl.slide",
+    flags: c"write deny-oom",
+    summary: c"Exact sliding-window rate limit: admits the request if the cost admitted in the last `window` ms plus `cost` is at most `limit`. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
+    complexity: c"O(log(N) * (M + C)) with N the entries held, M the entries leaving the window and C the cost.",
+    since: c"0.1.0",
+    arity: -4,
+    key: KeyAccess::ReadWriteUpdate,
+    args: &[
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+        ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
+    ],
+    callback: slide_callback,
+};

@@ -1,0 +1,102 @@
+//! Every user-facing error as a value, each with exactly one reply text.
+
+use std::fmt;
+
+/// An error reply. `Display` gives the exact text sent to the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RlError {
+    /// The argument count does not fit the command's syntax.
+    WrongArity { command: &'static str },
+    /// A numeric argument is not an integer in `1..=max`.
+    OutOfRange { arg: &'static str, max: u64 },
+    /// `COST` is larger than `limit`: such a request could never be admitted.
+    CostAboveLimit,
+    /// An option token the command does not know.
+    UnknownOption(String),
+    /// An option was given without its value.
+    MissingValue { option: &'static str },
+    /// The same option appeared twice.
+    DuplicateOption { option: &'static str },
+    /// The key holds a value of another type.
+    WrongType,
+    /// The key holds entries rl did not write, in a way that blocks it.
+    ForeignEntries,
+    /// A bug: a panic or an unexpected server answer, caught at the boundary.
+    Internal(&'static str),
+}
+
+impl fmt::Display for RlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RlError::WrongArity { command } => {
+                write!(f, "ERR wrong number of arguments for '{command}' command")
+            }
+            RlError::OutOfRange { arg, max } => {
+                write!(f, "ERR {arg} must be an integer from 1 to {max}")
+            }
+            RlError::CostAboveLimit => write!(f, "ERR COST must not exceed limit"),
+            RlError::UnknownOption(token) => write!(f, "ERR unknown option '{token}'"),
+            RlError::MissingValue { option } => write!(f, "ERR {option} needs a value"),
+            RlError::DuplicateOption { option } => write!(f, "ERR {option} given more than once"),
+            RlError::WrongType => write!(
+                f,
+                "WRONGTYPE Operation against a key holding the wrong kind of value"
+            ),
+            RlError::ForeignEntries => {
+                write!(f, "ERR key holds sorted-set members that rl did not write")
+            }
+            RlError::Internal(what) => write!(f, "ERR rl internal error: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for RlError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_has_its_reply_text() {
+        let cases: &[(RlError, &str)] = &[
+            (
+                RlError::WrongArity {
+                    command: "rl.slide",
+                },
+                "ERR wrong number of arguments for 'rl.slide' command",
+            ),
+            (
+                RlError::OutOfRange {
+                    arg: "limit",
+                    max: 5,
+                },
+                "ERR limit must be an integer from 1 to 5",
+            ),
+            (RlError::CostAboveLimit, "ERR COST must not exceed limit"),
+            (
+                RlError::UnknownOption("FOO".into()),
+                "ERR unknown option 'FOO'",
+            ),
+            (
+                RlError::MissingValue { option: "COST" },
+                "ERR COST needs a value",
+            ),
+            (
+                RlError::DuplicateOption { option: "COST" },
+                "ERR COST given more than once",
+            ),
+            (
+                RlError::WrongType,
+                "WRONGTYPE Operation against a key holding the wrong kind of value",
+            ),
+            (
+                RlError::ForeignEntries,
+                "ERR key holds sorted-set members that rl did not write",
+            ),
+            (RlError::Internal("x"), "ERR rl internal error: x"),
+        ];
+        for (err, text) in cases {
+            assert_eq!(err.to_string(), *text);
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Host-independent core: algorithms with the time passed in, argument
+//! parsing into typed requests, errors and the decision as plain data.
+//! Nothing here names the server binding, so it is tested without a server.
+
+pub mod args;
+pub mod decision;
+pub mod error;
+pub mod slide_request;
+pub mod sliding_log;

@@ -1,0 +1,130 @@
+//! `RL.SLIDE key limit window [COST cost]` parsed into a typed request.
+
+use super::args::{option_value, positive, set_once, token_text};
+use super::error::RlError;
+
+/// Largest `limit` the exact log accepts: every admitted unit is a
+/// sorted-set member, and members of one millisecond are numbered below
+/// this bound (see `sliding_log::member`). Larger budgets belong to a
+/// bounded-memory limiter.
+pub const MAX_LIMIT: u64 = 1_000_000;
+
+/// Largest window in ms (about 31.7 years), so `now + window` and every
+/// score stay exact in a double and far from integer overflow.
+pub const MAX_WINDOW_MS: u64 = 1_000_000_000_000;
+
+/// What one `RL.SLIDE` call asks for. The key stays with the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlideRequest {
+    pub limit: u64,
+    pub window_ms: u64,
+    pub cost: u64,
+}
+
+impl SlideRequest {
+    /// `args` is the whole command line, name and key included.
+    pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
+        if args.len() < 4 {
+            return Err(RlError::WrongArity {
+                command: "rl.slide",
+            });
+        }
+        let limit = positive(args[2], "limit", MAX_LIMIT)?;
+        let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
+        let mut cost = None;
+        let mut at = 4;
+        while at < args.len() {
+            let token = args[at];
+            if token.eq_ignore_ascii_case(b"COST") {
+                let value = option_value(args, at + 1, "COST")?;
+                set_once(&mut cost, positive(value, "COST", MAX_LIMIT)?, "COST")?;
+                at += 2;
+            } else {
+                return Err(RlError::UnknownOption(token_text(token)));
+            }
+        }
+        let cost = cost.unwrap_or(1);
+        if cost > limit {
+            return Err(RlError::CostAboveLimit);
+        }
+        Ok(SlideRequest {
+            limit,
+            window_ms,
+            cost,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<SlideRequest, RlError> {
+        let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+        SlideRequest::parse(&args)
+    }
+
+    #[test]
+    fn valid_lines() {
+        let cases = [
+            ("RL.SLIDE k 10 1000", (10, 1000, 1)),
+            ("RL.SLIDE k 10 1000 COST 3", (10, 1000, 3)),
+            ("RL.SLIDE k 10 1000 cost 10", (10, 1000, 10)),
+            (
+                "RL.SLIDE k 1000000 1000000000000",
+                (1_000_000, 1_000_000_000_000, 1),
+            ),
+        ];
+        for (line, (limit, window_ms, cost)) in cases {
+            assert_eq!(
+                parse(line),
+                Ok(SlideRequest {
+                    limit,
+                    window_ms,
+                    cost
+                }),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_lines_name_the_problem() {
+        let range = |arg, max| RlError::OutOfRange { arg, max };
+        let cases = [
+            (
+                "RL.SLIDE k 10",
+                RlError::WrongArity {
+                    command: "rl.slide",
+                },
+            ),
+            ("RL.SLIDE k 0 1000", range("limit", MAX_LIMIT)),
+            ("RL.SLIDE k -5 1000", range("limit", MAX_LIMIT)),
+            ("RL.SLIDE k ten 1000", range("limit", MAX_LIMIT)),
+            ("RL.SLIDE k 1000001 1000", range("limit", MAX_LIMIT)),
+            ("RL.SLIDE k 10 0", range("window", MAX_WINDOW_MS)),
+            ("RL.SLIDE k 10 1.5", range("window", MAX_WINDOW_MS)),
+            (
+                "RL.SLIDE k 10 99999999999999999999999",
+                range("window", MAX_WINDOW_MS),
+            ),
+            ("RL.SLIDE k 10 1000 COST 0", range("COST", MAX_LIMIT)),
+            ("RL.SLIDE k 10 1000 COST 11", RlError::CostAboveLimit),
+            (
+                "RL.SLIDE k 10 1000 COST",
+                RlError::MissingValue { option: "COST" },
+            ),
+            (
+                "RL.SLIDE k 10 1000 COST 1 COST 2",
+                RlError::DuplicateOption { option: "COST" },
+            ),
+            (
+                "RL.SLIDE k 10 1000 WEIGHT 2",
+                RlError::UnknownOption("WEIGHT".into()),
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parse(line), Err(want), "{line}");
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! The exact sliding-window log.
+//!
+//! Every admitted unit of cost is one entry whose score is its admission time
+//! in ms. At `now`, entries with score `<= now - window` have left the window.
+//! The log is read through [`LogView`], so the same decision runs over a real
+//! sorted set (host) or over [`MemoryLog`] (tests, benches) with any `now`.
+
+use super::decision::Decision;
+use super::slide_request::SlideRequest;
+
+/// Members of one millisecond are numbered `0..MEMBERS_PER_MS`; a member is
+/// `score * MEMBERS_PER_MS + n`. It is an integer, so a listpack stores it in
+/// at most 9 bytes, and it is unique across scores by construction.
+pub const MEMBERS_PER_MS: i64 = 1_000_000;
+
+/// The member for the `n`-th entry admitted at `score`.
+pub fn member(score: i64, n: i64) -> i64 {
+    score * MEMBERS_PER_MS + n
+}
+
+/// Read access to a log, in score order. Implementations answer from the
+/// stored data only; they never write.
+pub trait LogView {
+    /// Number of entries, including those that have left the window.
+    fn entry_count(&mut self) -> u64;
+    /// Number of entries with score `<= score`.
+    fn count_through(&mut self, score: i64) -> u64;
+    /// Score of the `n`-th (1-based) entry with score `> after`.
+    fn nth_after(&mut self, after: i64, n: u64) -> Option<i64>;
+    /// The highest score held.
+    fn newest_score(&mut self) -> Option<i64>;
+    /// The greatest member at exactly `score`, if it is an integer.
+    fn greatest_member_at(&mut self, score: i64) -> Option<i64>;
+}
+
+/// What an admitted request writes. A denied request writes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admission {
+    /// Remove every entry with score `<= evict_through` (there is at least one).
+    pub evict_through: Option<i64>,
+    /// Score of the new entries (`now`).
+    pub at: i64,
+    /// First candidate member; the new entries take the next free members.
+    pub first_member: i64,
+    /// How many entries to add (the request's cost).
+    pub count: u64,
+    /// Absolute expiry (ms): when the newest entry leaves the window.
+    pub expire_at_ms: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlideOutcome {
+    pub decision: Decision,
+    pub admission: Option<Admission>,
+}
+
+/// Decides `req` at `now` against the log. Pure: the log is only read.
+pub fn decide(log: &mut impl LogView, req: &SlideRequest, now: i64) -> SlideOutcome {
+    let window = req.window_ms as i64;
+    let cutoff = now - window;
+    let stale = log.count_through(cutoff);
+    // Entries newer than `now` (the clock stepped back) still count: never over-admit.
+    let held = log.entry_count() - stale;
+
+    if held + req.cost <= req.limit {
+        let newest = log.newest_score().map_or(now, |s| s.max(now));
+        let taken_at_now = match log.greatest_member_at(now) {
+            Some(m) if m.div_euclid(MEMBERS_PER_MS) == now => m.rem_euclid(MEMBERS_PER_MS) + 1,
+            _ => 0,
+        };
+        return SlideOutcome {
+            decision: Decision {
+                allowed: true,
+                remaining: req.limit - held - req.cost,
+                retry_after_ms: 0,
+                reset_after_ms: (newest + window - now) as u64,
+            },
+            admission: Some(Admission {
+                evict_through: (stale > 0).then_some(cutoff),
+                at: now,
+                first_member: member(now, taken_at_now),
+                count: req.cost,
+                expire_at_ms: newest + window,
+            }),
+        };
+    }
+
+    // Denied: the request fits once the `need` oldest in-window entries have
+    // left, i.e. when the `need`-th of them reaches `score + window`. Waiting
+    // exactly that long is enough and one ms less is not.
+    let need = held + req.cost - req.limit;
+    let retry_after_ms = log
+        .nth_after(cutoff, need)
+        .map_or(0, |s| (s + window - now).max(1) as u64);
+    let reset_after_ms = log
+        .newest_score()
+        .map_or(0, |s| (s + window - now).max(0) as u64);
+    SlideOutcome {
+        decision: Decision {
+            allowed: false,
+            remaining: req.limit.saturating_sub(held),
+            retry_after_ms,
+            reset_after_ms,
+        },
+        admission: None,
+    }
+}
+
+/// An in-memory log with sorted-set semantics (order by score, then member).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryLog {
+    entries: Vec<(i64, i64)>,
+}
+
+impl MemoryLog {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn entries(&self) -> &[(i64, i64)] {
+        &self.entries
+    }
+
+    /// Applies an admission the way the host does on the sorted set.
+    pub fn apply(&mut self, a: &Admission) {
+        if let Some(cutoff) = a.evict_through {
+            self.entries.retain(|&(s, _)| s > cutoff);
+        }
+        let mut m = a.first_member;
+        for _ in 0..a.count {
+            while self.entries.iter().any(|&(_, x)| x == m) {
+                m += 1;
+            }
+            self.entries.push((a.at, m));
+            m += 1;
+        }
+        self.entries.sort_unstable();
+    }
+}
+
+impl LogView for MemoryLog {
+    fn entry_count(&mut self) -> u64 {
+        self.entries.len() as u64
+    }
+    fn count_through(&mut self, score: i64) -> u64 {
+        self.entries.partition_point(|&(s, _)| s <= score) as u64
+    }
+    fn nth_after(&mut self, after: i64, n: u64) -> Option<i64> {
+        let start = self.entries.partition_point(|&(s, _)| s <= after);
+        let idx = start + usize::try_from(n).ok()?.checked_sub(1)?;
+        self.entries.get(idx).map(|&(s, _)| s)
+    }
+    fn newest_score(&mut self) -> Option<i64> {
+        self.entries.last().map(|&(s, _)| s)
+    }
+    fn greatest_member_at(&mut self, score: i64) -> Option<i64> {
+        self.entries
+            .iter()
+            .filter(|&&(s, _)| s == score)
+            .map(|&(_, m)| m)
+            .max()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn req(limit: u64, window_ms: u64, cost: u64) -> SlideRequest {
+        SlideRequest {
+            limit,
+            window_ms,
+            cost,
+        }
+    }
+
+    /// Runs `decide` and applies the admission, as the host does.
+    fn call(log: &mut MemoryLog, r: &SlideRequest, now: i64) -> [i64; 4] {
+        let out = decide(log, r, now);
+        if let Some(a) = &out.admission {
+            log.apply(a);
+        }
+        out.decision.to_reply()
+    }
+
+    #[test]
+    fn table_of_requests_with_explicit_times() {
+        // limit 3 per 1000 ms; each row is (now, cost, expected reply).
+        let r = |cost| req(3, 1000, cost);
+        let rows: &[(i64, u64, [i64; 4])] = &[
+            (10_000, 1, [1, 2, 0, 1000]),
+            (10_100, 1, [1, 1, 0, 1000]),
+            (10_200, 1, [1, 0, 0, 1000]),
+            // full: the oldest entry (10_000) leaves at 11_000
+            (10_300, 1, [0, 0, 700, 900]),
+            (10_999, 1, [0, 0, 1, 201]),
+            (11_000, 1, [1, 0, 0, 1000]),
+            // cost 2 needs the two oldest (10_100, 10_200) gone: at 11_200
+            (11_050, 2, [0, 0, 150, 950]),
+            (11_200, 2, [1, 0, 0, 1000]),
+            // long idle gap: everything has left
+            (50_000, 3, [1, 0, 0, 1000]),
+        ];
+        let mut log = MemoryLog::new();
+        for &(now, cost, want) in rows {
+            assert_eq!(call(&mut log, &r(cost), now), want, "at {now} cost {cost}");
+        }
+    }
+
+    #[test]
+    fn same_millisecond_entries_get_distinct_members() {
+        let mut log = MemoryLog::new();
+        for _ in 0..5 {
+            assert_eq!(call(&mut log, &req(10, 1000, 2), 7)[0], 1);
+        }
+        let members: Vec<i64> = log.entries().iter().map(|&(_, m)| m).collect();
+        assert_eq!(members, (0..10).map(|n| member(7, n)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn denied_request_writes_nothing() {
+        let mut log = MemoryLog::new();
+        call(&mut log, &req(1, 1000, 1), 0);
+        let out = decide(&mut log, &req(1, 1000, 1), 500);
+        assert!(!out.decision.allowed);
+        assert_eq!(out.admission, None);
+    }
+
+    #[test]
+    fn eviction_happens_only_with_stale_entries() {
+        let mut log = MemoryLog::new();
+        let a = decide(&mut log, &req(5, 100, 1), 0).admission.unwrap();
+        assert_eq!(a.evict_through, None);
+        log.apply(&a);
+        let a = decide(&mut log, &req(5, 100, 1), 100).admission.unwrap();
+        assert_eq!(a.evict_through, Some(0));
+        assert_eq!(a.expire_at_ms, 200);
+    }
+
+    #[test]
+    fn clock_stepping_back_never_over_admits() {
+        let mut log = MemoryLog::new();
+        let r = req(2, 1000, 1);
+        assert_eq!(call(&mut log, &r, 5_000), [1, 1, 0, 1000]);
+        assert_eq!(call(&mut log, &r, 5_001), [1, 0, 0, 1000]);
+        // The clock jumps back 3 s: the future entries still count, and the
+        // wait is measured to when they leave as seen from the new `now`.
+        let back = call(&mut log, &r, 2_000);
+        assert_eq!(back, [0, 0, 4_000, 4_001]);
+        // Admitted at 2_000 later on, the TTL still covers the newest entry.
+        let mut log2 = MemoryLog::new();
+        call(&mut log2, &req(5, 1000, 1), 5_000);
+        let a = decide(&mut log2, &req(5, 1000, 1), 2_000)
+            .admission
+            .unwrap();
+        assert_eq!(a.expire_at_ms, 6_000);
+    }
+
+    #[test]
+    fn extreme_times_do_not_panic() {
+        let r = req(MAX_LIMIT_FOR_TEST, 1_000_000_000_000, 1);
+        let mut log = MemoryLog::new();
+        for now in [0, 1, 9_000_000_000_000, -5] {
+            let out = decide(&mut log, &r, now);
+            assert!(out.decision.allowed);
+        }
+    }
+    const MAX_LIMIT_FOR_TEST: u64 = crate::core::slide_request::MAX_LIMIT;
+
+    proptest! {
+        /// For random request sequences: every window-length interval holds at
+        /// most `limit` admitted cost, a request is admitted whenever it fits,
+        /// and a denial's `retry_after_ms` is exact.
+        #[test]
+        fn admits_exactly_what_fits(
+            limit in 1u64..8,
+            window in 1u64..50,
+            steps in proptest::collection::vec((0i64..20, 1u64..8), 1..120),
+        ) {
+            let mut log = MemoryLog::new();
+            let mut admitted: Vec<(i64, u64)> = Vec::new();
+            let mut now = 1_000;
+            for (dt, cost) in steps {
+                now += dt;
+                let cost = cost.min(limit);
+                let r = req(limit, window, cost);
+                let in_window: u64 = admitted
+                    .iter()
+                    .filter(|&&(t, _)| t > now - window as i64)
+                    .map(|&(_, c)| c)
+                    .sum();
+                let out = decide(&mut log, &r, now);
+                prop_assert_eq!(out.decision.allowed, in_window + cost <= limit);
+                if let Some(a) = &out.admission {
+                    log.apply(a);
+                    admitted.push((now, cost));
+                } else {
+                    // Waiting retry_after_ms (and no less) makes it fit.
+                    let wait = out.decision.retry_after_ms as i64;
+                    prop_assert!(wait >= 1);
+                    let fits_at = |t: i64| {
+                        admitted.iter().filter(|&&(s, _)| s > t - window as i64)
+                            .map(|&(_, c)| c).sum::<u64>() + cost <= limit
+                    };
+                    prop_assert!(fits_at(now + wait));
+                    prop_assert!(!fits_at(now + wait - 1));
+                }
+                let mut members: Vec<i64> = log.entries().iter().map(|&(_, m)| m).collect();
+                members.sort_unstable();
+                members.dedup();
+                prop_assert_eq!(members.len(), log.entries().len());
+            }
+            // No interval (t - window, t] ever held more than `limit`.
+            for &(t, _) in &admitted {
+                let sum: u64 = admitted
+                    .iter()
+                    .filter(|&&(s, _)| s > t - window as i64 && s <= t)
+                    .map(|&(_, c)| c)
+                    .sum();
+                prop_assert!(sum <= limit);
+            }
+        }
+    }
+}

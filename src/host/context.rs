@@ -1,0 +1,50 @@
+//! One command invocation: the server context and the arguments.
+
+use super::ffi;
+
+use super::ffi::api;
+
+/// The running command as the command files see it.
+pub struct CommandCtx {
+    pub(crate) raw: *mut ffi::Ctx,
+    pub(crate) argv: *mut *mut ffi::Str,
+    pub(crate) argc: usize,
+}
+
+impl CommandCtx {
+    /// The argument at `index` as the server holds it (for keys and replication).
+    pub(crate) fn raw_arg(&self, index: usize) -> *mut ffi::Str {
+        assert!(index < self.argc, "argument {index} out of range");
+        // SAFETY: argv holds argc valid strings for the whole command call.
+        unsafe { *self.argv.add(index) }
+    }
+
+    /// The server's clock in ms. Each replica gets the resolved effects, never
+    /// this reading, so replicas and AOF replays do not depend on their clocks.
+    pub fn now_ms(&self) -> i64 {
+        // SAFETY: a plain read of the server clock.
+        unsafe { api!(Milliseconds)() }
+    }
+
+    /// Tells WATCH and client-side caching that the key changed. We opt out of
+    /// the implicit signal so a denied call, which writes nothing, stays silent.
+    pub fn signal_modified(&self, key_index: usize) {
+        // SAFETY: ctx and the key name are valid for this call.
+        unsafe {
+            api!(SignalModifiedKey)(self.raw, self.raw_arg(key_index));
+        }
+    }
+}
+
+/// The bytes of a server string, borrowed for the command call.
+pub(crate) fn string_bytes<'a>(s: *const ffi::Str) -> &'a [u8] {
+    let mut len = 0;
+    // SAFETY: `s` is a live server string; the buffer lives as long as it does.
+    unsafe {
+        let ptr = api!(StringPtrLen)(s, &mut len);
+        if ptr.is_null() {
+            return &[];
+        }
+        std::slice::from_raw_parts(ptr.cast::<u8>(), len)
+    }
+}

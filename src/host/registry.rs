@@ -1,0 +1,172 @@
+//! Command declarations and their registration at load time.
+//!
+//! Each command file adds one [`CommandSpec`] to [`COMMANDS`]. At load we
+//! create the command and give the server its arity, key spec and argument
+//! docs through `RedisModule_SetCommandInfo`, which drives `COMMAND INFO`,
+//! `COMMAND DOCS`, `COMMAND GETKEYS`, Cluster routing and ACL key patterns.
+//! We do not use the binding's `#[command]` attribute: it requires
+//! `RedisModule_SetCommandACLCategories`, which Redis 7.0 lacks.
+
+use std::ffi::CStr;
+use std::os::raw::c_int;
+use std::ptr;
+
+use super::ffi;
+use linkme::distributed_slice;
+
+use super::ffi::api;
+use super::ffi::OK;
+
+/// The server's callback type for a command.
+pub type Callback = extern "C" fn(*mut ffi::Ctx, *mut *mut ffi::Str, c_int) -> c_int;
+
+/// What the command does with its key (key-spec flags).
+#[derive(Debug, Clone, Copy)]
+pub enum KeyAccess {
+    /// Reads, inserts and removes entries (like ZADD).
+    ReadWriteUpdate,
+    /// Only reads.
+    ReadOnly,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum ArgKind {
+    Key,
+    Integer,
+    String,
+}
+
+/// One argument as `COMMAND DOCS` shows it.
+#[derive(Debug, Clone, Copy)]
+pub struct ArgSpec {
+    pub name: &'static CStr,
+    pub kind: ArgKind,
+    /// The option token that precedes the value (`COST`), if any.
+    pub token: Option<&'static CStr>,
+    pub optional: bool,
+}
+
+/// A command's full declaration.
+pub struct CommandSpec {
+    pub name: &'static CStr,
+    /// Server flags, e.g. `write deny-oom`.
+    pub flags: &'static CStr,
+    pub summary: &'static CStr,
+    pub complexity: &'static CStr,
+    pub since: &'static CStr,
+    /// Negative: at least that many arguments, name included.
+    pub arity: c_int,
+    /// The single key, always at argument 1.
+    pub key: KeyAccess,
+    pub args: &'static [ArgSpec],
+    pub callback: Callback,
+}
+
+#[distributed_slice]
+pub static COMMANDS: [CommandSpec];
+
+/// Creates every declared command. Logs and fails the load on any refusal.
+pub(crate) fn register_all(ctx: *mut ffi::Ctx) -> Result<(), String> {
+    for spec in COMMANDS {
+        register(ctx, spec)?;
+    }
+    Ok(())
+}
+
+fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec) -> Result<(), String> {
+    let name = spec.name.to_string_lossy();
+    // SAFETY: all pointers are 'static C strings or live for this call; the
+    // server copies the command info.
+    unsafe {
+        if api!(CreateCommand)(
+            ctx,
+            spec.name.as_ptr(),
+            Some(spec.callback),
+            spec.flags.as_ptr(),
+            1,
+            1,
+            1,
+        ) != OK
+        {
+            return Err(format!("could not create command {name}"));
+        }
+        let command = api!(GetCommand)(ctx, spec.name.as_ptr());
+        if command.is_null() {
+            return Err(format!("could not find command {name} after creating it"));
+        }
+        let mut key_specs = [key_spec(spec.key), zeroed_key_spec()];
+        let mut args: Vec<ffi::CommandArg> = spec.args.iter().map(command_arg).collect();
+        args.push(zeroed_arg());
+        let mut info = ffi::CommandInfo {
+            version: &INFO_VERSION,
+            summary: spec.summary.as_ptr(),
+            complexity: spec.complexity.as_ptr(),
+            since: spec.since.as_ptr(),
+            history: ptr::null_mut(),
+            tips: ptr::null(),
+            arity: spec.arity,
+            key_specs: key_specs.as_mut_ptr(),
+            args: args.as_mut_ptr(),
+        };
+        if api!(SetCommandInfo)(command, &mut info) != OK {
+            return Err(format!("server refused the command info of {name}"));
+        }
+    }
+    Ok(())
+}
+
+static INFO_VERSION: ffi::CommandInfoVersion = ffi::CommandInfoVersion {
+    version: 1,
+    sizeof_historyentry: std::mem::size_of::<ffi::CommandHistoryEntry>(),
+    sizeof_keyspec: std::mem::size_of::<ffi::CommandKeySpec>(),
+    sizeof_arg: std::mem::size_of::<ffi::CommandArg>(),
+};
+
+fn key_spec(access: KeyAccess) -> ffi::CommandKeySpec {
+    let flags = match access {
+        KeyAccess::ReadWriteUpdate => ffi::CMD_KEY_RW | ffi::CMD_KEY_UPDATE,
+        KeyAccess::ReadOnly => ffi::CMD_KEY_RO | ffi::CMD_KEY_ACCESS,
+    };
+    let mut spec = zeroed_key_spec();
+    spec.flags = flags;
+    spec.begin_search_type = ffi::KSPEC_BS_INDEX;
+    spec.bs.index.pos = 1;
+    spec.find_keys_type = ffi::KSPEC_FK_RANGE;
+    spec.fk.range.lastkey = 0;
+    spec.fk.range.keystep = 1;
+    spec.fk.range.limit = 0;
+    spec
+}
+
+fn command_arg(arg: &ArgSpec) -> ffi::CommandArg {
+    let type_ = match arg.kind {
+        ArgKind::Key => ffi::ARG_TYPE_KEY,
+        ArgKind::Integer => ffi::ARG_TYPE_INTEGER,
+        ArgKind::String => ffi::ARG_TYPE_STRING,
+    };
+    let mut out = zeroed_arg();
+    out.name = arg.name.as_ptr();
+    out.type_ = type_;
+    out.key_spec_index = if matches!(arg.kind, ArgKind::Key) {
+        0
+    } else {
+        -1
+    };
+    out.token = arg.token.map_or(ptr::null(), CStr::as_ptr);
+    out.flags = if arg.optional {
+        ffi::CMD_ARG_OPTIONAL as c_int
+    } else {
+        0
+    };
+    out
+}
+
+fn zeroed_key_spec() -> ffi::CommandKeySpec {
+    // SAFETY: an all-zero key spec is the documented array terminator.
+    unsafe { std::mem::zeroed() }
+}
+
+fn zeroed_arg() -> ffi::CommandArg {
+    // SAFETY: an all-zero argument is the documented array terminator.
+    unsafe { std::mem::zeroed() }
+}

@@ -1,0 +1,68 @@
+//! Replication of effects as plain commands carrying resolved values.
+//!
+//! Replicas and AOF replays never re-run an rl command with their own clock:
+//! they receive ZADD with explicit scores and members, ZREMRANGEBYSCORE with
+//! an explicit bound and PEXPIREAT with an absolute time. Several calls in one
+//! command reach replicas and the AOF wrapped in MULTI/EXEC. The result loads
+//! in a server without the module.
+
+use super::context::CommandCtx;
+use super::ffi::api;
+
+/// `ZADD key at m1 at m2 ...`
+pub fn zadd(cmd: &CommandCtx, key_index: usize, at: i64, members: &[i64]) {
+    let key = cmd.raw_arg(key_index);
+    // SAFETY: ctx and key are live; format letters match the arguments; the
+    // vector's strings are retained by the server and freed by us after.
+    unsafe {
+        if let [member] = members {
+            api!(Replicate)(cmd.raw, c"ZADD".as_ptr(), c"sll".as_ptr(), key, at, *member);
+            return;
+        }
+        let mut argv = Vec::with_capacity(members.len() * 2);
+        for &m in members {
+            argv.push(api!(CreateStringFromLongLong)(cmd.raw, at));
+            argv.push(api!(CreateStringFromLongLong)(cmd.raw, m));
+        }
+        api!(Replicate)(
+            cmd.raw,
+            c"ZADD".as_ptr(),
+            c"sv".as_ptr(),
+            key,
+            argv.as_mut_ptr(),
+            argv.len(),
+        );
+        for s in argv {
+            api!(FreeString)(cmd.raw, s);
+        }
+    }
+}
+
+/// `ZREMRANGEBYSCORE key -inf cutoff`
+pub fn zrem_through(cmd: &CommandCtx, key_index: usize, cutoff: i64) {
+    // SAFETY: as above.
+    unsafe {
+        api!(Replicate)(
+            cmd.raw,
+            c"ZREMRANGEBYSCORE".as_ptr(),
+            c"scl".as_ptr(),
+            cmd.raw_arg(key_index),
+            c"-inf".as_ptr(),
+            cutoff,
+        );
+    }
+}
+
+/// `PEXPIREAT key at_ms`
+pub fn pexpireat(cmd: &CommandCtx, key_index: usize, at_ms: i64) {
+    // SAFETY: as above.
+    unsafe {
+        api!(Replicate)(
+            cmd.raw,
+            c"PEXPIREAT".as_ptr(),
+            c"sl".as_ptr(),
+            cmd.raw_arg(key_index),
+            at_ms,
+        );
+    }
+}

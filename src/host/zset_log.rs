@@ -1,0 +1,242 @@
+//! The sliding log stored as a plain sorted set, read and written through
+//! the low-level key API (no `RedisModule_Call` on the hot path).
+
+use std::os::raw::c_int;
+
+use super::ffi;
+
+use super::context::CommandCtx;
+use super::ffi::api;
+use super::ffi::OK;
+use crate::core::error::RlError;
+use crate::core::sliding_log::{Admission, LogView, MEMBERS_PER_MS};
+
+/// An open sorted-set key. Closed on drop.
+pub struct ZsetLog<'a> {
+    cmd: &'a CommandCtx,
+    key: *mut ffi::Key,
+    key_index: usize,
+}
+
+/// What an admission actually wrote, for replication.
+pub struct Written {
+    pub members: Vec<i64>,
+}
+
+impl<'a> ZsetLog<'a> {
+    /// Opens the key at argument `key_index` for writing. Another type gets
+    /// `WRONGTYPE` and is left untouched.
+    pub fn open(cmd: &'a CommandCtx, key_index: usize) -> Result<Self, RlError> {
+        let mode = (ffi::READ | ffi::WRITE) as c_int;
+        // SAFETY: ctx and key name are valid for this call.
+        let key = unsafe { api!(OpenKey)(cmd.raw, cmd.raw_arg(key_index), mode) };
+        if key.is_null() {
+            return Err(RlError::Internal("could not open the key"));
+        }
+        let log = ZsetLog {
+            cmd,
+            key,
+            key_index,
+        };
+        // SAFETY: key is open.
+        let kind = unsafe { api!(KeyType)(key) };
+        if kind != ffi::KEYTYPE_EMPTY && kind != ffi::KEYTYPE_ZSET {
+            return Err(RlError::WrongType);
+        }
+        Ok(log)
+    }
+
+    fn is_empty(&self) -> bool {
+        // SAFETY: key is open.
+        unsafe { api!(KeyType)(self.key) == ffi::KEYTYPE_EMPTY }
+    }
+
+    /// Positions a range iterator; false when the range is empty. The caller
+    /// must call `stop` after a true answer.
+    fn start(&self, min: f64, max: f64, min_excl: bool, from_end: bool) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        // SAFETY: key is an open sorted set.
+        unsafe {
+            let f = if from_end {
+                api!(ZsetLastInScoreRange)
+            } else {
+                api!(ZsetFirstInScoreRange)
+            };
+            // An empty range still answers OK, with the end already reached.
+            if f(self.key, min, max, c_int::from(min_excl), 0) != OK {
+                return false;
+            }
+            if api!(ZsetRangeEndReached)(self.key) != 0 {
+                self.stop();
+                return false;
+            }
+            true
+        }
+    }
+
+    fn stop(&self) {
+        // SAFETY: key is open; stopping an idle iterator is a no-op.
+        unsafe { api!(ZsetRangeStop)(self.key) }
+    }
+
+    fn next(&self) -> bool {
+        // SAFETY: an iterator is active on the open key.
+        unsafe { api!(ZsetRangeNext)(self.key) != 0 }
+    }
+
+    /// The current element's score and, if asked, member (freed here).
+    fn current(&self, want_member: bool) -> (f64, Option<*mut ffi::Str>) {
+        let mut score = 0.0;
+        // SAFETY: an iterator is active; the returned string is ours to free.
+        unsafe {
+            let ele = api!(ZsetRangeCurrentElement)(self.key, &mut score);
+            if ele.is_null() {
+                return (score, None);
+            }
+            if want_member {
+                return (score, Some(ele));
+            }
+            api!(FreeString)(self.cmd.raw, ele);
+            (score, None)
+        }
+    }
+
+    /// Writes an admission: new members at `at` (NX, skipping members that
+    /// exist), eviction of stale entries, the absolute expiry, and the
+    /// modified-key signal. Adding first means the key never empties between.
+    pub fn apply(&mut self, a: &Admission) -> Result<Written, RlError> {
+        let mut members = Vec::with_capacity(a.count as usize);
+        let mut candidate = a.first_member;
+        let last_of_ms = a.at * MEMBERS_PER_MS + (MEMBERS_PER_MS - 1);
+        while (members.len() as u64) < a.count {
+            if candidate > last_of_ms {
+                return Err(RlError::ForeignEntries);
+            }
+            if self.add(a.at, candidate)? {
+                members.push(candidate);
+            }
+            candidate += 1;
+        }
+        if let Some(cutoff) = a.evict_through {
+            self.evict_through(cutoff);
+        }
+        // SAFETY: key is open and now holds at least the new members.
+        if unsafe { api!(SetAbsExpire)(self.key, a.expire_at_ms) } != OK {
+            return Err(RlError::Internal("could not set the expiry"));
+        }
+        self.cmd.signal_modified(self.key_index);
+        Ok(Written { members })
+    }
+
+    /// Adds one member unless it exists; true when added.
+    fn add(&mut self, score: i64, member: i64) -> Result<bool, RlError> {
+        // SAFETY: key is open for writing; the member string is freed after
+        // the server copied it.
+        unsafe {
+            let ele = api!(CreateStringFromLongLong)(self.cmd.raw, member);
+            let mut flags = ffi::ZADD_NX as c_int;
+            let status = api!(ZsetAdd)(self.key, score as f64, ele, &mut flags);
+            api!(FreeString)(self.cmd.raw, ele);
+            if status != OK {
+                return Err(RlError::Internal("could not add to the sorted set"));
+            }
+            Ok(flags & ffi::ZADD_ADDED as c_int != 0)
+        }
+    }
+
+    /// Removes every entry with score `<= cutoff`. The iterator cannot
+    /// survive removals, so members are collected first.
+    fn evict_through(&mut self, cutoff: i64) {
+        let mut stale = Vec::new();
+        if self.start(f64::NEG_INFINITY, cutoff as f64, false, false) {
+            loop {
+                if let (_, Some(ele)) = self.current(true) {
+                    stale.push(ele);
+                }
+                if !self.next() {
+                    break;
+                }
+            }
+            self.stop();
+        }
+        for ele in stale {
+            // SAFETY: key is open; ele came from the iterator and is ours.
+            unsafe {
+                api!(ZsetRem)(self.key, ele, std::ptr::null_mut());
+                api!(FreeString)(self.cmd.raw, ele);
+            }
+        }
+    }
+}
+
+impl LogView for ZsetLog<'_> {
+    fn entry_count(&mut self) -> u64 {
+        if self.is_empty() {
+            return 0;
+        }
+        // SAFETY: key is open.
+        unsafe { api!(ValueLength)(self.key) as u64 }
+    }
+
+    fn count_through(&mut self, score: i64) -> u64 {
+        if !self.start(f64::NEG_INFINITY, score as f64, false, false) {
+            return 0;
+        }
+        let mut n = 1;
+        while self.next() {
+            n += 1;
+        }
+        self.stop();
+        n
+    }
+
+    fn nth_after(&mut self, after: i64, n: u64) -> Option<i64> {
+        if n == 0 || !self.start(after as f64, f64::INFINITY, true, false) {
+            return None;
+        }
+        let mut found = true;
+        for _ in 1..n {
+            if !self.next() {
+                found = false;
+                break;
+            }
+        }
+        let score = found.then(|| self.current(false).0 as i64);
+        self.stop();
+        score
+    }
+
+    fn newest_score(&mut self) -> Option<i64> {
+        if !self.start(f64::NEG_INFINITY, f64::INFINITY, false, true) {
+            return None;
+        }
+        let score = self.current(false).0 as i64;
+        self.stop();
+        Some(score)
+    }
+
+    fn greatest_member_at(&mut self, score: i64) -> Option<i64> {
+        if !self.start(score as f64, score as f64, false, true) {
+            return None;
+        }
+        let ele = self.current(true).1;
+        self.stop();
+        let ele = ele?;
+        let mut value: i64 = 0;
+        // SAFETY: ele is ours; parsed, then freed.
+        unsafe {
+            let ok = api!(StringToLongLong)(ele, &mut value) == OK;
+            api!(FreeString)(self.cmd.raw, ele);
+            ok.then_some(value)
+        }
+    }
+}
+
+impl Drop for ZsetLog<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the key was opened by us and is closed once.
+        unsafe { api!(CloseKey)(self.key) }
+    }
+}
