@@ -4,7 +4,7 @@ PORT ?= 6379
 MODULE := target/release/librl.so
 SERVER ?= redis-server
 
-.PHONY: help deps build run test test-unit test-server bench lint fmt clean
+.PHONY: help deps build build-valkey run test bench lint fmt clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -15,11 +15,14 @@ deps: ## Install what a fresh Debian machine lacks (libclang, Redis 7.0, Redis 8
 build: ## Build the module: target/release/librl.so
 	cargo build --release
 
+build-valkey: ## Build the native Valkey module: target/valkey/release/librl.so
+	cargo build --release --no-default-features --features valkey --target-dir target/valkey
+
 run: deps build ## Start a server with the module on PORT (default 6379); SERVER=.deps/valkey/valkey-server for Valkey
 	@echo "rl: starting $(SERVER) on port $(PORT); try: redis-cli -p $(PORT) RL.SLIDE user:42 100 60000"
 	$(SERVER) redis.conf.example --port $(PORT) --loadmodule $(CURDIR)/$(MODULE)
 
-test: deps build ## Unit, property and real-server tests (Redis 7.0, Redis 8.2, Valkey 9.1)
+test: deps build build-valkey ## Unit, property and real-server tests: both builds on Redis 7.0, Redis 8.2 and Valkey 9.1
 	cargo test --release -- --test-threads=2
 
 bench: ## Criterion benchmarks of the core
@@ -28,6 +31,7 @@ bench: ## Criterion benchmarks of the core
 lint: ## rustfmt and clippy, warnings are errors
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
+	cargo clippy --lib --no-default-features --features valkey --target-dir target/valkey -- -D warnings
 
 fmt: ## Format the code
 	cargo fmt

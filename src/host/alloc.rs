@@ -4,7 +4,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
-use super::ffi::{binding::alloc::RedisAlloc, server_present};
+use super::ffi::{server_present, ServerAlloc};
 
 pub struct ServerOrSystem;
 
@@ -13,7 +13,7 @@ pub struct ServerOrSystem;
 unsafe impl GlobalAlloc for ServerOrSystem {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if server_present() {
-            RedisAlloc.alloc(layout)
+            ServerAlloc.alloc(layout)
         } else {
             System.alloc(layout)
         }
@@ -21,7 +21,7 @@ unsafe impl GlobalAlloc for ServerOrSystem {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if server_present() {
-            RedisAlloc.dealloc(ptr, layout)
+            ServerAlloc.dealloc(ptr, layout)
         } else {
             System.dealloc(ptr, layout)
         }

@@ -1,11 +1,18 @@
 //! The server binding, under neutral names. Every other host file goes
-//! through this one, so a second binding (Valkey's) only adds a twin of it.
+//! through this one; the build's feature picks `redis-module` or
+//! `valkey-module`, and nothing else changes.
 
 use std::os::raw::c_int;
 
+#[cfg(feature = "redis")]
 pub use redis_module as binding;
-use redis_module::raw;
-pub use redis_module::raw::{
+#[cfg(feature = "valkey")]
+pub use valkey_module as binding;
+
+// Both bindings expose the server API under the RedisModule_* names (Valkey
+// also fills them when it loads a module natively).
+use binding::raw;
+pub use binding::raw::{
     RedisModuleCommandArg as CommandArg, RedisModuleCommandHistoryEntry as CommandHistoryEntry,
     RedisModuleCommandInfo as CommandInfo, RedisModuleCommandInfoVersion as CommandInfoVersion,
     RedisModuleCommandKeySpec as CommandKeySpec, RedisModuleCtx as Ctx, RedisModuleKey as Key,
@@ -25,6 +32,11 @@ macro_rules! api {
 pub(crate) use api;
 
 /// True once the server has handed us its API (never in unit tests).
+#[cfg(feature = "redis")]
+pub use binding::alloc::RedisAlloc as ServerAlloc;
+#[cfg(feature = "valkey")]
+pub use binding::alloc::ValkeyAlloc as ServerAlloc;
+
 pub fn server_present() -> bool {
     // SAFETY: a plain read of a pointer the server sets once at load.
     unsafe { std::ptr::addr_of!(raw::RedisModule_Alloc).read().is_some() }

