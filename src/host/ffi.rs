@@ -31,6 +31,16 @@ macro_rules! api {
 }
 pub(crate) use api;
 
+/// An exported server function that older servers lack, as an `Option`.
+macro_rules! optional_api {
+    ($name:ident) => {
+        paste::paste! {
+            *std::ptr::addr_of!($crate::host::ffi::binding::raw::[<RedisModule_ $name>])
+        }
+    };
+}
+pub(crate) use optional_api;
+
 /// True once the server has handed us its API (never in unit tests).
 #[cfg(feature = "redis")]
 pub use binding::alloc::RedisAlloc as ServerAlloc;

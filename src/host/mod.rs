@@ -16,10 +16,22 @@ use ffi::api;
 
 /// Module load: options, then every declared command.
 pub(crate) fn load(ctx: *mut RawCtx) -> Result<(), String> {
+    set_options(ctx);
+    let category = registry::register_all(ctx)?;
+    let note = if category {
+        c"commands registered, ACL category @ratelimit added"
+    } else {
+        c"commands registered (this server has no module ACL categories: @ratelimit unavailable)"
+    };
+    // SAFETY: ctx is the load context; level and text are C strings.
+    unsafe { api!(Log)(ctx, c"notice".as_ptr(), c"%s".as_ptr(), note.as_ptr()) };
+    Ok(())
+}
+
+fn set_options(ctx: *mut RawCtx) {
     // SAFETY: called once from OnLoad with the load context.
     unsafe {
         // We signal modified keys ourselves, only when a call wrote something.
         api!(SetModuleOptions)(ctx, ffi::OPTION_NO_IMPLICIT_SIGNAL_MODIFIED);
     }
-    registry::register_all(ctx)
 }

@@ -14,8 +14,8 @@ use std::ptr;
 use super::ffi;
 use linkme::distributed_slice;
 
-use super::ffi::api;
 use super::ffi::OK;
+use super::ffi::{api, optional_api};
 
 /// The server's callback type for a command.
 pub type Callback = extern "C" fn(*mut ffi::Ctx, *mut *mut ffi::Str, c_int) -> c_int;
@@ -65,15 +65,34 @@ pub struct CommandSpec {
 #[distributed_slice]
 pub static COMMANDS: [CommandSpec];
 
+/// The ACL category every rl command belongs to, so `+@ratelimit` works.
+pub const ACL_CATEGORY: &CStr = c"ratelimit";
+
 /// Creates every declared command. Logs and fails the load on any refusal.
-pub(crate) fn register_all(ctx: *mut ffi::Ctx) -> Result<(), String> {
+/// Returns whether the `ratelimit` ACL category could be registered (Redis
+/// 7.4+, Valkey 8+); older servers load rl without it.
+pub(crate) fn register_all(ctx: *mut ffi::Ctx) -> Result<bool, String> {
+    let category = add_acl_category(ctx);
     for spec in COMMANDS {
-        register(ctx, spec)?;
+        register(ctx, spec, category)?;
     }
-    Ok(())
+    Ok(category)
 }
 
-fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec) -> Result<(), String> {
+fn add_acl_category(ctx: *mut ffi::Ctx) -> bool {
+    // SAFETY: called during OnLoad, the only time the server accepts it.
+    unsafe {
+        match (
+            optional_api!(AddACLCategory),
+            optional_api!(SetCommandACLCategories),
+        ) {
+            (Some(add), Some(_)) => add(ctx, ACL_CATEGORY.as_ptr()) == OK,
+            _ => false,
+        }
+    }
+}
+
+fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec, category: bool) -> Result<(), String> {
     let name = spec.name.to_string_lossy();
     // SAFETY: all pointers are 'static C strings or live for this call; the
     // server copies the command info.
@@ -110,6 +129,12 @@ fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec) -> Result<(), String> {
         };
         if api!(SetCommandInfo)(command, &mut info) != OK {
             return Err(format!("server refused the command info of {name}"));
+        }
+        if category {
+            let set = api!(SetCommandACLCategories);
+            if set(command, ACL_CATEGORY.as_ptr()) != OK {
+                return Err(format!("server refused the ACL category of {name}"));
+            }
         }
     }
     Ok(())

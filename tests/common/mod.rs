@@ -4,6 +4,8 @@
 //! with instructions, never a skip.
 #![allow(dead_code)]
 
+pub mod cluster;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -86,7 +88,7 @@ pub struct Server {
 
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
     listener.local_addr().unwrap().port()
 }
