@@ -25,8 +25,9 @@ run: deps build ## Start a server with the module on PORT (default 6379); SERVER
 test: deps build build-valkey ## Unit, property and real-server tests: both builds on Redis 7.0, Redis 8.2 and Valkey 9.1
 	cargo test --release -- --test-threads=2
 
-bench: ## Criterion benchmarks of the core
+bench: deps build build-valkey ## Core criterion benchmarks, then the server benchmark (tables in target/bench/)
 	cargo bench --bench core
+	cargo bench --bench server
 
 lint: ## rustfmt and clippy, warnings are errors
 	cargo fmt --check
