@@ -29,12 +29,18 @@ fn assert_compact_members(f: Flavor, all: &[(String, i64)]) {
             "{f:?}: member {n} outside the block of its score {score}"
         );
         assert!(seen.insert(n), "{f:?}: member {n} twice");
-        per_ms.entry(*score).or_default().push(n - score * MEMBERS_PER_MS);
+        per_ms
+            .entry(*score)
+            .or_default()
+            .push(n - score * MEMBERS_PER_MS);
     }
     for (score, mut ns) in per_ms {
         ns.sort_unstable();
         let want: Vec<i64> = (0..ns.len() as i64).collect();
-        assert_eq!(ns, want, "{f:?}: members at {score} are not numbered from 0");
+        assert_eq!(
+            ns, want,
+            "{f:?}: members at {score} are not numbered from 0"
+        );
     }
 }
 
@@ -56,7 +62,11 @@ fn same_millisecond_requests_are_all_stored() {
             assert_eq!(r[1], 1_000_000 - 1 - i as i64, "{f:?}: reply {i}");
         }
         let all = entries(&mut c, "burst");
-        assert_eq!(all.len(), admitted, "{f:?}: ZCARD equals the admitted count");
+        assert_eq!(
+            all.len(),
+            admitted,
+            "{f:?}: ZCARD equals the admitted count"
+        );
         assert_eq!(zcard(&mut c, "burst"), admitted, "{f:?}");
         assert_compact_members(f, &all);
         let distinct_ms: HashSet<i64> = all.iter().map(|e| e.1).collect();
@@ -126,8 +136,15 @@ fn entries_older_than_the_window_are_evicted_on_the_next_admit() {
                 .expect("the new entry"),
         );
         want.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
-        assert_eq!(after, want, "{f:?}: survivors are exactly the entries after {cutoff}");
-        assert_eq!(r[1], 100 - after.len() as i64, "{f:?}: remaining counts survivors");
+        assert_eq!(
+            after, want,
+            "{f:?}: survivors are exactly the entries after {cutoff}"
+        );
+        assert_eq!(
+            r[1],
+            100 - after.len() as i64,
+            "{f:?}: remaining counts survivors"
+        );
         assert_compact_members(f, &after);
     });
 }
