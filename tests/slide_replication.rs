@@ -26,7 +26,8 @@ fn dbsize(c: &mut redis::Connection) -> usize {
 /// Admits, denials, COST, an eviction per key and a few script calls; the
 /// short-window keys are left to expire.
 fn mixed_traffic(c: &mut redis::Connection) -> (Vec<String>, Vec<String>) {
-    let long_keys: Vec<String> = (0..24).map(|i| format!("user:{i}")).collect();
+    let mut long_keys: Vec<String> = (0..23).map(|i| format!("user:{i}")).collect();
+    long_keys.push("odd key\r\nname \u{e9}".to_string());
     let short_keys: Vec<String> = (0..6).map(|i| format!("short:{i}")).collect();
     let mut pipe = redis::pipe();
     for (i, k) in long_keys.iter().enumerate() {
@@ -79,6 +80,19 @@ fn mixed_traffic(c: &mut redis::Connection) -> (Vec<String>, Vec<String>) {
             .query(c)
             .unwrap();
     }
+    // And of a transaction.
+    let mut tx = redis::pipe();
+    tx.atomic();
+    for k in long_keys.iter().skip(2).step_by(5) {
+        tx.cmd("RL.SLIDE")
+            .arg(k)
+            .arg(100)
+            .arg(LONG)
+            .arg("COST")
+            .arg(2);
+        tx.cmd("RL.SLIDE").arg(k).arg(1).arg(LONG);
+    }
+    let _: Vec<Vec<i64>> = tx.query(c).unwrap();
     (long_keys, short_keys)
 }
 

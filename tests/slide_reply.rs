@@ -177,3 +177,24 @@ fn idle_key_vanishes_on_its_own() {
         assert_eq!(exists, 0, "{f:?}");
     });
 }
+
+#[test]
+fn reply_is_four_integers_in_resp3_too() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn_resp3();
+        let v: redis::Value = redis::cmd("RL.SLIDE")
+            .arg("r3")
+            .arg(2)
+            .arg(1000)
+            .query(&mut c)
+            .unwrap();
+        let want = redis::Value::Array(vec![
+            redis::Value::Int(1),
+            redis::Value::Int(1),
+            redis::Value::Int(0),
+            redis::Value::Int(1000),
+        ]);
+        assert_eq!(v, want, "{f:?}");
+    });
+}

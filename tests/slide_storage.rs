@@ -69,6 +69,14 @@ fn same_millisecond_requests_are_all_stored() {
         );
         assert_eq!(zcard(&mut c, "burst"), admitted, "{f:?}");
         assert_compact_members(f, &all);
+        // Integer members keep a small set in the compact encoding.
+        slide_cost(&mut c, "small", 100, 60_000, 20);
+        let enc: String = redis::cmd("OBJECT")
+            .arg("ENCODING")
+            .arg("small")
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(enc, "listpack", "{f:?}");
         let distinct_ms: HashSet<i64> = all.iter().map(|e| e.1).collect();
         eprintln!(
             "{f:?}: {calls} pipelined calls landed in {} distinct ms",
