@@ -168,3 +168,49 @@ fn key_of_another_type_gets_wrongtype_and_stays_identical() {
         server.assert_alive();
     });
 }
+
+/// A sorted set written by someone else can hold scores rl never writes
+/// (`+inf`, `1e300`). Whatever RL.SLIDE answers there, it must not leave
+/// behind writes it did not replicate: an error reply leaves the key
+/// byte-identical, and the replica ends equal to the primary either way.
+#[test]
+fn failed_call_on_a_foreign_sorted_set_writes_nothing() {
+    for flavor in ALL {
+        let mut primary = Server::start_primary(flavor, &[]);
+        let mut replica = primary.start_replica(true);
+        let mut p = primary.conn();
+        let mut r = replica.conn();
+        for (key, score) in [("inf", "+inf"), ("huge", "1e300")] {
+            let _: i64 = redis::cmd("ZADD")
+                .arg(key)
+                .arg(score)
+                .arg("foreign")
+                .query(&mut p)
+                .unwrap();
+            let before = frozen_state(&mut p, key);
+            let reply = call(&mut p, key, &[b"5", b"1000"]);
+            if let Err(err) = &reply {
+                assert_eq!(
+                    frozen_state(&mut p, key),
+                    before,
+                    "{flavor:?}: {key}: the call failed with {:?} yet changed the key",
+                    error_text(err)
+                );
+            }
+            let acked: i64 = redis::cmd("WAIT").arg(1).arg(10_000).query(&mut p).unwrap();
+            assert_eq!(acked, 1, "{flavor:?}");
+            assert_eq!(
+                entries(&mut r, key),
+                entries(&mut p, key),
+                "{flavor:?}: {key}: replica differs after {reply:?}"
+            );
+            assert_eq!(
+                pexpiretime(&mut r, key),
+                pexpiretime(&mut p, key),
+                "{flavor:?}: {key}"
+            );
+        }
+        primary.assert_alive();
+        replica.assert_alive();
+    }
+}

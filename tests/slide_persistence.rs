@@ -2,7 +2,7 @@
 //! both load in a server without the module (no lock-in).
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::*;
@@ -72,45 +72,78 @@ fn aof_text(dir: &Path) -> String {
 #[test]
 fn aof_restart_restores_the_same_state_with_and_without_rl() {
     for flavor in ALL {
-        let aof = ["--appendonly", "yes"];
-        let server = Server::start_with(flavor, &aof);
+        let server = Server::start_with(flavor, &["--appendonly", "yes"]);
         let mut c = server.conn();
         let keys = traffic(&mut c);
         let want = state(&mut c, &keys);
         drop(c);
         let dir = server.stop(false);
+        assert_aof_restores(flavor, dir, &keys, &want);
+    }
+}
 
-        let logged = aof_text(&dir).to_ascii_uppercase();
-        assert!(logged.contains("ZADD"), "{flavor:?}: no ZADD in the AOF");
-        assert!(
-            logged.contains("PEXPIREAT"),
-            "{flavor:?}: no PEXPIREAT in the AOF"
-        );
-        assert!(
-            !logged.contains("RL.SLIDE"),
-            "{flavor:?}: the AOF names RL.SLIDE"
-        );
-
-        let server = Server::start_in(flavor, dir, &aof, true);
+/// The same after an AOF rewrite in the middle of the traffic: the
+/// rewritten base plus the commands logged after it.
+#[test]
+fn aof_rewrite_keeps_the_same_state() {
+    for flavor in ALL {
+        let aof = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"];
+        let server = Server::start_with(flavor, &aof);
         let mut c = server.conn();
-        assert_eq!(
-            state(&mut c, &keys),
-            want,
-            "{flavor:?}: after AOF restart with rl"
-        );
+        let mut keys = traffic(&mut c);
+        let _: redis::Value = redis::cmd("BGREWRITEAOF").query(&mut c).unwrap();
+        let done = wait_until(Duration::from_secs(20), || {
+            let field = |c: &mut redis::Connection, f| info_field(c, "persistence", f);
+            field(&mut c, "aof_rewrite_in_progress").as_deref() == Some("0")
+                && field(&mut c, "aof_rewrite_scheduled").as_deref() == Some("0")
+        });
+        assert!(done, "{flavor:?}: AOF rewrite did not finish");
+        for k in &keys {
+            slide_cost(&mut c, k, 1_000, LONG, 2);
+        }
+        slide_cost(&mut c, "after-rewrite", 10, LONG, 4);
+        keys.push("after-rewrite".into());
+        let want = state(&mut c, &keys);
         drop(c);
         let dir = server.stop(false);
-
-        let mut bare = Server::start_in(flavor, dir, &aof, false);
-        let mut c = bare.conn();
-        assert_no_module(flavor, &mut c);
-        assert_eq!(
-            state(&mut c, &keys),
-            want,
-            "{flavor:?}: after AOF restart without rl"
-        );
-        bare.assert_alive();
+        assert_aof_restores(flavor, dir, &keys, &want);
     }
+}
+
+/// The AOF in `dir` holds plain commands only, and restores `want` both
+/// with rl and without it.
+fn assert_aof_restores(flavor: Flavor, dir: PathBuf, keys: &[String], want: &[KeyState]) {
+    let aof = ["--appendonly", "yes"];
+    let logged = aof_text(&dir).to_ascii_uppercase();
+    assert!(logged.contains("ZADD"), "{flavor:?}: no ZADD in the AOF");
+    assert!(
+        logged.contains("PEXPIREAT"),
+        "{flavor:?}: no PEXPIREAT in the AOF"
+    );
+    assert!(
+        !logged.contains("RL.SLIDE"),
+        "{flavor:?}: the AOF names RL.SLIDE"
+    );
+
+    let server = Server::start_in(flavor, dir, &aof, true);
+    let mut c = server.conn();
+    assert_eq!(
+        state(&mut c, keys),
+        want,
+        "{flavor:?}: after AOF restart with rl"
+    );
+    drop(c);
+    let dir = server.stop(false);
+
+    let mut bare = Server::start_in(flavor, dir, &aof, false);
+    let mut c = bare.conn();
+    assert_no_module(flavor, &mut c);
+    assert_eq!(
+        state(&mut c, keys),
+        want,
+        "{flavor:?}: after AOF restart without rl"
+    );
+    bare.assert_alive();
 }
 
 #[test]
