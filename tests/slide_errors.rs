@@ -214,3 +214,42 @@ fn failed_call_on_a_foreign_sorted_set_writes_nothing() {
         replica.assert_alive();
     }
 }
+
+/// Foreign members numbered at the very end of the current millisecond's
+/// block leave room for one unit of a COST 2 request only. The script reads
+/// the server's clock and plants such members for this millisecond and the
+/// next two, so RL.SLIDE's own `now` hits one of them. If the call fails,
+/// it must have written nothing.
+#[test]
+fn foreign_entries_error_writes_nothing() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let script = r#"
+            local t = redis.call('TIME')
+            local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            for d = 0, 2 do
+              local s = string.format('%.0f', ms + d)
+              redis.call('ZADD', KEYS[1], s, s .. '999998')
+            end
+            local before = redis.call('DUMP', KEYS[1])
+            local res = redis.pcall('RL.SLIDE', KEYS[1], 10, 60000, 'COST', 2)
+            local outcome = 'admitted'
+            if type(res) == 'table' and res.err then outcome = res.err end
+            return {outcome, before, redis.call('DUMP', KEYS[1])}
+        "#;
+        let (outcome, before, after): (String, Vec<u8>, Vec<u8>) = redis::cmd("EVAL")
+            .arg(script)
+            .arg(1)
+            .arg("foreign")
+            .query(&mut c)
+            .unwrap();
+        if outcome != "admitted" {
+            assert_eq!(
+                after, before,
+                "{f:?}: RL.SLIDE failed with {outcome:?} yet changed the key"
+            );
+        }
+        server.assert_alive();
+    });
+}
