@@ -304,3 +304,129 @@ pub fn snapshot(c: &mut redis::Connection, key: &str) -> (Option<Vec<u8>>, i64) 
     let pttl: i64 = redis::cmd("PTTL").arg(key).query(c).unwrap();
     (dump, pttl)
 }
+
+// ---- Helpers for the RL.SLIDE behaviour tests (added with tests/slide_*.rs) ----
+
+/// A fresh, empty server directory (like `start_with` makes), for servers
+/// started through `start_in`, e.g. without the module.
+pub fn new_dir(flavor: Flavor) -> PathBuf {
+    let n = NEXT_DIR.fetch_add(1, Ordering::SeqCst);
+    let dir = repo_root().join(format!(
+        "target/test-servers/{}-{}-{n}",
+        std::process::id(),
+        format!("{flavor:?}").to_lowercase()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create server dir");
+    dir
+}
+
+/// Polls `f` every 20 ms until it is true or `limit` has passed; the answer
+/// says which. Every wait in the tests goes through here, so none can hang.
+pub fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if f() {
+            return true;
+        }
+        if start.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// One field of `INFO section`, e.g. `master_repl_offset`.
+pub fn info_field(c: &mut redis::Connection, section: &str, field: &str) -> Option<String> {
+    let info: String = redis::cmd("INFO").arg(section).query(c).unwrap();
+    info.lines().find_map(|line| {
+        line.strip_prefix(field)
+            .and_then(|rest| rest.strip_prefix(':'))
+            .map(|v| v.trim().to_string())
+    })
+}
+
+impl Server {
+    /// A primary ready to feed replicas at once (no diskless-sync delay).
+    pub fn start_primary(flavor: Flavor, extra: &[&str]) -> Server {
+        let mut args = vec!["--repl-diskless-sync-delay", "0"];
+        args.extend_from_slice(extra);
+        Server::start_with(flavor, &args)
+    }
+
+    /// Starts a replica of this server (with or without the module) in a
+    /// new directory and waits until its link to us is up.
+    pub fn start_replica(&self, module: bool) -> Server {
+        let port = self.port.to_string();
+        let replica = Server::start_in(
+            self.flavor,
+            new_dir(self.flavor),
+            &["--replicaof", "127.0.0.1", &port],
+            module,
+        );
+        let mut c = replica.conn();
+        let up = wait_until(Duration::from_secs(20), || {
+            info_field(&mut c, "replication", "master_link_status").as_deref() == Some("up")
+        });
+        assert!(
+            up,
+            "{:?} replica did not sync; its log:\n{}",
+            self.flavor,
+            replica.log()
+        );
+        replica
+    }
+}
+
+/// The exact text of an error reply, e.g. `ERR COST needs a value`.
+pub fn error_text(err: &redis::RedisError) -> String {
+    match (err.code(), err.detail()) {
+        (Some(code), Some(detail)) => format!("{code} {detail}"),
+        (Some(code), None) => code.to_string(),
+        _ => err.to_string(),
+    }
+}
+
+/// RL.SLIDE with arbitrary arguments after the name, as raw bytes.
+pub fn slide_raw(c: &mut redis::Connection, args: &[&[u8]]) -> redis::RedisResult<redis::Value> {
+    let mut cmd = redis::cmd("RL.SLIDE");
+    for a in args {
+        cmd.arg(*a);
+    }
+    cmd.query(c)
+}
+
+/// A sorted set's entries in order as (member, score), scores as the
+/// integers rl writes (a fractional score fails the test).
+pub fn entries(c: &mut redis::Connection, key: &str) -> Vec<(String, i64)> {
+    let raw: Vec<(String, String)> = redis::cmd("ZRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(c)
+        .unwrap();
+    raw.into_iter()
+        .map(|(m, s)| {
+            let score: f64 = s.parse().unwrap_or_else(|_| panic!("score {s:?}"));
+            assert_eq!(score.fract(), 0.0, "score {s} of {m} is not an integer");
+            (m, score as i64)
+        })
+        .collect()
+}
+
+/// The key's absolute expiry in ms (`PEXPIRETIME`): -1 none, -2 no key.
+pub fn pexpiretime(c: &mut redis::Connection, key: &str) -> i64 {
+    redis::cmd("PEXPIRETIME").arg(key).query(c).unwrap()
+}
+
+/// A key's state that does not change with the passing of time: the DUMP
+/// bytes (type and value) and the absolute expiry.
+pub fn frozen_state(c: &mut redis::Connection, key: &str) -> (Option<Vec<u8>>, i64) {
+    let dump: Option<Vec<u8>> = redis::cmd("DUMP").arg(key).query(c).unwrap();
+    (dump, pexpiretime(c, key))
+}
+
+pub fn zcard(c: &mut redis::Connection, key: &str) -> usize {
+    redis::cmd("ZCARD").arg(key).query(c).unwrap()
+}
