@@ -20,7 +20,7 @@ fn filled(n: u64, now: i64) -> MemoryLog {
     let step = (WINDOW / (n.max(1) + 1)) as i64;
     for i in 0..n {
         let at = now - WINDOW as i64 + 1 + i as i64 * step;
-        let out = decide(&mut log, &req, at);
+        let out = decide(&mut log, &req, at).expect("valid times");
         log.apply(&out.admission.expect("fits while filling"));
     }
     log

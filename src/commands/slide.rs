@@ -19,7 +19,7 @@ fn slide(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let req = SlideRequest::parse(args)?;
     let now = cmd.now_ms();
     let mut log = ZsetLog::open(cmd, KEY)?;
-    let outcome = decide(&mut log, &req, now);
+    let outcome = decide(&mut log, &req, now)?;
     if let Some(admission) = &outcome.admission {
         let written = log.apply(admission)?;
         replicate::zadd(cmd, KEY, admission.at, &written.members);

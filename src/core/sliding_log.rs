@@ -6,6 +6,7 @@
 //! sorted set (host) or over [`MemoryLog`] (tests, benches) with any `now`.
 
 use super::decision::Decision;
+use super::error::RlError;
 use super::slide_request::SlideRequest;
 
 /// Members of one millisecond are numbered `0..MEMBERS_PER_MS`; a member is
@@ -27,8 +28,11 @@ pub trait LogView {
     fn count_through(&mut self, score: i64) -> u64;
     /// Score of the `n`-th (1-based) entry with score `> after`.
     fn nth_after(&mut self, after: i64, n: u64) -> Option<i64>;
-    /// The highest score held.
-    fn newest_score(&mut self) -> Option<i64>;
+    /// The last entry: highest score and, among equal scores, the greatest
+    /// member; the member only if it is an integer. One lookup, because for
+    /// a log rl wrote with a steady clock this also answers which members of
+    /// `now` are taken.
+    fn newest(&mut self) -> Option<(i64, Option<i64>)>;
     /// The greatest member at exactly `score`, if it is an integer.
     fn greatest_member_at(&mut self, score: i64) -> Option<i64>;
 }
@@ -54,8 +58,28 @@ pub struct SlideOutcome {
     pub admission: Option<Admission>,
 }
 
-/// Decides `req` at `now` against the log. Pure: the log is only read.
-pub fn decide(log: &mut impl LogView, req: &SlideRequest, now: i64) -> SlideOutcome {
+/// Latest score rl accepts in a log (about year 33,658). A key holding
+/// later scores (`+inf`, `1e300`) was not written by rl; refusing it keeps
+/// every sum below exact and far from overflow.
+pub const MAX_SCORE_MS: i64 = 1_000_000_000_000_000;
+
+/// Latest `now` for which members (`now * MEMBERS_PER_MS + n`) fit in i64.
+pub const MAX_NOW_MS: i64 = i64::MAX / MEMBERS_PER_MS - 1;
+
+/// Decides `req` at `now` against the log. Pure: the log is only read, and
+/// every check that can fail happens here, before anything is written.
+pub fn decide(
+    log: &mut impl LogView,
+    req: &SlideRequest,
+    now: i64,
+) -> Result<SlideOutcome, RlError> {
+    if !(0..=MAX_NOW_MS).contains(&now) {
+        return Err(RlError::Internal("server clock out of range"));
+    }
+    let newest = log.newest();
+    if newest.is_some_and(|(score, _)| score > MAX_SCORE_MS) {
+        return Err(RlError::ForeignEntries);
+    }
     let window = req.window_ms as i64;
     let cutoff = now - window;
     let stale = log.count_through(cutoff);
@@ -63,12 +87,20 @@ pub fn decide(log: &mut impl LogView, req: &SlideRequest, now: i64) -> SlideOutc
     let held = log.entry_count() - stale;
 
     if held + req.cost <= req.limit {
-        let newest = log.newest_score().map_or(now, |s| s.max(now));
-        let taken_at_now = match log.greatest_member_at(now) {
+        let greatest_at_now = match newest {
+            Some((score, member)) if score == now => member,
+            Some((score, _)) if score > now => log.greatest_member_at(now),
+            _ => None,
+        };
+        let taken_at_now = match greatest_at_now {
             Some(m) if m.div_euclid(MEMBERS_PER_MS) == now => m.rem_euclid(MEMBERS_PER_MS) + 1,
             _ => 0,
         };
-        return SlideOutcome {
+        if taken_at_now + req.cost as i64 > MEMBERS_PER_MS {
+            return Err(RlError::ForeignEntries);
+        }
+        let newest = newest.map_or(now, |(s, _)| s.max(now));
+        return Ok(SlideOutcome {
             decision: Decision {
                 allowed: true,
                 remaining: req.limit - held - req.cost,
@@ -82,7 +114,7 @@ pub fn decide(log: &mut impl LogView, req: &SlideRequest, now: i64) -> SlideOutc
                 count: req.cost,
                 expire_at_ms: newest + window,
             }),
-        };
+        });
     }
 
     // Denied: the request fits once the `need` oldest in-window entries have
@@ -92,10 +124,8 @@ pub fn decide(log: &mut impl LogView, req: &SlideRequest, now: i64) -> SlideOutc
     let retry_after_ms = log
         .nth_after(cutoff, need)
         .map_or(0, |s| (s + window - now).max(1) as u64);
-    let reset_after_ms = log
-        .newest_score()
-        .map_or(0, |s| (s + window - now).max(0) as u64);
-    SlideOutcome {
+    let reset_after_ms = newest.map_or(0, |(s, _)| (s + window - now).max(0) as u64);
+    Ok(SlideOutcome {
         decision: Decision {
             allowed: false,
             remaining: req.limit.saturating_sub(held),
@@ -103,7 +133,7 @@ pub fn decide(log: &mut impl LogView, req: &SlideRequest, now: i64) -> SlideOutc
             reset_after_ms,
         },
         admission: None,
-    }
+    })
 }
 
 /// An in-memory log with sorted-set semantics (order by score, then member).
@@ -150,8 +180,8 @@ impl LogView for MemoryLog {
         let idx = start + usize::try_from(n).ok()?.checked_sub(1)?;
         self.entries.get(idx).map(|&(s, _)| s)
     }
-    fn newest_score(&mut self) -> Option<i64> {
-        self.entries.last().map(|&(s, _)| s)
+    fn newest(&mut self) -> Option<(i64, Option<i64>)> {
+        self.entries.last().map(|&(s, m)| (s, Some(m)))
     }
     fn greatest_member_at(&mut self, score: i64) -> Option<i64> {
         self.entries
@@ -165,6 +195,7 @@ impl LogView for MemoryLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::slide_request::{MAX_LIMIT, MAX_WINDOW_MS};
     use proptest::prelude::*;
 
     fn req(limit: u64, window_ms: u64, cost: u64) -> SlideRequest {
@@ -177,7 +208,7 @@ mod tests {
 
     /// Runs `decide` and applies the admission, as the host does.
     fn call(log: &mut MemoryLog, r: &SlideRequest, now: i64) -> [i64; 4] {
-        let out = decide(log, r, now);
+        let out = decide(log, r, now).unwrap();
         if let Some(a) = &out.admission {
             log.apply(a);
         }
@@ -222,7 +253,7 @@ mod tests {
     fn denied_request_writes_nothing() {
         let mut log = MemoryLog::new();
         call(&mut log, &req(1, 1000, 1), 0);
-        let out = decide(&mut log, &req(1, 1000, 1), 500);
+        let out = decide(&mut log, &req(1, 1000, 1), 500).unwrap();
         assert!(!out.decision.allowed);
         assert_eq!(out.admission, None);
     }
@@ -230,10 +261,16 @@ mod tests {
     #[test]
     fn eviction_happens_only_with_stale_entries() {
         let mut log = MemoryLog::new();
-        let a = decide(&mut log, &req(5, 100, 1), 0).admission.unwrap();
+        let a = decide(&mut log, &req(5, 100, 1), 0)
+            .unwrap()
+            .admission
+            .unwrap();
         assert_eq!(a.evict_through, None);
         log.apply(&a);
-        let a = decide(&mut log, &req(5, 100, 1), 100).admission.unwrap();
+        let a = decide(&mut log, &req(5, 100, 1), 100)
+            .unwrap()
+            .admission
+            .unwrap();
         assert_eq!(a.evict_through, Some(0));
         assert_eq!(a.expire_at_ms, 200);
     }
@@ -252,6 +289,7 @@ mod tests {
         let mut log2 = MemoryLog::new();
         call(&mut log2, &req(5, 1000, 1), 5_000);
         let a = decide(&mut log2, &req(5, 1000, 1), 2_000)
+            .unwrap()
             .admission
             .unwrap();
         assert_eq!(a.expire_at_ms, 6_000);
@@ -259,14 +297,37 @@ mod tests {
 
     #[test]
     fn extreme_times_do_not_panic() {
-        let r = req(MAX_LIMIT_FOR_TEST, 1_000_000_000_000, 1);
+        let r = req(MAX_LIMIT, MAX_WINDOW_MS, 1);
         let mut log = MemoryLog::new();
-        for now in [0, 1, 9_000_000_000_000, -5] {
-            let out = decide(&mut log, &r, now);
+        for now in [0, 1, 9_000_000_000_000, MAX_NOW_MS] {
+            let out = decide(&mut log, &r, now).unwrap();
             assert!(out.decision.allowed);
+            log.apply(&out.admission.unwrap());
+        }
+        let clock_error = Err(RlError::Internal("server clock out of range"));
+        for now in [-5, MAX_NOW_MS + 1, i64::MAX, i64::MIN] {
+            assert_eq!(decide(&mut log, &r, now), clock_error, "now {now}");
         }
     }
-    const MAX_LIMIT_FOR_TEST: u64 = crate::core::slide_request::MAX_LIMIT;
+
+    #[test]
+    fn foreign_scores_are_refused_before_any_write() {
+        // A score rl could not have written (+inf reads as i64::MAX).
+        for score in [i64::MAX, MAX_SCORE_MS + 1] {
+            let mut log = MemoryLog::new();
+            log.entries.push((score, 1));
+            for r in [req(5, 1000, 1), req(1, 1000, 1)] {
+                assert_eq!(decide(&mut log, &r, 1_000), Err(RlError::ForeignEntries));
+            }
+        }
+        // Members of `now` that leave no room for this request's members.
+        let mut log = MemoryLog::new();
+        log.entries.push((1_000, member(1_000, MEMBERS_PER_MS - 1)));
+        assert_eq!(
+            decide(&mut log, &req(5, 1000, 2), 1_000),
+            Err(RlError::ForeignEntries)
+        );
+    }
 
     proptest! {
         /// For random request sequences: every window-length interval holds at
@@ -290,7 +351,7 @@ mod tests {
                     .filter(|&&(t, _)| t > now - window as i64)
                     .map(|&(_, c)| c)
                     .sum();
-                let out = decide(&mut log, &r, now);
+                let out = decide(&mut log, &r, now).unwrap();
                 prop_assert_eq!(out.decision.allowed, in_window + cost <= limit);
                 if let Some(a) = &out.admission {
                     log.apply(a);

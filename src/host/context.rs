@@ -36,6 +36,18 @@ impl CommandCtx {
     }
 }
 
+impl CommandCtx {
+    /// Fires the keyspace event the equivalent plain command would fire
+    /// (`zadd`, `expire`, ...), so subscribers see rl's writes like any other.
+    /// Costs one flag test when notifications are off.
+    pub fn notify(&self, class: std::os::raw::c_int, event: &std::ffi::CStr, key_index: usize) {
+        // SAFETY: ctx, the event text and the key name are valid for this call.
+        unsafe {
+            api!(NotifyKeyspaceEvent)(self.raw, class, event.as_ptr(), self.raw_arg(key_index));
+        }
+    }
+}
+
 /// The bytes of a server string, borrowed for the command call.
 pub(crate) fn string_bytes<'a>(s: *const ffi::Str) -> &'a [u8] {
     let mut len = 0;

@@ -63,6 +63,10 @@ pub const ZADD_NX: c_int = raw::REDISMODULE_ZADD_NX as c_int;
 pub const ZADD_ADDED: c_int = raw::REDISMODULE_ZADD_ADDED as c_int;
 pub const OPTION_NO_IMPLICIT_SIGNAL_MODIFIED: c_int =
     raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int;
+pub const NOTIFY_GENERIC: c_int = raw::REDISMODULE_NOTIFY_GENERIC as c_int;
+pub const NOTIFY_STRING: c_int = raw::REDISMODULE_NOTIFY_STRING as c_int;
+pub const NOTIFY_HASH: c_int = raw::REDISMODULE_NOTIFY_HASH as c_int;
+pub const NOTIFY_ZSET: c_int = raw::REDISMODULE_NOTIFY_ZSET as c_int;
 pub const CMD_KEY_RO: u64 = raw::REDISMODULE_CMD_KEY_RO as u64;
 pub const CMD_KEY_RW: u64 = raw::REDISMODULE_CMD_KEY_RW as u64;
 pub const CMD_KEY_ACCESS: u64 = raw::REDISMODULE_CMD_KEY_ACCESS as u64;

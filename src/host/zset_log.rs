@@ -103,6 +103,17 @@ impl<'a> ZsetLog<'a> {
         }
     }
 
+    /// Parses a member string as an integer and frees it.
+    fn take_integer(&self, ele: *mut ffi::Str) -> Option<i64> {
+        let mut value: i64 = 0;
+        // SAFETY: ele came from the iterator and is ours; parsed, then freed.
+        unsafe {
+            let ok = api!(StringToLongLong)(ele, &mut value) == OK;
+            api!(FreeString)(self.cmd.raw, ele);
+            ok.then_some(value)
+        }
+    }
+
     /// Writes an admission: new members at `at` (NX, skipping members that
     /// exist), eviction of stale entries, the absolute expiry, and the
     /// modified-key signal. Adding first means the key never empties between.
@@ -111,21 +122,34 @@ impl<'a> ZsetLog<'a> {
         let mut candidate = a.first_member;
         let last_of_ms = a.at * MEMBERS_PER_MS + (MEMBERS_PER_MS - 1);
         while (members.len() as u64) < a.count {
-            if candidate > last_of_ms {
-                return Err(RlError::ForeignEntries);
-            }
-            if self.add(a.at, candidate)? {
-                members.push(candidate);
+            let added = if candidate > last_of_ms {
+                Err(RlError::ForeignEntries)
+            } else {
+                self.add(a.at, candidate)
+            };
+            match added {
+                Ok(true) => members.push(candidate),
+                Ok(false) => {}
+                Err(e) => {
+                    // Members we could not number: undo ours, write nothing.
+                    self.remove_members(&members);
+                    return Err(e);
+                }
             }
             candidate += 1;
         }
+        self.cmd.notify(ffi::NOTIFY_ZSET, c"zadd", self.key_index);
         if let Some(cutoff) = a.evict_through {
             self.evict_through(cutoff);
+            self.cmd
+                .notify(ffi::NOTIFY_ZSET, c"zremrangebyscore", self.key_index);
         }
         // SAFETY: key is open and now holds at least the new members.
         if unsafe { api!(SetAbsExpire)(self.key, a.expire_at_ms) } != OK {
             return Err(RlError::Internal("could not set the expiry"));
         }
+        self.cmd
+            .notify(ffi::NOTIFY_GENERIC, c"expire", self.key_index);
         self.cmd.signal_modified(self.key_index);
         Ok(Written { members })
     }
@@ -143,6 +167,17 @@ impl<'a> ZsetLog<'a> {
                 return Err(RlError::Internal("could not add to the sorted set"));
             }
             Ok(flags & ffi::ZADD_ADDED as c_int != 0)
+        }
+    }
+
+    fn remove_members(&mut self, members: &[i64]) {
+        for &m in members {
+            // SAFETY: key is open for writing; the string is freed after use.
+            unsafe {
+                let ele = api!(CreateStringFromLongLong)(self.cmd.raw, m);
+                api!(ZsetRem)(self.key, ele, std::ptr::null_mut());
+                api!(FreeString)(self.cmd.raw, ele);
+            }
         }
     }
 
@@ -208,13 +243,13 @@ impl LogView for ZsetLog<'_> {
         score
     }
 
-    fn newest_score(&mut self) -> Option<i64> {
+    fn newest(&mut self) -> Option<(i64, Option<i64>)> {
         if !self.start(f64::NEG_INFINITY, f64::INFINITY, false, true) {
             return None;
         }
-        let score = self.current(false).0 as i64;
+        let (score, ele) = self.current(true);
         self.stop();
-        Some(score)
+        Some((score_ms(score), ele.and_then(|e| self.take_integer(e))))
     }
 
     fn greatest_member_at(&mut self, score: i64) -> Option<i64> {
@@ -223,15 +258,14 @@ impl LogView for ZsetLog<'_> {
         }
         let ele = self.current(true).1;
         self.stop();
-        let ele = ele?;
-        let mut value: i64 = 0;
-        // SAFETY: ele is ours; parsed, then freed.
-        unsafe {
-            let ok = api!(StringToLongLong)(ele, &mut value) == OK;
-            api!(FreeString)(self.cmd.raw, ele);
-            ok.then_some(value)
-        }
+        self.take_integer(ele?)
     }
+}
+
+/// A score as whole ms; `as` saturates, so `+inf` reads as `i64::MAX`,
+/// which the core refuses as a foreign entry.
+fn score_ms(score: f64) -> i64 {
+    score as i64
 }
 
 impl Drop for ZsetLog<'_> {
