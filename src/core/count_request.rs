@@ -120,7 +120,9 @@ mod tests {
 
     #[test]
     fn valid_count_lines() {
-        let cases: [(&str, (u64, &[u8], u64, Option<u64>)); 5] = [
+        // (line, (window_ms, field, by, precision))
+        type Row<'a> = (&'a str, (u64, &'a [u8], u64, Option<u64>));
+        let cases: [Row; 5] = [
             ("RL.COUNT k 1000 ok", (1000, b"ok", 1, None)),
             ("RL.COUNT k 1000 failure BY 5", (1000, b"failure", 5, None)),
             ("RL.COUNT k 1000 BY by 2", (1000, b"BY", 2, None)),

@@ -104,7 +104,9 @@ mod tests {
     fn table_of_events_with_explicit_times() {
         // 1000 ms window in 100 ms buckets; bucket b leaves at (b+1)*100 - 1 + 1000.
         let mut h = MemoryHash::new();
-        let rows: &[(&str, u64, i64, &[(&str, u64)])] = &[
+        // (field, by, now, expected totals)
+        type Row<'a> = (&'a str, u64, i64, &'a [(&'a str, u64)]);
+        let rows: &[Row] = &[
             ("success", 1, 0, &[("success", 1)]),
             ("failure", 2, 50, &[("failure", 2), ("success", 1)]),
             ("success", 3, 150, &[("failure", 2), ("success", 4)]),

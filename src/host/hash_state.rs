@@ -12,7 +12,7 @@ use super::ffi::OK;
 use crate::core::bucket_window::{HashView, HashWrite};
 use crate::core::error::RlError;
 
-/// An open hash key. Closed on drop.
+/// An open hash key (NULL: missing, opened for reading). Closed on drop.
 pub struct HashState<'a> {
     cmd: &'a CommandCtx,
     key: *mut ffi::Key,
@@ -35,7 +35,8 @@ impl<'a> HashState<'a> {
         };
         // SAFETY: ctx and key name are valid for this call.
         let key = unsafe { api!(OpenKey)(cmd.raw, cmd.raw_arg(key_index), mode) };
-        if key.is_null() {
+        // Opened for reading, a missing key comes back as NULL: an empty state.
+        if key.is_null() && write {
             return Err(RlError::Internal("could not open the key"));
         }
         let state = HashState {
@@ -43,6 +44,9 @@ impl<'a> HashState<'a> {
             key,
             key_index,
         };
+        if key.is_null() {
+            return Ok(state);
+        }
         // SAFETY: key is open.
         let kind = unsafe { api!(KeyType)(key) };
         if kind != ffi::KEYTYPE_EMPTY && kind != ffi::KEYTYPE_HASH {
@@ -95,11 +99,17 @@ impl<'a> HashState<'a> {
 
 impl HashView for HashState<'_> {
     fn exists(&mut self) -> bool {
+        if self.key.is_null() {
+            return false;
+        }
         // SAFETY: key is open.
         unsafe { api!(KeyType)(self.key) != ffi::KEYTYPE_EMPTY }
     }
 
     fn get(&mut self, field: &[u8]) -> Option<Vec<u8>> {
+        if self.key.is_null() {
+            return None;
+        }
         let field = c_field(field).ok()?;
         let mut value: *mut ffi::Str = ptr::null_mut();
         // SAFETY: key is open; the returned string is ours to free; the
@@ -124,6 +134,9 @@ impl HashView for HashState<'_> {
 
 impl Drop for HashState<'_> {
     fn drop(&mut self) {
+        if self.key.is_null() {
+            return;
+        }
         // SAFETY: the key was opened by us and is closed once.
         unsafe { api!(CloseKey)(self.key) }
     }
