@@ -21,6 +21,23 @@ pub enum RlError {
     WrongType,
     /// The key holds entries rl did not write, in a way that blocks it.
     ForeignEntries,
+    /// `PRECISION` (given, or the key's own) is wider than the window.
+    PrecisionAboveWindow,
+    /// `PRECISION` so small that the window needs more than `max` buckets.
+    TooManyBuckets { max: u64 },
+    /// An explicit `PRECISION` differs from the bucket width the key was created with.
+    PrecisionMismatch { stored: u64 },
+    /// The key belongs to the other bucket command (RL.BUCKETS vs RL.COUNT).
+    WrongKind {
+        found: &'static str,
+        wanted: &'static str,
+    },
+    /// The key is a hash that rl did not write (or no longer recognises).
+    ForeignHash,
+    /// An RL.COUNT field name that is empty, too long or has forbidden bytes.
+    BadField { max_len: usize },
+    /// An RL.COUNT key already counts the most distinct fields it may.
+    TooManyFields { max: usize },
     /// A bug: a panic or an unexpected server answer, caught at the boundary.
     Internal(&'static str),
 }
@@ -44,6 +61,26 @@ impl fmt::Display for RlError {
             ),
             RlError::ForeignEntries => {
                 write!(f, "ERR key holds sorted-set members that rl did not write")
+            }
+            RlError::PrecisionAboveWindow => write!(f, "ERR PRECISION must not exceed window"),
+            RlError::TooManyBuckets { max } => write!(
+                f,
+                "ERR PRECISION too small: the window would need more than {max} buckets"
+            ),
+            RlError::PrecisionMismatch { stored } => write!(
+                f,
+                "ERR PRECISION differs from the key's bucket width ({stored} ms)"
+            ),
+            RlError::WrongKind { found, wanted } => {
+                write!(f, "ERR key holds {found} state, not {wanted} state")
+            }
+            RlError::ForeignHash => write!(f, "ERR key holds a hash that rl did not write"),
+            RlError::BadField { max_len } => write!(
+                f,
+                "ERR field must be 1 to {max_len} printable ASCII characters, without spaces or commas"
+            ),
+            RlError::TooManyFields { max } => {
+                write!(f, "ERR key already counts {max} fields, the most it may hold")
             }
             RlError::Internal(what) => write!(f, "ERR rl internal error: {what}"),
         }
@@ -92,6 +129,37 @@ mod tests {
             (
                 RlError::ForeignEntries,
                 "ERR key holds sorted-set members that rl did not write",
+            ),
+            (
+                RlError::PrecisionAboveWindow,
+                "ERR PRECISION must not exceed window",
+            ),
+            (
+                RlError::TooManyBuckets { max: 1000 },
+                "ERR PRECISION too small: the window would need more than 1000 buckets",
+            ),
+            (
+                RlError::PrecisionMismatch { stored: 250 },
+                "ERR PRECISION differs from the key's bucket width (250 ms)",
+            ),
+            (
+                RlError::WrongKind {
+                    found: "RL.COUNT",
+                    wanted: "RL.BUCKETS",
+                },
+                "ERR key holds RL.COUNT state, not RL.BUCKETS state",
+            ),
+            (
+                RlError::ForeignHash,
+                "ERR key holds a hash that rl did not write",
+            ),
+            (
+                RlError::BadField { max_len: 32 },
+                "ERR field must be 1 to 32 printable ASCII characters, without spaces or commas",
+            ),
+            (
+                RlError::TooManyFields { max: 8 },
+                "ERR key already counts 8 fields, the most it may hold",
             ),
             (RlError::Internal("x"), "ERR rl internal error: x"),
         ];

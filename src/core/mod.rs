@@ -3,7 +3,11 @@
 //! Nothing here names the server binding, so it is tested without a server.
 
 pub mod args;
+pub mod bucket_window;
+pub mod buckets_request;
+pub mod count_request;
 pub mod decision;
 pub mod error;
+pub mod event_counter;
 pub mod slide_request;
 pub mod sliding_log;

@@ -5,6 +5,7 @@ pub mod alloc;
 pub mod command;
 pub mod context;
 pub mod ffi;
+pub mod hash_state;
 pub mod registry;
 pub mod replicate;
 pub mod reply;

@@ -4,7 +4,7 @@ use std::ffi::CString;
 
 use super::ffi;
 
-use super::ffi::api;
+use super::ffi::{api, optional_api};
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 
@@ -12,6 +12,8 @@ use crate::core::error::RlError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
     Decision(Decision),
+    /// Name/total pairs: a map in RESP3, a flat array in RESP2.
+    Totals(Vec<(Vec<u8>, u64)>),
 }
 
 pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
@@ -23,6 +25,18 @@ pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
                 api!(ReplyWithArray)(ctx, ints.len() as _);
                 for v in ints {
                     api!(ReplyWithLongLong)(ctx, v);
+                }
+            }
+            Reply::Totals(pairs) => {
+                // The server writes a map as a flat array for RESP2 clients;
+                // a server without the call gets the flat array directly.
+                match optional_api!(ReplyWithMap) {
+                    Some(map) => map(ctx, pairs.len() as _),
+                    None => api!(ReplyWithArray)(ctx, (pairs.len() * 2) as _),
+                };
+                for (name, total) in pairs {
+                    api!(ReplyWithStringBuffer)(ctx, name.as_ptr().cast(), name.len());
+                    api!(ReplyWithLongLong)(ctx, i64::try_from(*total).unwrap_or(i64::MAX));
                 }
             }
         }

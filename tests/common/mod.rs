@@ -4,6 +4,7 @@
 //! with instructions, never a skip.
 #![allow(dead_code)]
 
+pub mod buckets;
 pub mod cluster;
 
 use std::net::TcpListener;

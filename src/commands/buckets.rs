@@ -1,0 +1,55 @@
+//! `RL.BUCKETS key limit window [PRECISION ms] [COST cost]`: the sliding
+//! window in buckets, memory bounded by the bucket count.
+
+use linkme::distributed_slice;
+
+use crate::command_callback;
+use crate::core::bucket_window::decide;
+use crate::core::buckets_request::BucketsRequest;
+use crate::core::error::RlError;
+use crate::host::command::Handler;
+use crate::host::context::CommandCtx;
+use crate::host::hash_state::HashState;
+use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::replicate;
+use crate::host::reply::Reply;
+
+const KEY: usize = 1;
+
+fn buckets(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
+    let req = BucketsRequest::parse(args)?;
+    let now = cmd.now_ms();
+    let mut state = HashState::open(cmd, KEY, true)?;
+    let outcome = decide(&mut state, &req, now)?;
+    if let Some(write) = &outcome.write {
+        state.apply(write)?;
+        replicate::hset(cmd, KEY, &write.set);
+        if !write.delete.is_empty() {
+            replicate::hdel(cmd, KEY, &write.delete);
+        }
+        replicate::pexpireat(cmd, KEY, write.expire_at_ms);
+    }
+    Ok(Reply::Decision(outcome.decision))
+}
+
+const HANDLER: Handler = buckets;
+command_callback!(buckets_callback => HANDLER);
+
+#[distributed_slice(COMMANDS)]
+static BUCKETS: CommandSpec = CommandSpec {
+    name: c"rl.buckets",
+    flags: c"write deny-oom",
+    summary: c"Sliding-window rate limit in buckets of PRECISION ms (default window/60): admits the request if the buckets still overlapping the last `window` ms plus `cost` hold at most `limit`. Memory depends on the bucket count, not the rate. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
+    complexity: c"O(1) amortised; O(B) at most, with B = window / PRECISION buckets (after an idle gap, or to compute retry_after_ms on a denial).",
+    since: c"0.1.0",
+    arity: -4,
+    key: KeyAccess::ReadWriteUpdate,
+    args: &[
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+        ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"precision", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
+        ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
+    ],
+    callback: buckets_callback,
+};

@@ -1,0 +1,712 @@
+//! The bucketed sliding window: time split into buckets of `precision` ms,
+//! one counter per bucket, a running total, eviction from the oldest end.
+//!
+//! Bucket `b` covers the ms `b*P ..= (b+1)*P - 1`. At `now` the window is
+//! `(now - window, now]`; a bucket counts while any of its ms is inside it,
+//! and leaves as soon as its last ms has left (`(b+1)*P - 1 <= now - window`).
+//! Every ms of the window therefore lies in a counted bucket (never more than
+//! `limit` admitted in any window-length interval), and what is counted
+//! beyond the window is at most one bucket (denied early by at most one
+//! bucket width).
+//!
+//! The state is one plain hash, read through [`HashView`] and written as
+//! [`HashWrite`] data, so the decision runs over a real hash (host) or over
+//! [`MemoryHash`] (tests) with any `now`. Field by field:
+//!
+//! | field | value |
+//! |---|---|
+//! | `k` | owner: `buckets` (RL.BUCKETS) or `count` (RL.COUNT) |
+//! | `p` | bucket width in ms |
+//! | `o` | oldest bucket index that may still have a field |
+//! | `n` | newest bucket index written |
+//! | `t` | running totals of the buckets `o..=n`, one per counted field |
+//! | `f` | RL.COUNT only: the counted field names, comma-separated |
+//! | `<b>` | bucket `b` (decimal index): its counts, one per counted field |
+//!
+//! Counts are written zero-padded to [`COUNTER_DIGITS`] digits and joined by
+//! commas, so a value's size does not depend on how many requests it counts.
+
+use super::buckets_request::BucketsRequest;
+use super::decision::Decision;
+use super::error::RlError;
+
+/// Counters are written with this many digits (zero-padded): the same bytes
+/// for 1 and for 100,000,000, so memory does not depend on the rate.
+pub const COUNTER_DIGITS: usize = 9;
+
+/// Most buckets one window may need (`ceil(window / precision)`).
+pub const MAX_BUCKETS: u64 = 1_000;
+
+/// Buckets per window when `PRECISION` is not given.
+pub const DEFAULT_BUCKETS: u64 = 60;
+
+pub const FIELD_KIND: &[u8] = b"k";
+pub const FIELD_PRECISION: &[u8] = b"p";
+pub const FIELD_OLDEST: &[u8] = b"o";
+pub const FIELD_NEWEST: &[u8] = b"n";
+pub const FIELD_TOTALS: &[u8] = b"t";
+pub const FIELD_NAMES: &[u8] = b"f";
+
+/// Which command owns a key. The two layouts are alike but their counts mean
+/// different things, so one command refuses the other's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Buckets,
+    Count,
+}
+
+impl Kind {
+    pub fn tag(self) -> &'static [u8] {
+        match self {
+            Kind::Buckets => b"buckets",
+            Kind::Count => b"count",
+        }
+    }
+
+    pub fn command(self) -> &'static str {
+        match self {
+            Kind::Buckets => "RL.BUCKETS",
+            Kind::Count => "RL.COUNT",
+        }
+    }
+
+    fn from_tag(tag: &[u8]) -> Option<Kind> {
+        [Kind::Buckets, Kind::Count]
+            .into_iter()
+            .find(|k| k.tag() == tag)
+    }
+}
+
+/// Read access to the key's hash. Implementations never write.
+pub trait HashView {
+    /// False when the key does not exist.
+    fn exists(&mut self) -> bool;
+    /// The value of `field`, if present.
+    fn get(&mut self, field: &[u8]) -> Option<Vec<u8>>;
+}
+
+/// What an admitted call writes. A denied call writes nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HashWrite {
+    /// Fields set to these values (absolute, never increments).
+    pub set: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Bucket fields that left the window (each one exists).
+    pub delete: Vec<Vec<u8>>,
+    /// Absolute expiry (ms): when the newest bucket leaves the window.
+    pub expire_at_ms: i64,
+}
+
+/// The stored metadata of a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct State {
+    pub precision: u64,
+    pub oldest: i64,
+    pub newest: i64,
+    pub totals: Vec<u64>,
+    /// RL.COUNT field names, in the order of the counts; empty for RL.BUCKETS.
+    pub names: Vec<Vec<u8>>,
+}
+
+/// The field name of bucket `b`.
+pub fn bucket_field(b: i64) -> Vec<u8> {
+    b.to_string().into_bytes()
+}
+
+/// Counts as stored: fixed-width decimals joined by commas.
+pub fn encode_counts(counts: &[u64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(counts.len() * (COUNTER_DIGITS + 1));
+    for (i, c) in counts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(format!("{c:0width$}", width = COUNTER_DIGITS).as_bytes());
+    }
+    out
+}
+
+/// Parses stored counts; `None` when they are not ours.
+pub fn decode_counts(bytes: &[u8]) -> Option<Vec<u64>> {
+    bytes.split(|&b| b == b',').map(decimal).collect()
+}
+
+fn decimal(bytes: &[u8]) -> Option<u64> {
+    if bytes.is_empty() || bytes.len() > 20 || !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok()?.parse().ok()
+}
+
+fn signed(bytes: &[u8]) -> Option<i64> {
+    let (neg, digits) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, bytes),
+    };
+    let v = i64::try_from(decimal(digits)?).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+/// `precision` fits `window`: at most the window and at most
+/// [`MAX_BUCKETS`] buckets.
+pub fn check_precision(window_ms: u64, precision: u64) -> Result<(), RlError> {
+    if precision > window_ms {
+        return Err(RlError::PrecisionAboveWindow);
+    }
+    if window_ms.div_ceil(precision) > MAX_BUCKETS {
+        return Err(RlError::TooManyBuckets { max: MAX_BUCKETS });
+    }
+    Ok(())
+}
+
+/// The bucket width when `PRECISION` is not given: the window in
+/// [`DEFAULT_BUCKETS`] buckets, rounded up, at least 1 ms.
+pub fn default_precision(window_ms: u64) -> u64 {
+    window_ms.div_ceil(DEFAULT_BUCKETS).max(1)
+}
+
+/// Reads the key's metadata. `None` for a missing key; an error when the key
+/// belongs to the other command or holds a hash rl did not write.
+pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlError> {
+    if !view.exists() {
+        return Ok(None);
+    }
+    let tag = view.get(FIELD_KIND).ok_or(RlError::ForeignHash)?;
+    let found = Kind::from_tag(&tag).ok_or(RlError::ForeignHash)?;
+    if found != kind {
+        return Err(RlError::WrongKind {
+            found: found.command(),
+            wanted: kind.command(),
+        });
+    }
+    let precision = get_int(view, FIELD_PRECISION)?;
+    let oldest = get_int(view, FIELD_OLDEST)?;
+    let newest = get_int(view, FIELD_NEWEST)?;
+    let totals = view
+        .get(FIELD_TOTALS)
+        .as_deref()
+        .and_then(decode_counts)
+        .ok_or(RlError::ForeignHash)?;
+    let names: Vec<Vec<u8>> = match kind {
+        Kind::Buckets => Vec::new(),
+        Kind::Count => view
+            .get(FIELD_NAMES)
+            .ok_or(RlError::ForeignHash)?
+            .split(|&b| b == b',')
+            .map(<[u8]>::to_vec)
+            .collect(),
+    };
+    let width = names.len().max(1);
+    if precision < 1 || oldest > newest || totals.len() != width {
+        return Err(RlError::ForeignHash);
+    }
+    Ok(Some(State {
+        precision: precision as u64,
+        oldest,
+        newest,
+        totals,
+        names,
+    }))
+}
+
+fn get_int(view: &mut impl HashView, field: &[u8]) -> Result<i64, RlError> {
+    view.get(field)
+        .as_deref()
+        .and_then(signed)
+        .ok_or(RlError::ForeignHash)
+}
+
+/// The bucket width to use: the key's own when it exists (an explicit
+/// different `PRECISION` is an error, buckets cannot be re-cut), else the
+/// requested one, else the default. It must fit the window.
+pub fn resolve_precision(
+    window_ms: u64,
+    requested: Option<u64>,
+    state: Option<&State>,
+) -> Result<u64, RlError> {
+    let precision = match (state, requested) {
+        (Some(s), Some(p)) if s.precision != p => {
+            return Err(RlError::PrecisionMismatch {
+                stored: s.precision,
+            })
+        }
+        (Some(s), _) => s.precision,
+        (None, Some(p)) => p,
+        (None, None) => default_precision(window_ms),
+    };
+    check_precision(window_ms, precision)?;
+    Ok(precision)
+}
+
+/// The window as seen at `now`: stale buckets found (not yet removed) and the
+/// totals without them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    pub precision: i64,
+    pub window_ms: i64,
+    pub now: i64,
+    /// Oldest bucket that still counts at `now`.
+    pub live_from: i64,
+    /// The bucket a new event goes to: the current one, or the newest
+    /// written if the clock stepped back (counting it later never over-admits).
+    pub target: i64,
+    /// Oldest bucket index that may hold a field after eviction.
+    pub oldest: i64,
+    /// Newest bucket written before this call (`None` for a new key).
+    pub newest: Option<i64>,
+    /// Totals over the buckets that still count.
+    pub totals: Vec<u64>,
+    /// Existing bucket fields that left the window.
+    pub stale: Vec<i64>,
+}
+
+impl Window {
+    /// The absolute time at which bucket `b` leaves the window.
+    pub fn leaves_at(&self, b: i64) -> i64 {
+        (b + 1) * self.precision - 1 + self.window_ms
+    }
+}
+
+/// Evicts (on paper) the buckets that left the window at `now`. Reads at
+/// most the buckets between the stored oldest and newest, a bounded number.
+pub fn slide(
+    view: &mut impl HashView,
+    state: Option<&State>,
+    window_ms: u64,
+    precision: u64,
+    now: i64,
+) -> Result<Window, RlError> {
+    let p = precision as i64;
+    let w = window_ms as i64;
+    let live_from = (now - w + 1).div_euclid(p);
+    let current = now.div_euclid(p);
+    let Some(s) = state else {
+        return Ok(Window {
+            precision: p,
+            window_ms: w,
+            now,
+            live_from,
+            target: current,
+            oldest: current,
+            newest: None,
+            totals: Vec::new(),
+            stale: Vec::new(),
+        });
+    };
+    let mut totals = s.totals.clone();
+    let mut stale = Vec::new();
+    let stale_end = live_from.min(s.newest + 1);
+    for b in s.oldest..stale_end {
+        if let Some(raw) = view.get(&bucket_field(b)) {
+            let counts = decode_counts(&raw).ok_or(RlError::ForeignHash)?;
+            for (t, c) in totals.iter_mut().zip(counts) {
+                *t = t.saturating_sub(c);
+            }
+            stale.push(b);
+        }
+    }
+    if live_from > s.newest {
+        // Everything left: whatever the totals said, nothing counts now.
+        totals.iter_mut().for_each(|t| *t = 0);
+    }
+    let target = current.max(s.newest);
+    Ok(Window {
+        precision: p,
+        window_ms: w,
+        now,
+        live_from,
+        target,
+        oldest: s.oldest.max(live_from).min(target),
+        newest: Some(s.newest),
+        totals,
+        stale,
+    })
+}
+
+/// Reads bucket `b`'s counts (zeros when absent), `width` of them.
+pub fn read_bucket(view: &mut impl HashView, b: i64, width: usize) -> Result<Vec<u64>, RlError> {
+    let mut counts = match view.get(&bucket_field(b)) {
+        Some(raw) => decode_counts(&raw).ok_or(RlError::ForeignHash)?,
+        None => Vec::new(),
+    };
+    if counts.len() > width {
+        return Err(RlError::ForeignHash);
+    }
+    counts.resize(width, 0);
+    Ok(counts)
+}
+
+/// The write for an accepted event: the target bucket's new counts, the new
+/// totals and the metadata, all as absolute values, plus the eviction and
+/// the expiry.
+pub fn write(
+    win: &Window,
+    kind: Kind,
+    bucket: &[u64],
+    totals: &[u64],
+    names: &[Vec<u8>],
+) -> HashWrite {
+    let mut set = vec![
+        (bucket_field(win.target), encode_counts(bucket)),
+        (FIELD_TOTALS.to_vec(), encode_counts(totals)),
+        (FIELD_OLDEST.to_vec(), win.oldest.to_string().into_bytes()),
+        (FIELD_NEWEST.to_vec(), win.target.to_string().into_bytes()),
+        (FIELD_KIND.to_vec(), kind.tag().to_vec()),
+        (
+            FIELD_PRECISION.to_vec(),
+            win.precision.to_string().into_bytes(),
+        ),
+    ];
+    if kind == Kind::Count {
+        set.push((FIELD_NAMES.to_vec(), names.join(&b","[..])));
+    }
+    HashWrite {
+        set,
+        delete: win.stale.iter().map(|&b| bucket_field(b)).collect(),
+        expire_at_ms: win.leaves_at(win.target),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BucketsOutcome {
+    pub decision: Decision,
+    /// `Some` only when admitted.
+    pub write: Option<HashWrite>,
+}
+
+/// Decides an `RL.BUCKETS` request at `now`. Pure: the hash is only read.
+pub fn decide(
+    view: &mut impl HashView,
+    req: &BucketsRequest,
+    now: i64,
+) -> Result<BucketsOutcome, RlError> {
+    let state = load(view, Kind::Buckets)?;
+    let precision = resolve_precision(req.window_ms, req.precision, state.as_ref())?;
+    let win = slide(view, state.as_ref(), req.window_ms, precision, now)?;
+    let held = win.totals.first().copied().unwrap_or(0);
+
+    if held + req.cost <= req.limit {
+        let mut bucket = read_bucket(view, win.target, 1)?;
+        bucket[0] = bucket[0].saturating_add(req.cost);
+        let write = write(&win, Kind::Buckets, &bucket, &[held + req.cost], &[]);
+        return Ok(BucketsOutcome {
+            decision: Decision {
+                allowed: true,
+                remaining: req.limit - held - req.cost,
+                retry_after_ms: 0,
+                reset_after_ms: (write.expire_at_ms - now).max(0) as u64,
+            },
+            write: Some(write),
+        });
+    }
+
+    // Denied: the request fits once the oldest counted buckets holding
+    // `need` have left; waiting until the last of them leaves is enough,
+    // one ms less is not (it still counts then).
+    let newest = win.newest.unwrap_or(win.target);
+    let need = held + req.cost - req.limit;
+    let mut freed = 0;
+    let mut retry_at = None;
+    for b in win.oldest.max(win.live_from)..=newest {
+        freed += read_bucket(view, b, 1)?[0];
+        if freed >= need {
+            retry_at = Some(win.leaves_at(b));
+            break;
+        }
+    }
+    let reset_at = win.leaves_at(newest);
+    let retry_at = retry_at.unwrap_or(reset_at);
+    Ok(BucketsOutcome {
+        decision: Decision {
+            allowed: false,
+            remaining: req.limit.saturating_sub(held),
+            retry_after_ms: (retry_at - now).max(1) as u64,
+            reset_after_ms: (reset_at - now).max(0) as u64,
+        },
+        write: None,
+    })
+}
+
+/// An in-memory hash with the server's semantics (tests and benches).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryHash {
+    pub fields: std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
+    pub expire_at_ms: Option<i64>,
+}
+
+impl MemoryHash {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies a write the way the host does on the hash.
+    pub fn apply(&mut self, w: &HashWrite) {
+        for (f, v) in &w.set {
+            self.fields.insert(f.clone(), v.clone());
+        }
+        for f in &w.delete {
+            self.fields.remove(f);
+        }
+        self.expire_at_ms = Some(w.expire_at_ms);
+    }
+
+    /// Number of bucket fields held.
+    pub fn bucket_count(&self) -> usize {
+        self.fields
+            .keys()
+            .filter(|k| k.first().is_some_and(|c| c.is_ascii_digit() || *c == b'-'))
+            .count()
+    }
+}
+
+impl HashView for MemoryHash {
+    fn exists(&mut self) -> bool {
+        !self.fields.is_empty()
+    }
+    fn get(&mut self, field: &[u8]) -> Option<Vec<u8>> {
+        self.fields.get(field).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn req(limit: u64, window_ms: u64, precision: u64, cost: u64) -> BucketsRequest {
+        BucketsRequest {
+            limit,
+            window_ms,
+            precision: Some(precision),
+            cost,
+        }
+    }
+
+    fn call(h: &mut MemoryHash, r: &BucketsRequest, now: i64) -> [i64; 4] {
+        let out = decide(h, r, now).unwrap();
+        if let Some(w) = &out.write {
+            h.apply(w);
+        }
+        out.decision.to_reply()
+    }
+
+    #[test]
+    fn table_of_requests_with_explicit_times() {
+        // limit 3 per 1000 ms in buckets of 100 ms; rows: (now, cost, reply).
+        // Bucket b leaves at (b+1)*100 - 1 + 1000.
+        let r = |cost| req(3, 1000, 100, cost);
+        let rows: &[(i64, u64, [i64; 4])] = &[
+            // bucket 100 (10_000..=10_099) leaves at 11_099
+            (10_000, 1, [1, 2, 0, 1099]),
+            (10_050, 1, [1, 1, 0, 1049]),
+            // bucket 101 leaves at 11_199
+            (10_150, 1, [1, 0, 0, 1049]),
+            // full: the two in bucket 100 leave together at 11_099
+            (10_300, 1, [0, 0, 799, 899]),
+            (11_098, 1, [0, 0, 1, 101]),
+            (11_099, 1, [1, 1, 0, 1000]),
+            (11_099, 1, [1, 0, 0, 1000]),
+            // cost 2 needs bucket 101 (leaves at 11_199) and 110 gone: 110
+            // leaves at 12_099
+            (11_150, 2, [0, 0, 949, 949]),
+            (11_199, 2, [0, 1, 900, 900]),
+            (12_099, 2, [1, 1, 0, 1000]),
+            // long idle gap: everything has left
+            (50_000, 3, [1, 0, 0, 1099]),
+        ];
+        let mut h = MemoryHash::new();
+        for &(now, cost, want) in rows {
+            assert_eq!(call(&mut h, &r(cost), now), want, "at {now} cost {cost}");
+        }
+        // After the idle gap only the new bucket is held.
+        assert_eq!(h.bucket_count(), 1);
+        assert_eq!(h.fields[&b"500"[..]], b"000000003");
+        assert_eq!(h.fields[&b"t"[..]], b"000000003");
+        assert_eq!(h.fields[&b"o"[..]], b"490");
+        assert_eq!(h.fields[&b"n"[..]], b"500");
+        assert_eq!(h.fields[&b"p"[..]], b"100");
+        assert_eq!(h.fields[&b"k"[..]], b"buckets");
+        assert_eq!(h.expire_at_ms, Some(51_099));
+    }
+
+    #[test]
+    fn denied_request_writes_nothing() {
+        let mut h = MemoryHash::new();
+        call(&mut h, &req(1, 1000, 100, 1), 0);
+        let before = h.clone();
+        let out = decide(&mut h, &req(1, 1000, 100, 1), 500).unwrap();
+        assert!(!out.decision.allowed);
+        assert_eq!(out.write, None);
+        assert_eq!(h, before);
+    }
+
+    #[test]
+    fn eviction_deletes_only_existing_stale_buckets() {
+        let mut h = MemoryHash::new();
+        let r = req(100, 1000, 100, 1);
+        call(&mut h, &r, 0); // bucket 0
+        call(&mut h, &r, 250); // bucket 2
+        call(&mut h, &r, 999); // bucket 9
+                               // At 1_300 buckets 0..=2 have left (bucket 2 left at 1_299).
+        let w = decide(&mut h, &r, 1_300).unwrap().write.unwrap();
+        assert_eq!(w.delete, vec![b"0".to_vec(), b"2".to_vec()]);
+        h.apply(&w);
+        assert_eq!(h.fields[&b"o"[..]], b"3");
+        assert_eq!(h.fields[&b"t"[..]], b"000000002");
+    }
+
+    #[test]
+    fn default_precision_is_a_sixtieth_of_the_window() {
+        let cases = [(60_000, 1_000), (1, 1), (59, 1), (61, 2), (1_000, 17)];
+        for (window, want) in cases {
+            assert_eq!(default_precision(window), want, "window {window}");
+            assert!(check_precision(window, want).is_ok());
+        }
+    }
+
+    #[test]
+    fn stored_precision_wins_and_a_different_one_is_refused() {
+        let mut h = MemoryHash::new();
+        call(&mut h, &req(10, 1000, 100, 1), 0);
+        let default = BucketsRequest {
+            limit: 10,
+            window_ms: 2000,
+            precision: None,
+            cost: 1,
+        };
+        // A new window without PRECISION keeps the key's 100 ms buckets.
+        assert_eq!(call(&mut h, &default, 10), [1, 8, 0, 2089]);
+        assert_eq!(
+            decide(&mut h, &req(10, 1000, 50, 1), 20),
+            Err(RlError::PrecisionMismatch { stored: 100 })
+        );
+        // The key's width must still fit the new window.
+        let short = BucketsRequest {
+            window_ms: 50,
+            ..default
+        };
+        assert_eq!(
+            decide(&mut h, &short, 20),
+            Err(RlError::PrecisionAboveWindow)
+        );
+    }
+
+    #[test]
+    fn clock_stepping_back_never_over_admits() {
+        let mut h = MemoryHash::new();
+        let r = req(2, 1000, 100, 1);
+        assert_eq!(call(&mut h, &r, 5_000), [1, 1, 0, 1099]);
+        // Back 3 s: the event goes into the newest bucket (50), not bucket 20.
+        assert_eq!(call(&mut h, &r, 2_000), [1, 0, 0, 4099]);
+        assert_eq!(h.fields[&b"50"[..]], b"000000002");
+        assert_eq!(call(&mut h, &r, 2_001), [0, 0, 4098, 4098]);
+    }
+
+    #[test]
+    fn other_kinds_and_foreign_hashes_are_refused() {
+        let mut h = MemoryHash::new();
+        h.fields.insert(b"k".to_vec(), b"count".to_vec());
+        assert_eq!(
+            decide(&mut h, &req(1, 10, 1, 1), 0),
+            Err(RlError::WrongKind {
+                found: "RL.COUNT",
+                wanted: "RL.BUCKETS"
+            })
+        );
+        let mut h = MemoryHash::new();
+        h.fields.insert(b"name".to_vec(), b"x".to_vec());
+        assert_eq!(
+            decide(&mut h, &req(1, 10, 1, 1), 0),
+            Err(RlError::ForeignHash)
+        );
+        let mut h = MemoryHash::new();
+        call(&mut h, &req(5, 1000, 100, 1), 0);
+        h.fields.insert(b"t".to_vec(), b"lots".to_vec());
+        assert_eq!(
+            decide(&mut h, &req(5, 1000, 100, 1), 1),
+            Err(RlError::ForeignHash)
+        );
+    }
+
+    #[test]
+    fn counters_have_a_fixed_width() {
+        assert_eq!(encode_counts(&[1]), b"000000001");
+        assert_eq!(encode_counts(&[100_000_000]), b"100000000");
+        assert_eq!(encode_counts(&[3, 12]), b"000000003,000000012");
+        assert_eq!(decode_counts(b"000000003,000000012"), Some(vec![3, 12]));
+        assert_eq!(decode_counts(b""), None);
+        assert_eq!(decode_counts(b"1,,2"), None);
+        assert_eq!(decode_counts(b"-1"), None);
+    }
+
+    #[test]
+    fn extreme_times_do_not_panic() {
+        let r = req(
+            crate::core::buckets_request::MAX_LIMIT,
+            crate::core::slide_request::MAX_WINDOW_MS,
+            crate::core::slide_request::MAX_WINDOW_MS / MAX_BUCKETS,
+            1,
+        );
+        let mut h = MemoryHash::new();
+        for now in [0, 1, 9_000_000_000_000, -5] {
+            assert_eq!(call(&mut h, &r, now)[0], 1);
+        }
+    }
+
+    /// Admitted cost in `(t - window, t]`.
+    fn admitted_in(admitted: &[(i64, u64)], t: i64, window: i64) -> u64 {
+        admitted
+            .iter()
+            .filter(|&&(s, _)| s > t - window && s <= t)
+            .map(|&(_, c)| c)
+            .sum()
+    }
+
+    proptest! {
+        /// Random sequences: no window-length interval ever holds more than
+        /// `limit`; a request is admitted exactly when the counted buckets
+        /// leave room; a denial's retry_after_ms is exact under the rule.
+        #[test]
+        fn never_over_admits_and_retry_is_honest(
+            limit in 1u64..10,
+            window in 1u64..60,
+            precision_pick in 1u64..60,
+            steps in proptest::collection::vec((0i64..15, 1u64..10), 1..150),
+        ) {
+            let precision = precision_pick.min(window);
+            prop_assume!(check_precision(window, precision).is_ok());
+            let (w, p) = (window as i64, precision as i64);
+            let mut h = MemoryHash::new();
+            let mut admitted: Vec<(i64, u64)> = Vec::new();
+            let mut now = 1_000;
+            // Cost held by buckets that still count at `t`.
+            let counted = |admitted: &[(i64, u64)], t: i64| -> u64 {
+                admitted.iter()
+                    .filter(|&&(s, _)| (s.div_euclid(p) + 1) * p - 1 > t - w)
+                    .map(|&(_, c)| c).sum()
+            };
+            for (dt, cost) in steps {
+                now += dt;
+                let cost = cost.min(limit);
+                let r = req(limit, window, precision, cost);
+                let out = decide(&mut h, &r, now).unwrap();
+                prop_assert_eq!(out.decision.allowed, counted(&admitted, now) + cost <= limit);
+                if let Some(wr) = &out.write {
+                    h.apply(wr);
+                    admitted.push((now, cost));
+                    prop_assert!(h.bucket_count() as u64 <= window.div_ceil(precision) + 1);
+                } else {
+                    let wait = out.decision.retry_after_ms as i64;
+                    prop_assert!(wait >= 1);
+                    let mut later = h.clone();
+                    prop_assert!(decide(&mut later, &r, now + wait).unwrap().decision.allowed);
+                    prop_assert!(!decide(&mut later, &r, now + wait - 1).unwrap().decision.allowed);
+                    // Denied early by at most one bucket width: the window
+                    // stretched by one bucket (less 1 ms) is really full.
+                    prop_assert!(admitted_in(&admitted, now, w + p - 1) + cost > limit);
+                }
+            }
+            for &(t, _) in &admitted {
+                prop_assert!(admitted_in(&admitted, t, w) <= limit);
+            }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! `RL.BUCKETS key limit window [PRECISION ms] [COST cost]` parsed into a
+//! typed request.
+
+use super::args::{option_value, positive, set_once, token_text};
+use super::bucket_window::check_precision;
+use super::error::RlError;
+use super::slide_request::MAX_WINDOW_MS;
+
+/// Largest `limit`: counters are written with a fixed 9 digits, so a bucket
+/// or the total never needs more (memory independent of the rate).
+pub const MAX_LIMIT: u64 = 100_000_000;
+
+/// What one `RL.BUCKETS` call asks for. The key stays with the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BucketsRequest {
+    pub limit: u64,
+    pub window_ms: u64,
+    /// Bucket width; `None` means the key's own, or the default for a new key.
+    pub precision: Option<u64>,
+    pub cost: u64,
+}
+
+/// Parses `PRECISION ms` at `at`, checked against the window.
+pub fn precision_option(
+    args: &[&[u8]],
+    at: usize,
+    window_ms: u64,
+    slot: &mut Option<u64>,
+) -> Result<(), RlError> {
+    let value = option_value(args, at + 1, "PRECISION")?;
+    let precision = positive(value, "PRECISION", MAX_WINDOW_MS)?;
+    check_precision(window_ms, precision)?;
+    set_once(slot, precision, "PRECISION")
+}
+
+impl BucketsRequest {
+    /// `args` is the whole command line, name and key included.
+    pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
+        if args.len() < 4 {
+            return Err(RlError::WrongArity {
+                command: "rl.buckets",
+            });
+        }
+        let limit = positive(args[2], "limit", MAX_LIMIT)?;
+        let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
+        let mut cost = None;
+        let mut precision = None;
+        let mut at = 4;
+        while at < args.len() {
+            let token = args[at];
+            if token.eq_ignore_ascii_case(b"COST") {
+                let value = option_value(args, at + 1, "COST")?;
+                set_once(&mut cost, positive(value, "COST", MAX_LIMIT)?, "COST")?;
+            } else if token.eq_ignore_ascii_case(b"PRECISION") {
+                precision_option(args, at, window_ms, &mut precision)?;
+            } else {
+                return Err(RlError::UnknownOption(token_text(token)));
+            }
+            at += 2;
+        }
+        let cost = cost.unwrap_or(1);
+        if cost > limit {
+            return Err(RlError::CostAboveLimit);
+        }
+        Ok(BucketsRequest {
+            limit,
+            window_ms,
+            precision,
+            cost,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::bucket_window::MAX_BUCKETS;
+
+    fn parse(line: &str) -> Result<BucketsRequest, RlError> {
+        let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+        BucketsRequest::parse(&args)
+    }
+
+    #[test]
+    fn valid_lines() {
+        let cases = [
+            ("RL.BUCKETS k 10 1000", (10, 1000, None, 1)),
+            ("RL.BUCKETS k 10 1000 COST 3", (10, 1000, None, 3)),
+            (
+                "RL.BUCKETS k 10 1000 PRECISION 100",
+                (10, 1000, Some(100), 1),
+            ),
+            (
+                "RL.BUCKETS k 10 1000 precision 1000 cost 10",
+                (10, 1000, Some(1000), 10),
+            ),
+            ("RL.BUCKETS k 10 1000 PRECISION 1", (10, 1000, Some(1), 1)),
+            (
+                "RL.BUCKETS k 100000000 1000000000000",
+                (100_000_000, 1_000_000_000_000, None, 1),
+            ),
+        ];
+        for (line, (limit, window_ms, precision, cost)) in cases {
+            assert_eq!(
+                parse(line),
+                Ok(BucketsRequest {
+                    limit,
+                    window_ms,
+                    precision,
+                    cost
+                }),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_lines_name_the_problem() {
+        let range = |arg, max| RlError::OutOfRange { arg, max };
+        let cases = [
+            (
+                "RL.BUCKETS k 10",
+                RlError::WrongArity {
+                    command: "rl.buckets",
+                },
+            ),
+            ("RL.BUCKETS k 0 1000", range("limit", MAX_LIMIT)),
+            ("RL.BUCKETS k 100000001 1000", range("limit", MAX_LIMIT)),
+            ("RL.BUCKETS k 10 -1", range("window", MAX_WINDOW_MS)),
+            ("RL.BUCKETS k 10 1000 COST 0", range("COST", MAX_LIMIT)),
+            ("RL.BUCKETS k 10 1000 COST 11", RlError::CostAboveLimit),
+            (
+                "RL.BUCKETS k 10 1000 PRECISION 0",
+                range("PRECISION", MAX_WINDOW_MS),
+            ),
+            (
+                "RL.BUCKETS k 10 1000 PRECISION x",
+                range("PRECISION", MAX_WINDOW_MS),
+            ),
+            (
+                "RL.BUCKETS k 10 1000 PRECISION 1001",
+                RlError::PrecisionAboveWindow,
+            ),
+            (
+                "RL.BUCKETS k 10 100000 PRECISION 99",
+                RlError::TooManyBuckets { max: MAX_BUCKETS },
+            ),
+            (
+                "RL.BUCKETS k 10 1000 PRECISION",
+                RlError::MissingValue {
+                    option: "PRECISION",
+                },
+            ),
+            (
+                "RL.BUCKETS k 10 1000 PRECISION 10 PRECISION 10",
+                RlError::DuplicateOption {
+                    option: "PRECISION",
+                },
+            ),
+            (
+                "RL.BUCKETS k 10 1000 WEIGHT 2",
+                RlError::UnknownOption("WEIGHT".into()),
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parse(line), Err(want), "{line}");
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! `RL.COUNT key window field [BY n] [PRECISION ms]` and
+//! `RL.TOTALS key window [PRECISION ms]` parsed into typed requests.
+
+use super::args::{option_value, positive, set_once, token_text};
+use super::buckets_request::precision_option;
+use super::error::RlError;
+use super::slide_request::MAX_WINDOW_MS;
+
+/// Longest field name, in bytes.
+pub const MAX_FIELD_LEN: usize = 32;
+
+/// Most distinct field names one key counts.
+pub const MAX_FIELDS: usize = 8;
+
+/// Largest `BY`.
+pub const MAX_BY: u64 = 1_000_000;
+
+/// What one `RL.COUNT` call asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountRequest<'a> {
+    pub window_ms: u64,
+    pub field: &'a [u8],
+    pub by: u64,
+    /// Bucket width; `None` means the key's own, or the default for a new key.
+    pub precision: Option<u64>,
+}
+
+/// What one `RL.TOTALS` call asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TotalsRequest {
+    pub window_ms: u64,
+    pub precision: Option<u64>,
+}
+
+/// A field name is 1 to [`MAX_FIELD_LEN`] printable ASCII bytes, no space
+/// and no comma (the stored name list is comma-separated).
+pub fn check_field(field: &[u8]) -> Result<(), RlError> {
+    let ok = !field.is_empty()
+        && field.len() <= MAX_FIELD_LEN
+        && field.iter().all(|&b| b.is_ascii_graphic() && b != b',');
+    if ok {
+        Ok(())
+    } else {
+        Err(RlError::BadField {
+            max_len: MAX_FIELD_LEN,
+        })
+    }
+}
+
+impl<'a> CountRequest<'a> {
+    /// `args` is the whole command line, name and key included.
+    pub fn parse(args: &[&'a [u8]]) -> Result<Self, RlError> {
+        if args.len() < 4 {
+            return Err(RlError::WrongArity {
+                command: "rl.count",
+            });
+        }
+        let window_ms = positive(args[2], "window", MAX_WINDOW_MS)?;
+        let field = args[3];
+        check_field(field)?;
+        let mut by = None;
+        let mut precision = None;
+        let mut at = 4;
+        while at < args.len() {
+            let token = args[at];
+            if token.eq_ignore_ascii_case(b"BY") {
+                let value = option_value(args, at + 1, "BY")?;
+                set_once(&mut by, positive(value, "BY", MAX_BY)?, "BY")?;
+            } else if token.eq_ignore_ascii_case(b"PRECISION") {
+                precision_option(args, at, window_ms, &mut precision)?;
+            } else {
+                return Err(RlError::UnknownOption(token_text(token)));
+            }
+            at += 2;
+        }
+        Ok(CountRequest {
+            window_ms,
+            field,
+            by: by.unwrap_or(1),
+            precision,
+        })
+    }
+}
+
+impl TotalsRequest {
+    /// `args` is the whole command line, name and key included.
+    pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
+        if args.len() < 3 {
+            return Err(RlError::WrongArity {
+                command: "rl.totals",
+            });
+        }
+        let window_ms = positive(args[2], "window", MAX_WINDOW_MS)?;
+        let mut precision = None;
+        let mut at = 3;
+        while at < args.len() {
+            let token = args[at];
+            if token.eq_ignore_ascii_case(b"PRECISION") {
+                precision_option(args, at, window_ms, &mut precision)?;
+            } else {
+                return Err(RlError::UnknownOption(token_text(token)));
+            }
+            at += 2;
+        }
+        Ok(TotalsRequest {
+            window_ms,
+            precision,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::bucket_window::MAX_BUCKETS;
+
+    fn split(line: &str) -> Vec<&[u8]> {
+        line.split(' ').map(str::as_bytes).collect()
+    }
+
+    #[test]
+    fn valid_count_lines() {
+        // (line, (window_ms, field, by, precision))
+        type Row<'a> = (&'a str, (u64, &'a [u8], u64, Option<u64>));
+        let cases: [Row; 5] = [
+            ("RL.COUNT k 1000 ok", (1000, b"ok", 1, None)),
+            ("RL.COUNT k 1000 failure BY 5", (1000, b"failure", 5, None)),
+            ("RL.COUNT k 1000 BY by 2", (1000, b"BY", 2, None)),
+            (
+                "RL.COUNT k 1000 a:b-c_d.e precision 10 by 1000000",
+                (1000, b"a:b-c_d.e", 1_000_000, Some(10)),
+            ),
+            (
+                "RL.COUNT k 1000 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                (1000, b"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 1, None),
+            ),
+        ];
+        for (line, (window_ms, field, by, precision)) in cases {
+            assert_eq!(
+                CountRequest::parse(&split(line)),
+                Ok(CountRequest {
+                    window_ms,
+                    field,
+                    by,
+                    precision
+                }),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_count_lines_name_the_problem() {
+        let range = |arg, max| RlError::OutOfRange { arg, max };
+        let bad_field = RlError::BadField {
+            max_len: MAX_FIELD_LEN,
+        };
+        let cases = [
+            (
+                "RL.COUNT k 1000",
+                RlError::WrongArity {
+                    command: "rl.count",
+                },
+            ),
+            ("RL.COUNT k 0 ok", range("window", MAX_WINDOW_MS)),
+            ("RL.COUNT k 1000 a,b", bad_field.clone()),
+            ("RL.COUNT k 1000 a\tb", bad_field.clone()),
+            ("RL.COUNT k 1000 é", bad_field.clone()),
+            (
+                "RL.COUNT k 1000 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                bad_field.clone(),
+            ),
+            ("RL.COUNT k 1000 ok BY 0", range("BY", MAX_BY)),
+            ("RL.COUNT k 1000 ok BY 1000001", range("BY", MAX_BY)),
+            (
+                "RL.COUNT k 1000 ok BY",
+                RlError::MissingValue { option: "BY" },
+            ),
+            (
+                "RL.COUNT k 1000 ok BY 1 BY 2",
+                RlError::DuplicateOption { option: "BY" },
+            ),
+            (
+                "RL.COUNT k 1000 ok PRECISION 2000",
+                RlError::PrecisionAboveWindow,
+            ),
+            (
+                "RL.COUNT k 1000000 ok PRECISION 10",
+                RlError::TooManyBuckets { max: MAX_BUCKETS },
+            ),
+            (
+                "RL.COUNT k 1000 ok COST 1",
+                RlError::UnknownOption("COST".into()),
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(CountRequest::parse(&split(line)), Err(want), "{line}");
+        }
+        assert_eq!(
+            CountRequest::parse(&[&b"RL.COUNT"[..], b"k", b"1000", b""]),
+            Err(bad_field)
+        );
+    }
+
+    #[test]
+    fn totals_lines() {
+        assert_eq!(
+            TotalsRequest::parse(&split("RL.TOTALS k 1000")),
+            Ok(TotalsRequest {
+                window_ms: 1000,
+                precision: None
+            })
+        );
+        assert_eq!(
+            TotalsRequest::parse(&split("RL.TOTALS k 1000 PRECISION 100")),
+            Ok(TotalsRequest {
+                window_ms: 1000,
+                precision: Some(100)
+            })
+        );
+        let cases = [
+            (
+                "RL.TOTALS k",
+                RlError::WrongArity {
+                    command: "rl.totals",
+                },
+            ),
+            (
+                "RL.TOTALS k x",
+                RlError::OutOfRange {
+                    arg: "window",
+                    max: MAX_WINDOW_MS,
+                },
+            ),
+            (
+                "RL.TOTALS k 1000 PRECISION 0",
+                RlError::OutOfRange {
+                    arg: "PRECISION",
+                    max: MAX_WINDOW_MS,
+                },
+            ),
+            ("RL.TOTALS k 1000 BY 1", RlError::UnknownOption("BY".into())),
+        ];
+        for (line, want) in cases {
+            assert_eq!(TotalsRequest::parse(&split(line)), Err(want), "{line}");
+        }
+    }
+}

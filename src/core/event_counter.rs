@@ -1,0 +1,237 @@
+//! Sliding-window event counters (`RL.COUNT`, `RL.TOTALS`) in the bucket
+//! layout of [`bucket_window`](super::bucket_window): each bucket holds one
+//! count per field name, `t` the per-name totals, `f` the names in the order
+//! of the counts (first seen first, so adding a name never rewrites buckets).
+
+use super::bucket_window::{
+    load, read_bucket, resolve_precision, slide, write, HashView, HashWrite, Kind,
+};
+use super::count_request::{CountRequest, TotalsRequest, MAX_FIELDS};
+use super::error::RlError;
+
+/// Field name and its total over the window, sorted by name (bytewise).
+pub type Totals = Vec<(Vec<u8>, u64)>;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountOutcome {
+    pub totals: Totals,
+    pub write: HashWrite,
+}
+
+fn sorted(names: &[Vec<u8>], totals: &[u64]) -> Totals {
+    let mut out: Totals = names.iter().cloned().zip(totals.iter().copied()).collect();
+    out.sort_unstable();
+    out
+}
+
+/// Adds `by` to `field` in the current bucket at `now` and gives every
+/// field's total over the window afterwards.
+pub fn count(
+    view: &mut impl HashView,
+    req: &CountRequest<'_>,
+    now: i64,
+) -> Result<CountOutcome, RlError> {
+    let state = load(view, Kind::Count)?;
+    let precision = resolve_precision(req.window_ms, req.precision, state.as_ref())?;
+    let win = slide(view, state.as_ref(), req.window_ms, precision, now)?;
+    let mut names = state.map(|s| s.names).unwrap_or_default();
+    let idx = match names.iter().position(|n| n == req.field) {
+        Some(i) => i,
+        None if names.len() >= MAX_FIELDS => {
+            return Err(RlError::TooManyFields { max: MAX_FIELDS })
+        }
+        None => {
+            names.push(req.field.to_vec());
+            names.len() - 1
+        }
+    };
+    let mut totals = win.totals.clone();
+    totals.resize(names.len(), 0);
+    let mut bucket = read_bucket(view, win.target, names.len())?;
+    bucket[idx] = bucket[idx].saturating_add(req.by);
+    totals[idx] = totals[idx].saturating_add(req.by);
+    let write = write(&win, Kind::Count, &bucket, &totals, &names);
+    Ok(CountOutcome {
+        totals: sorted(&names, &totals),
+        write,
+    })
+}
+
+/// Every field's total over the window at `now`. Never writes: buckets that
+/// left are subtracted on the fly and stay until the next `RL.COUNT`.
+pub fn totals(view: &mut impl HashView, req: &TotalsRequest, now: i64) -> Result<Totals, RlError> {
+    let Some(state) = load(view, Kind::Count)? else {
+        return Ok(Vec::new());
+    };
+    let precision = resolve_precision(req.window_ms, req.precision, Some(&state))?;
+    let win = slide(view, Some(&state), req.window_ms, precision, now)?;
+    Ok(sorted(&state.names, &win.totals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::bucket_window::MemoryHash;
+    use proptest::prelude::*;
+
+    fn count_at(h: &mut MemoryHash, field: &str, by: u64, now: i64) -> Result<Totals, RlError> {
+        let req = CountRequest {
+            window_ms: 1000,
+            field: field.as_bytes(),
+            by,
+            precision: Some(100),
+        };
+        let out = count(h, &req, now)?;
+        h.apply(&out.write);
+        Ok(out.totals)
+    }
+
+    fn totals_at(h: &mut MemoryHash, now: i64) -> Totals {
+        let req = TotalsRequest {
+            window_ms: 1000,
+            precision: None,
+        };
+        totals(h, &req, now).unwrap()
+    }
+
+    fn pairs(list: &[(&str, u64)]) -> Totals {
+        list.iter()
+            .map(|&(n, t)| (n.as_bytes().to_vec(), t))
+            .collect()
+    }
+
+    #[test]
+    fn table_of_events_with_explicit_times() {
+        // 1000 ms window in 100 ms buckets; bucket b leaves at (b+1)*100 - 1 + 1000.
+        let mut h = MemoryHash::new();
+        // (field, by, now, expected totals)
+        type Row<'a> = (&'a str, u64, i64, &'a [(&'a str, u64)]);
+        let rows: &[Row] = &[
+            ("success", 1, 0, &[("success", 1)]),
+            ("failure", 2, 50, &[("failure", 2), ("success", 1)]),
+            ("success", 3, 150, &[("failure", 2), ("success", 4)]),
+            // bucket 0 (success 1, failure 2) leaves at 1_099
+            ("success", 1, 1_099, &[("failure", 0), ("success", 4)]),
+            // bucket 1 leaves at 1_199
+            (
+                "timeout",
+                1,
+                1_199,
+                &[("failure", 0), ("success", 1), ("timeout", 1)],
+            ),
+        ];
+        for &(field, by, now, want) in rows {
+            assert_eq!(
+                count_at(&mut h, field, by, now),
+                Ok(pairs(want)),
+                "at {now}"
+            );
+        }
+        assert_eq!(h.fields[&b"f"[..]], b"success,failure,timeout");
+        assert_eq!(h.fields[&b"t"[..]], b"000000001,000000000,000000001");
+        assert_eq!(h.fields[&b"10"[..]], b"000000001,000000000");
+        assert_eq!(h.fields[&b"11"[..]], b"000000000,000000000,000000001");
+        assert_eq!(h.fields[&b"k"[..]], b"count");
+        // TOTALS later: everything has left, nothing is written.
+        let before = h.clone();
+        assert_eq!(
+            totals_at(&mut h, 5_000),
+            pairs(&[("failure", 0), ("success", 0), ("timeout", 0)])
+        );
+        assert_eq!(h, before);
+        assert_eq!(totals_at(&mut MemoryHash::new(), 5_000), Vec::new());
+    }
+
+    #[test]
+    fn a_key_holds_a_bounded_number_of_names() {
+        let mut h = MemoryHash::new();
+        for i in 0..MAX_FIELDS {
+            count_at(&mut h, &format!("f{i}"), 1, 0).unwrap();
+        }
+        let before = h.clone();
+        assert_eq!(
+            count_at(&mut h, "one-more", 1, 0),
+            Err(RlError::TooManyFields { max: MAX_FIELDS })
+        );
+        assert_eq!(h, before);
+        assert!(count_at(&mut h, "f0", 1, 0).is_ok());
+    }
+
+    #[test]
+    fn buckets_and_count_keys_are_not_interchangeable() {
+        let mut h = MemoryHash::new();
+        count_at(&mut h, "ok", 1, 0).unwrap();
+        let req = crate::core::buckets_request::BucketsRequest {
+            limit: 5,
+            window_ms: 1000,
+            precision: None,
+            cost: 1,
+        };
+        assert_eq!(
+            crate::core::bucket_window::decide(&mut h, &req, 1),
+            Err(RlError::WrongKind {
+                found: "RL.COUNT",
+                wanted: "RL.BUCKETS"
+            })
+        );
+        let mut b = MemoryHash::new();
+        let out = crate::core::bucket_window::decide(&mut b, &req, 1).unwrap();
+        b.apply(&out.write.unwrap());
+        assert_eq!(
+            count_at(&mut b, "ok", 1, 2),
+            Err(RlError::WrongKind {
+                found: "RL.BUCKETS",
+                wanted: "RL.COUNT"
+            })
+        );
+    }
+
+    proptest! {
+        /// Random event sequences: RL.COUNT's reply and RL.TOTALS at any later
+        /// time equal the sum of the events whose bucket still counts.
+        #[test]
+        fn totals_are_the_events_still_counted(
+            window in 1u64..60,
+            precision_pick in 1u64..60,
+            steps in proptest::collection::vec((0i64..15, 0usize..3, 1u64..5, 0i64..40), 1..120),
+        ) {
+            let precision = precision_pick.min(window);
+            prop_assume!(crate::core::bucket_window::check_precision(window, precision).is_ok());
+            let (w, p) = (window as i64, precision as i64);
+            let names = ["a", "b", "c"];
+            let mut h = MemoryHash::new();
+            let mut events: Vec<(i64, usize, u64)> = Vec::new();
+            let expected = |events: &[(i64, usize, u64)], t: i64| -> Totals {
+                let mut out: Totals = Vec::new();
+                for &(s, i, by) in events {
+                    let live = (s.div_euclid(p) + 1) * p - 1 > t - w;
+                    let name = names[i].as_bytes().to_vec();
+                    match out.iter_mut().find(|(n, _)| *n == name) {
+                        Some((_, tot)) => *tot += if live { by } else { 0 },
+                        None => out.push((name, if live { by } else { 0 })),
+                    }
+                }
+                out.sort_unstable();
+                out
+            };
+            let mut now = 1_000;
+            for (dt, i, by, look_ahead) in steps {
+                now += dt;
+                let req = CountRequest {
+                    window_ms: window,
+                    field: names[i].as_bytes(),
+                    by,
+                    precision: Some(precision),
+                };
+                let out = count(&mut h, &req, now).unwrap();
+                h.apply(&out.write);
+                events.push((now, i, by));
+                prop_assert_eq!(&out.totals, &expected(&events, now));
+                prop_assert!(h.bucket_count() as u64 <= window.div_ceil(precision) + 1);
+                let later = now + look_ahead;
+                let treq = TotalsRequest { window_ms: window, precision: None };
+                prop_assert_eq!(totals(&mut h, &treq, later).unwrap(), expected(&events, later));
+            }
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! RL.BUCKETS under load on real servers: steady load admits close to the
+//! limit and never above it, concurrent clients admit exactly `limit`, and
+//! memory depends on the bucket count, not on the rate.
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::buckets::*;
+use common::*;
+
+/// Admitted requests with server time in `(t - len, t]`.
+fn admitted_in(admitted: &[i64], t: i64, len: i64) -> usize {
+    admitted.iter().filter(|&&s| s > t - len && s <= t).count()
+}
+
+#[test]
+fn steady_load_admits_close_to_the_limit_and_never_above() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let (limit, window, precision) = (20usize, 400i64, 40i64);
+        let mut admitted = Vec::new();
+        let mut denied = Vec::new();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(1500) {
+            // The server's own `now` for each call, exactly: the reply's
+            // reset_after_ms is measured to the key's expiry time.
+            let (r, expire_at): (Vec<i64>, i64) = redis::pipe()
+                .atomic()
+                .cmd("RL.BUCKETS")
+                .arg("steady")
+                .arg(limit)
+                .arg(window)
+                .arg("PRECISION")
+                .arg(precision)
+                .cmd("PEXPIRETIME")
+                .arg("steady")
+                .query(&mut c)
+                .unwrap();
+            let now = expire_at - r[3];
+            if r[0] == 1 {
+                admitted.push(now);
+            } else {
+                denied.push(now);
+            }
+        }
+        assert!(
+            admitted.len() > 2 * limit,
+            "{f:?}: {} admitted",
+            admitted.len()
+        );
+        assert!(
+            !denied.is_empty(),
+            "{f:?}: the load never reached the limit"
+        );
+        for &t in &admitted {
+            let n = admitted_in(&admitted, t, window);
+            assert!(n <= limit, "{f:?}: {n} admitted in the window ending {t}");
+        }
+        // Close to the limit: a denial only when the window stretched by
+        // one bucket (less 1 ms) already holds `limit`.
+        for &t in &denied {
+            let n = admitted_in(&admitted, t, window + precision - 1);
+            assert!(n >= limit, "{f:?}: denied at {t} with only {n} admitted");
+        }
+    });
+}
+
+#[test]
+fn concurrent_clients_admit_exactly_the_limit() {
+    on_every_server(|server| {
+        let url = server.url();
+        let threads: Vec<_> = (0..40)
+            .map(|_| {
+                let url = url.clone();
+                std::thread::spawn(move || {
+                    let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+                    let mut ok = 0;
+                    for _ in 0..10 {
+                        let r = buckets(&mut c, "shared", &["100", "600000"]).unwrap();
+                        ok += r[0];
+                    }
+                    ok
+                })
+            })
+            .collect();
+        let total: i64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        assert_eq!(total, 100, "{:?}", server.flavor);
+        let mut c = server.conn();
+        assert_eq!(fields(&mut c, "shared")["t"], "000000100");
+    });
+}
+
+/// Fills two keys with the same buckets, one at 10 and one at 2,000
+/// requests per bucket; each round runs in one MULTI so both keys see the
+/// same bucket. A round that straddles a bucket boundary is redone.
+#[test]
+fn memory_is_independent_of_the_rate() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let args = ["1000000", "15000", "PRECISION", "250"];
+        for attempt in 0.. {
+            assert!(
+                attempt < 5,
+                "{f:?}: rounds kept straddling bucket boundaries"
+            );
+            let (slow, fast) = (format!("slow{attempt}"), format!("fast{attempt}"));
+            for _ in 0..4 {
+                let mut pipe = redis::pipe();
+                pipe.atomic();
+                for _ in 0..10 {
+                    pipe.cmd("RL.BUCKETS").arg(&slow).arg(&args).ignore();
+                }
+                for _ in 0..2000 {
+                    pipe.cmd("RL.BUCKETS").arg(&fast).arg(&args).ignore();
+                }
+                let () = pipe.query(&mut c).unwrap();
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            let (bs, bf) = (bucket_fields(&mut c, &slow), bucket_fields(&mut c, &fast));
+            if bs.keys().ne(bf.keys()) || bs.len() != 4 {
+                continue;
+            }
+            assert!(bs.values().all(|v| v == "000000010"), "{f:?} {bs:?}");
+            assert!(bf.values().all(|v| v == "000002000"), "{f:?} {bf:?}");
+            let usage = |c: &mut redis::Connection, k: &str| -> i64 {
+                redis::cmd("MEMORY").arg("USAGE").arg(k).query(c).unwrap()
+            };
+            let (ms, mf) = (usage(&mut c, &slow), usage(&mut c, &fast));
+            assert_eq!(ms, mf, "{f:?}: MEMORY USAGE differs with the rate");
+            break;
+        }
+    });
+}
+
+/// Builds a key holding `n` live buckets (1 s each) exactly as RL.BUCKETS
+/// writes them, checks RL.BUCKETS reads it as its own, and returns its
+/// MEMORY USAGE and encoding after one more admitted call.
+fn key_with_buckets(c: &mut redis::Connection, key: &str, n: i64) -> (i64, String) {
+    let (secs, _): (i64, i64) = redis::cmd("TIME").query(c).unwrap();
+    let now_bucket = secs; // 1000 ms buckets: bucket index = seconds
+    let oldest = now_bucket - n + 1;
+    let mut cmd = redis::cmd("HSET");
+    cmd.arg(key);
+    for b in oldest..=now_bucket {
+        cmd.arg(b).arg("000000010");
+    }
+    cmd.arg("t")
+        .arg(format!("{:09}", 10 * n))
+        .arg("o")
+        .arg(oldest)
+        .arg("n")
+        .arg(now_bucket)
+        .arg("k")
+        .arg("buckets")
+        .arg("p")
+        .arg(1000);
+    let _: i64 = cmd.query(c).unwrap();
+    let window = (n * 1000).to_string();
+    let r = buckets(c, key, &["1000000", &window, "PRECISION", "1000"]).unwrap();
+    assert_eq!(r[0], 1);
+    // All n buckets counted (or n-1 if a second boundary passed meanwhile).
+    let held = 1_000_000 - 1 - r[1];
+    assert!(
+        held == 10 * n || held == 10 * (n - 1),
+        "held {held} of {n} buckets"
+    );
+    let usage: i64 = redis::cmd("MEMORY").arg("USAGE").arg(key).query(c).unwrap();
+    let enc: String = redis::cmd("OBJECT")
+        .arg("ENCODING")
+        .arg(key)
+        .query(c)
+        .unwrap();
+    (usage, enc)
+}
+
+/// The memory table of the README (run with --nocapture to see it): the
+/// default 60 buckets stay in the compact listpack encoding.
+#[test]
+fn memory_per_key_by_bucket_count() {
+    on_every_server(|server| {
+        let mut c = server.conn();
+        let mut previous = 0;
+        for n in [10, 60, 600] {
+            let (usage, enc) = key_with_buckets(&mut c, &format!("mem{n}"), n);
+            println!("{:?}: {n} buckets: {usage} bytes ({enc})", server.flavor);
+            assert!(usage > previous);
+            previous = usage;
+            let compact = if n <= 60 { "listpack" } else { "hashtable" };
+            assert_eq!(enc, compact, "{:?} at {n} buckets", server.flavor);
+        }
+    });
+}
