@@ -9,7 +9,6 @@
 //! to target/bench/ as Markdown and CSV. Nothing here is a pass/fail test.
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::collections::BTreeMap;
