@@ -7,3 +7,8 @@ pub mod decision;
 pub mod error;
 pub mod slide_request;
 pub mod sliding_log;
+pub mod fixed_request;
+pub mod fixed_window;
+pub mod gcra;
+pub mod load_options;
+pub mod throttle_request;
