@@ -10,8 +10,16 @@ pub mod host;
 
 use redis_module::{redis_module, Context, RedisString, Status};
 
-fn init(ctx: &Context, _args: &[RedisString]) -> Status {
-    match host::load(ctx.ctx) {
+fn init(ctx: &Context, args: &[RedisString]) -> Status {
+    let args: Vec<&[u8]> = args.iter().map(RedisString::as_slice).collect();
+    let options = match core::load_options::LoadOptions::parse(&args) {
+        Ok(options) => options,
+        Err(e) => {
+            ctx.log_warning(&format!("rl: {e}; module not loaded"));
+            return Status::Err;
+        }
+    };
+    match host::load(ctx.ctx, &options) {
         Ok(()) => Status::Ok,
         Err(e) => {
             ctx.log_warning(&format!("rl: {e}"));

@@ -2,3 +2,6 @@
 //! replicate the effects (host), reply.
 
 pub mod slide;
+pub mod cl_throttle;
+pub mod fixed;
+pub mod throttle;

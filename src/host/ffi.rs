@@ -24,6 +24,17 @@ macro_rules! api {
 }
 pub(crate) use api;
 
+/// Like `api!`, but yields the `Option` itself, for functions some supported
+/// servers lack (e.g. `Microseconds`, absent from Redis 7.0).
+macro_rules! api_opt {
+    ($name:ident) => {
+        paste::paste! {
+            *std::ptr::addr_of!($crate::host::ffi::binding::raw::[<RedisModule_ $name>])
+        }
+    };
+}
+pub(crate) use api_opt;
+
 /// True once the server has handed us its API (never in unit tests).
 pub fn server_present() -> bool {
     // SAFETY: a plain read of a pointer the server sets once at load.
@@ -52,3 +63,5 @@ pub const ARG_TYPE_KEY: u32 = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYP
 pub const ARG_TYPE_PURE_TOKEN: u32 = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN;
 pub const KSPEC_BS_INDEX: u32 = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
 pub const KSPEC_FK_RANGE: u32 = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+/// `GetAbsExpire`'s answer for a key without a TTL.
+pub const NO_EXPIRE: i64 = raw::REDISMODULE_NO_EXPIRE as i64;

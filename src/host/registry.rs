@@ -16,6 +16,7 @@ use linkme::distributed_slice;
 
 use super::ffi::api;
 use super::ffi::OK;
+use crate::core::load_options::LoadOptions;
 
 /// The server's callback type for a command.
 pub type Callback = extern "C" fn(*mut ffi::Ctx, *mut *mut ffi::Str, c_int) -> c_int;
@@ -65,10 +66,13 @@ pub struct CommandSpec {
 #[distributed_slice]
 pub static COMMANDS: [CommandSpec];
 
-/// Creates every declared command. Logs and fails the load on any refusal.
-pub(crate) fn register_all(ctx: *mut ffi::Ctx) -> Result<(), String> {
+/// Creates every declared command the load options keep. Logs and fails the
+/// load on any refusal.
+pub(crate) fn register_all(ctx: *mut ffi::Ctx, options: &LoadOptions) -> Result<(), String> {
     for spec in COMMANDS {
-        register(ctx, spec)?;
+        if options.registers(&spec.name.to_string_lossy()) {
+            register(ctx, spec)?;
+        }
     }
     Ok(())
 }
