@@ -284,3 +284,4 @@ pub fn snapshot(c: &mut redis::Connection, key: &str) -> (Option<Vec<u8>>, i64) 
     let pttl: i64 = redis::cmd("PTTL").arg(key).query(c).unwrap();
     (dump, pttl)
 }
+pub mod limiters;
