@@ -1,7 +1,7 @@
 //! One thin file per command: parse, open the key, decide (core), apply and
 //! replicate the effects (host), reply.
 
-pub mod slide;
 pub mod cl_throttle;
 pub mod fixed;
+pub mod slide;
 pub mod throttle;

@@ -145,7 +145,15 @@ mod tests {
         for (input, want) in ok {
             assert_eq!(non_negative(input, "n", 1000), Ok(*want));
         }
-        let bad: &[&[u8]] = &[b"", b"-1", b"+0", b" 0", b"1001", b"1e3", b"99999999999999999999999"];
+        let bad: &[&[u8]] = &[
+            b"",
+            b"-1",
+            b"+0",
+            b" 0",
+            b"1001",
+            b"1e3",
+            b"99999999999999999999999",
+        ];
         for input in bad {
             assert_eq!(
                 non_negative(input, "n", 1000),

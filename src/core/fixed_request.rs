@@ -84,7 +84,10 @@ mod tests {
             ("RL.FIXED k 0 1000", range("limit", MAX_LIMIT)),
             ("RL.FIXED k 100000000000001 1000", range("limit", MAX_LIMIT)),
             ("RL.FIXED k 10 -1", range("window", MAX_WINDOW_MS)),
-            ("RL.FIXED k 10 1000000000001", range("window", MAX_WINDOW_MS)),
+            (
+                "RL.FIXED k 10 1000000000001",
+                range("window", MAX_WINDOW_MS),
+            ),
             ("RL.FIXED k 10 1000 COST 0", range("COST", MAX_LIMIT)),
             ("RL.FIXED k 10 1000 COST 11", RlError::CostAboveLimit),
             (

@@ -182,7 +182,13 @@ mod tests {
     fn stored_counters_are_read_or_refused() {
         assert_eq!(stored_count(b"0"), Ok(0));
         assert_eq!(stored_count(b"100000000000000"), Ok(MAX_LIMIT));
-        for bad in [&b"100000000000001"[..], b"1750000000123456", b"-1", b"x", b""] {
+        for bad in [
+            &b"100000000000001"[..],
+            b"1750000000123456",
+            b"-1",
+            b"x",
+            b"",
+        ] {
             assert_eq!(
                 stored_count(bad),
                 Err(RlError::ForeignString {

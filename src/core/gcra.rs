@@ -235,13 +235,20 @@ mod tests {
 
     #[test]
     fn rates_round_the_interval_up_and_bound_the_burst() {
-        let cases: &[(u64, u64, u64, Result<(i64, i64, u64), RlError>)] = &[
+        // (max_burst, count, period µs) -> (T, τ, limit)
+        type Row = (u64, u64, u64, Result<(i64, i64, u64), RlError>);
+        let cases: &[Row] = &[
             (4, 5, 1_000_000, Ok((200_000, 1_000_000, 5))),
             (0, 3, 1_000_000, Ok((333_334, 333_334, 1))),
             (9, 100_000, 1_000_000, Ok((10, 100, 10))),
             (0, 1_000_000, 1_000_000, Ok((1, 1, 1))),
             (0, 1_000_001, 1_000_000, Err(RlError::RateTooHigh)),
-            (999_999_999, 1, 1_000_000, Ok((1_000_000, 1_000_000_000_000_000, 1_000_000_000))),
+            (
+                999_999_999,
+                1,
+                1_000_000,
+                Ok((1_000_000, 1_000_000_000_000_000, 1_000_000_000)),
+            ),
             (1_000_000_000, 1, 1_000_000, Err(RlError::BurstTooLong)),
             (u64::MAX, 1, 1, Err(RlError::BurstTooLong)),
         ];

@@ -5,10 +5,10 @@
 pub mod args;
 pub mod decision;
 pub mod error;
-pub mod slide_request;
-pub mod sliding_log;
 pub mod fixed_request;
 pub mod fixed_window;
 pub mod gcra;
 pub mod load_options;
+pub mod slide_request;
+pub mod sliding_log;
 pub mod throttle_request;

@@ -139,7 +139,10 @@ mod tests {
             ("RL.THROTTLE k 1 0 1000", range("count", MAX_UNITS)),
             ("RL.THROTTLE k 1 1.5 1000", range("count", MAX_UNITS)),
             ("RL.THROTTLE k 1 1 0", range("period", MAX_PERIOD_MS)),
-            ("RL.THROTTLE k 1 1 1000000000001", range("period", MAX_PERIOD_MS)),
+            (
+                "RL.THROTTLE k 1 1 1000000000001",
+                range("period", MAX_PERIOD_MS),
+            ),
             ("RL.THROTTLE k 1 1 1000 -1", zero_to("quantity")),
             ("RL.THROTTLE k 1 1 1000 3", RlError::QuantityAboveBurst),
             ("RL.THROTTLE k 0 1001 1", RlError::RateTooHigh),
@@ -150,7 +153,10 @@ mod tests {
                     command: "cl.throttle",
                 },
             ),
-            ("CL.THROTTLE k 1 1 1000000001", range("period", MAX_PERIOD_S)),
+            (
+                "CL.THROTTLE k 1 1 1000000001",
+                range("period", MAX_PERIOD_S),
+            ),
             ("CL.THROTTLE k 0 1000001 1", RlError::RateTooHigh),
             ("CL.THROTTLE k 1 1 1 x", zero_to("quantity")),
         ];
