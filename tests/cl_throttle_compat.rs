@@ -77,10 +77,7 @@ fn bad_input_and_other_types_are_refused() {
                 "quantity must be an integer from 0 to",
             ),
         ];
-        for (line, want) in cases {
-            let err = error_of(&mut c, line);
-            assert!(err.contains(want), "{f:?} {line:?}: {err}");
-        }
+        assert_errors(&mut c, f, cases);
         let exists: i64 = redis::cmd("EXISTS").arg("k").query(&mut c).unwrap();
         assert_eq!(exists, 0, "{f:?}");
         let _: () = redis::cmd("HSET")
@@ -89,10 +86,7 @@ fn bad_input_and_other_types_are_refused() {
             .arg(1)
             .query(&mut c)
             .unwrap();
-        let before = state(&mut c, "h");
-        let err = error_of(&mut c, &["CL.THROTTLE", "h", "1", "1", "1"]);
-        assert!(err.starts_with("WRONGTYPE"), "{f:?}: {err}");
-        assert_eq!(state(&mut c, "h"), before, "{f:?}");
+        assert_wrongtype_untouched(&mut c, f, "h", &["CL.THROTTLE", "h", "1", "1", "1"]);
     });
 }
 

@@ -125,10 +125,7 @@ fn bad_input_is_refused_naming_the_argument_and_writes_nothing() {
                 "max_burst too large",
             ),
         ];
-        for (line, want) in cases {
-            let err = error_of(&mut c, line);
-            assert!(err.contains(want), "{f:?} {line:?}: {err}");
-        }
+        assert_errors(&mut c, f, cases);
         assert_eq!(state(&mut c, "k"), before, "{f:?}");
     });
 }
@@ -143,10 +140,12 @@ fn other_types_and_foreign_strings_are_refused_untouched() {
             .arg("a")
             .query(&mut c)
             .unwrap();
-        let before = state(&mut c, "list");
-        let err = error_of(&mut c, &["RL.THROTTLE", "list", "1", "1", "1000"]);
-        assert!(err.starts_with("WRONGTYPE"), "{f:?}: {err}");
-        assert_eq!(state(&mut c, "list"), before, "{f:?}");
+        assert_wrongtype_untouched(
+            &mut c,
+            f,
+            "list",
+            &["RL.THROTTLE", "list", "1", "1", "1000"],
+        );
         // A plain string, and a fixed-window counter, are not throttle states.
         for (key, value) in [("s", "hello"), ("counter", "5")] {
             let _: () = redis::cmd("SET").arg(key).arg(value).query(&mut c).unwrap();

@@ -5,12 +5,12 @@
 use linkme::distributed_slice;
 
 use crate::command_callback;
-use crate::commands::throttle::decide_and_apply;
+use crate::commands::throttle::{decide_and_apply, THROTTLE_ARGS};
 use crate::core::error::RlError;
 use crate::core::throttle_request::ThrottleRequest;
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
-use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
 use crate::host::reply::Reply;
 
 fn cl_throttle(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
@@ -31,12 +31,6 @@ static CL_THROTTLE: CommandSpec = CommandSpec {
     since: c"0.1.0",
     arity: -5,
     key: KeyAccess::ReadWriteUpdate,
-    args: &[
-        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-        ArgSpec { name: c"max_burst", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"count", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"period", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"quantity", kind: ArgKind::Integer, token: None, optional: true },
-    ],
+    args: THROTTLE_ARGS,
     callback: cl_throttle_callback,
 };

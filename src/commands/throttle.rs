@@ -39,6 +39,16 @@ fn throttle(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     Ok(Reply::Decision(outcome.to_decision()))
 }
 
+/// The arguments of both throttle commands (the period's unit differs).
+#[rustfmt::skip]
+pub(crate) const THROTTLE_ARGS: &[ArgSpec] = &[
+    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+    ArgSpec { name: c"max_burst", kind: ArgKind::Integer, token: None, optional: false },
+    ArgSpec { name: c"count", kind: ArgKind::Integer, token: None, optional: false },
+    ArgSpec { name: c"period", kind: ArgKind::Integer, token: None, optional: false },
+    ArgSpec { name: c"quantity", kind: ArgKind::Integer, token: None, optional: true },
+];
+
 const HANDLER: Handler = throttle;
 command_callback!(throttle_callback => HANDLER);
 
@@ -51,12 +61,6 @@ static THROTTLE: CommandSpec = CommandSpec {
     since: c"0.1.0",
     arity: -5,
     key: KeyAccess::ReadWriteUpdate,
-    args: &[
-        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-        ArgSpec { name: c"max_burst", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"count", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"period", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"quantity", kind: ArgKind::Integer, token: None, optional: true },
-    ],
+    args: THROTTLE_ARGS,
     callback: throttle_callback,
 };

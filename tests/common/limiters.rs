@@ -86,6 +86,12 @@ pub fn value_and_expiry(c: &mut redis::Connection, key: &str) -> (Option<String>
 /// link is up.
 pub fn replica_of(primary: &Server) -> Server {
     let port = primary.port.to_string();
+    // Start the full sync at once instead of after the default 5 s delay.
+    let _: redis::RedisResult<()> = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("repl-diskless-sync-delay")
+        .arg(0)
+        .query(&mut primary.conn());
     let replica = Server::start_with(primary.flavor, &["--replicaof", "127.0.0.1", &port]);
     let mut c = replica.conn();
     let start = Instant::now();
@@ -142,4 +148,26 @@ pub fn server_without_module(flavor: Flavor, name: &str) -> Server {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     Server::start_in(flavor, dir, &["--enable-module-command", "yes"], false)
+}
+
+/// Each command line gets an error containing its expected text.
+pub fn assert_errors(c: &mut redis::Connection, flavor: Flavor, cases: &[(&[&str], &str)]) {
+    for (line, want) in cases {
+        let err = error_of(c, line);
+        assert!(err.contains(want), "{flavor:?} {line:?}: {err}");
+    }
+}
+
+/// `line` (on `key`, which holds another type) gets WRONGTYPE and leaves
+/// the key exactly as it was.
+pub fn assert_wrongtype_untouched(
+    c: &mut redis::Connection,
+    flavor: Flavor,
+    key: &str,
+    line: &[&str],
+) {
+    let before = state(c, key);
+    let err = error_of(c, line);
+    assert!(err.starts_with("WRONGTYPE"), "{flavor:?}: {err}");
+    assert_eq!(state(c, key), before, "{flavor:?}");
 }
