@@ -3,6 +3,8 @@ SHELL := /bin/bash
 PORT ?= 6379
 MODULE := target/release/librl.so
 SERVER ?= redis-server
+# Module load arguments for `make run`, e.g. MODULE_ARGS="CL.THROTTLE off"
+MODULE_ARGS ?=
 
 .PHONY: help deps build build-valkey run test bench lint fmt clean
 
@@ -20,7 +22,7 @@ build-valkey: ## Build the native Valkey module: target/valkey/release/librl.so
 
 run: deps build ## Start a server with the module on PORT (default 6379); SERVER=.deps/valkey/valkey-server for Valkey
 	@echo "rl: starting $(SERVER) on port $(PORT); try: redis-cli -p $(PORT) RL.SLIDE user:42 100 60000"
-	$(SERVER) redis.conf.example --port $(PORT) --loadmodule $(CURDIR)/$(MODULE)
+	$(SERVER) redis.conf.example --port $(PORT) --loadmodule $(CURDIR)/$(MODULE) $(MODULE_ARGS)
 
 test: deps build build-valkey ## Unit, property and real-server tests: both builds on Redis 7.0, Redis 8.2 and Valkey 9.1
 	cargo test --release -- --test-threads=2

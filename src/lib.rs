@@ -13,13 +13,21 @@ pub mod commands;
 pub mod core;
 pub mod host;
 
+/// Parses the load arguments (core) and registers the module (host).
+fn start(ctx: *mut host::RawCtx, args: &[&[u8]]) -> Result<(), String> {
+    let options = core::load_options::LoadOptions::parse(args)
+        .map_err(|e| format!("{e}; module not loaded"))?;
+    host::load(ctx, &options)
+}
+
 #[cfg(feature = "redis")]
 mod module {
     use crate::host;
     use redis_module::{redis_module, Context, RedisString, Status};
 
-    fn init(ctx: &Context, _args: &[RedisString]) -> Status {
-        match host::load(ctx.ctx) {
+    fn init(ctx: &Context, args: &[RedisString]) -> Status {
+        let args: Vec<&[u8]> = args.iter().map(RedisString::as_slice).collect();
+        match crate::start(ctx.ctx, &args) {
             Ok(()) => Status::Ok,
             Err(e) => {
                 ctx.log_warning(&format!("rl: {e}"));
@@ -42,8 +50,9 @@ mod module {
     use crate::host;
     use valkey_module::{valkey_module, Context, Status, ValkeyString};
 
-    fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
-        match host::load(ctx.ctx) {
+    fn init(ctx: &Context, args: &[ValkeyString]) -> Status {
+        let args: Vec<&[u8]> = args.iter().map(ValkeyString::as_slice).collect();
+        match crate::start(ctx.ctx, &args) {
             Ok(()) => Status::Ok,
             Err(e) => {
                 ctx.log_warning(&format!("rl: {e}"));

@@ -2,6 +2,9 @@
 //! replicate the effects (host), reply.
 
 pub mod buckets;
+pub mod cl_throttle;
 pub mod count;
+pub mod fixed;
 pub mod slide;
+pub mod throttle;
 pub mod totals;

@@ -25,6 +25,49 @@ pub fn positive(bytes: &[u8], arg: &'static str, max: u64) -> Result<u64, RlErro
     Ok(value)
 }
 
+/// Parses a decimal integer in `0..=max` (for arguments where zero means
+/// something, like a burst of none or a quantity that only peeks).
+pub fn non_negative(bytes: &[u8], arg: &'static str, max: u64) -> Result<u64, RlError> {
+    let err = RlError::NotInRange { arg, min: 0, max };
+    match unsigned(bytes) {
+        Some(v) if v <= max => Ok(v),
+        _ => Err(err),
+    }
+}
+
+/// A plain unsigned decimal (digits only, no sign, no spaces) that fits in a
+/// `u64`, as rl writes its integer states; `None` for anything else.
+pub fn unsigned(bytes: &[u8]) -> Option<u64> {
+    if bytes.is_empty() || bytes.len() > 20 {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &b in bytes {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(value)
+}
+
+/// The trailing `[COST cost]` of a command line, from `args[from]` on:
+/// `cost` in `1..=max`, default 1. Any other token is an unknown option.
+pub fn cost_option(args: &[&[u8]], from: usize, max: u64) -> Result<u64, RlError> {
+    let mut cost = None;
+    let mut at = from;
+    while at < args.len() {
+        let token = args[at];
+        if !token.eq_ignore_ascii_case(b"COST") {
+            return Err(RlError::UnknownOption(token_text(token)));
+        }
+        let value = option_value(args, at + 1, "COST")?;
+        set_once(&mut cost, positive(value, "COST", max)?, "COST")?;
+        at += 2;
+    }
+    Ok(cost.unwrap_or(1))
+}
+
 /// Sets an option slot once; a second occurrence is an error.
 pub fn set_once<T>(slot: &mut Option<T>, value: T, option: &'static str) -> Result<(), RlError> {
     if slot.is_some() {
@@ -93,6 +136,43 @@ mod tests {
                 }),
                 "input {input:?}"
             );
+        }
+    }
+
+    #[test]
+    fn non_negative_accepts_zero_and_names_the_argument() {
+        let ok: &[(&[u8], u64)] = &[(b"0", 0), (b"00", 0), (b"7", 7), (b"1000", 1000)];
+        for (input, want) in ok {
+            assert_eq!(non_negative(input, "n", 1000), Ok(*want));
+        }
+        let bad: &[&[u8]] = &[
+            b"",
+            b"-1",
+            b"+0",
+            b" 0",
+            b"1001",
+            b"1e3",
+            b"99999999999999999999999",
+        ];
+        for input in bad {
+            assert_eq!(
+                non_negative(input, "n", 1000),
+                Err(RlError::NotInRange {
+                    arg: "n",
+                    min: 0,
+                    max: 1000
+                }),
+                "input {input:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unsigned_reads_only_plain_digits() {
+        assert_eq!(unsigned(b"0"), Some(0));
+        assert_eq!(unsigned(b"18446744073709551615"), Some(u64::MAX));
+        for bad in [&b""[..], b"18446744073709551616", b"-1", b"1.0", b"12 "] {
+            assert_eq!(unsigned(bad), None, "{bad:?}");
         }
     }
 

@@ -38,6 +38,22 @@ pub enum RlError {
     BadField { max_len: usize },
     /// An RL.COUNT key already counts the most distinct fields it may.
     TooManyFields { max: usize },
+    /// A numeric argument is not an integer in `min..=max`.
+    NotInRange {
+        arg: &'static str,
+        min: u64,
+        max: u64,
+    },
+    /// `count` per `period` asks for more than one request per microsecond,
+    /// the clock's resolution.
+    RateTooHigh,
+    /// `(max_burst + 1)` emission intervals span more than `MAX_TOLERANCE_US`.
+    BurstTooLong,
+    /// An `RL.THROTTLE` quantity above `max_burst + 1` could never be admitted.
+    QuantityAboveBurst,
+    /// The key holds a string that is not the state this command writes
+    /// (for instance another limiter's state under the same key).
+    ForeignString { expected: &'static str },
     /// A bug: a panic or an unexpected server answer, caught at the boundary.
     Internal(&'static str),
 }
@@ -81,6 +97,23 @@ impl fmt::Display for RlError {
             ),
             RlError::TooManyFields { max } => {
                 write!(f, "ERR key already counts {max} fields, the most it may hold")
+            }
+            RlError::NotInRange { arg, min, max } => {
+                write!(f, "ERR {arg} must be an integer from {min} to {max}")
+            }
+            RlError::RateTooHigh => write!(
+                f,
+                "ERR count per period must not exceed 1 per microsecond (1000000 per second)"
+            ),
+            RlError::BurstTooLong => write!(
+                f,
+                "ERR max_burst too large: (max_burst + 1) * period / count must not exceed 31 years"
+            ),
+            RlError::QuantityAboveBurst => {
+                write!(f, "ERR quantity must not exceed max_burst + 1")
+            }
+            RlError::ForeignString { expected } => {
+                write!(f, "ERR key holds a string that is not {expected}")
             }
             RlError::Internal(what) => write!(f, "ERR rl internal error: {what}"),
         }
@@ -160,6 +193,32 @@ mod tests {
             (
                 RlError::TooManyFields { max: 8 },
                 "ERR key already counts 8 fields, the most it may hold",
+            ),
+            (
+                RlError::NotInRange {
+                    arg: "max_burst",
+                    min: 0,
+                    max: 9,
+                },
+                "ERR max_burst must be an integer from 0 to 9",
+            ),
+            (
+                RlError::RateTooHigh,
+                "ERR count per period must not exceed 1 per microsecond (1000000 per second)",
+            ),
+            (
+                RlError::BurstTooLong,
+                "ERR max_burst too large: (max_burst + 1) * period / count must not exceed 31 years",
+            ),
+            (
+                RlError::QuantityAboveBurst,
+                "ERR quantity must not exceed max_burst + 1",
+            ),
+            (
+                RlError::ForeignString {
+                    expected: "an rl counter",
+                },
+                "ERR key holds a string that is not an rl counter",
             ),
             (RlError::Internal("x"), "ERR rl internal error: x"),
         ];

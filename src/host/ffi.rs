@@ -81,3 +81,5 @@ pub const KSPEC_FK_RANGE: u32 = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_
 pub const HASH_CFIELDS: c_int = raw::REDISMODULE_HASH_CFIELDS as c_int;
 /// The value that makes `HashSet` delete a field (`REDISMODULE_HASH_DELETE`).
 pub const HASH_DELETE: *mut Str = std::ptr::without_provenance_mut(1);
+/// `GetAbsExpire`'s answer for a key without a TTL.
+pub const NO_EXPIRE: i64 = raw::REDISMODULE_NO_EXPIRE as i64;

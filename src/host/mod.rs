@@ -9,16 +9,19 @@ pub mod hash_state;
 pub mod registry;
 pub mod replicate;
 pub mod reply;
+pub mod string_state;
 pub mod zset_log;
 
 pub use ffi::{Ctx as RawCtx, Str as RawString};
 
 use ffi::api;
 
-/// Module load: options, then every declared command.
-pub(crate) fn load(ctx: *mut RawCtx) -> Result<(), String> {
+use crate::core::load_options::LoadOptions;
+
+/// Module load: options, then every declared command the load arguments keep.
+pub(crate) fn load(ctx: *mut RawCtx, options: &LoadOptions) -> Result<(), String> {
     set_options(ctx);
-    let category = registry::register_all(ctx)?;
+    let category = registry::register_all(ctx, options)?;
     let note = if category {
         c"commands registered, ACL category @ratelimit added"
     } else {

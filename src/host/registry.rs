@@ -16,6 +16,7 @@ use linkme::distributed_slice;
 
 use super::ffi::OK;
 use super::ffi::{api, optional_api};
+use crate::core::load_options::LoadOptions;
 
 /// The server's callback type for a command.
 pub type Callback = extern "C" fn(*mut ffi::Ctx, *mut *mut ffi::Str, c_int) -> c_int;
@@ -68,13 +69,15 @@ pub static COMMANDS: [CommandSpec];
 /// The ACL category every rl command belongs to, so `+@ratelimit` works.
 pub const ACL_CATEGORY: &CStr = c"ratelimit";
 
-/// Creates every declared command. Logs and fails the load on any refusal.
-/// Returns whether the `ratelimit` ACL category could be registered (Redis
-/// 7.4+, Valkey 8+); older servers load rl without it.
-pub(crate) fn register_all(ctx: *mut ffi::Ctx) -> Result<bool, String> {
+/// Creates every declared command the load options keep. Logs and fails the
+/// load on any refusal. Returns whether the `ratelimit` ACL category could
+/// be registered (Redis 7.4+, Valkey 8+); older servers load rl without it.
+pub(crate) fn register_all(ctx: *mut ffi::Ctx, options: &LoadOptions) -> Result<bool, String> {
     let category = add_acl_category(ctx);
     for spec in COMMANDS {
-        register(ctx, spec, category)?;
+        if options.registers(&spec.name.to_string_lossy()) {
+            register(ctx, spec, category)?;
+        }
     }
     Ok(category)
 }

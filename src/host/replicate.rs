@@ -53,6 +53,23 @@ pub fn zrem_through(cmd: &CommandCtx, key_index: usize, cutoff: i64) {
     }
 }
 
+/// `SET key value PXAT at_ms`: a whole string state and its absolute expiry
+/// in one command (PXAT exists since Redis 6.2).
+pub fn set_pxat(cmd: &CommandCtx, key_index: usize, value: i64, at_ms: i64) {
+    // SAFETY: as above.
+    unsafe {
+        api!(Replicate)(
+            cmd.raw,
+            c"SET".as_ptr(),
+            c"slcl".as_ptr(),
+            cmd.raw_arg(key_index),
+            value,
+            c"PXAT".as_ptr(),
+            at_ms,
+        );
+    }
+}
+
 /// `PEXPIREAT key at_ms`
 pub fn pexpireat(cmd: &CommandCtx, key_index: usize, at_ms: i64) {
     // SAFETY: as above.

@@ -7,6 +7,7 @@ use super::ffi;
 use super::ffi::{api, optional_api};
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
+use crate::core::gcra::CellReply;
 
 /// What a command answers; shaped by the core, written here.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,31 +15,41 @@ pub enum Reply {
     Decision(Decision),
     /// Name/total pairs: a map in RESP3, a flat array in RESP2.
     Totals(Vec<(Vec<u8>, u64)>),
+    /// redis-cell's five integers (CL.THROTTLE).
+    Cell(CellReply),
 }
 
 pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
+    match reply {
+        Reply::Decision(d) => write_integers(ctx, &d.to_reply()),
+        Reply::Cell(c) => write_integers(ctx, &c.to_reply()),
+        Reply::Totals(pairs) => write_totals(ctx, pairs),
+    }
+}
+
+fn write_totals(ctx: *mut ffi::Ctx, pairs: &[(Vec<u8>, u64)]) {
     // SAFETY: ctx is the live context of the running command.
     unsafe {
-        match reply {
-            Reply::Decision(d) => {
-                let ints = d.to_reply();
-                api!(ReplyWithArray)(ctx, ints.len() as _);
-                for v in ints {
-                    api!(ReplyWithLongLong)(ctx, v);
-                }
-            }
-            Reply::Totals(pairs) => {
-                // The server writes a map as a flat array for RESP2 clients;
-                // a server without the call gets the flat array directly.
-                match optional_api!(ReplyWithMap) {
-                    Some(map) => map(ctx, pairs.len() as _),
-                    None => api!(ReplyWithArray)(ctx, (pairs.len() * 2) as _),
-                };
-                for (name, total) in pairs {
-                    api!(ReplyWithStringBuffer)(ctx, name.as_ptr().cast(), name.len());
-                    api!(ReplyWithLongLong)(ctx, i64::try_from(*total).unwrap_or(i64::MAX));
-                }
-            }
+        // The server writes a map as a flat array for RESP2 clients; a
+        // server without the call gets the flat array directly.
+        match optional_api!(ReplyWithMap) {
+            Some(map) => map(ctx, pairs.len() as _),
+            None => api!(ReplyWithArray)(ctx, (pairs.len() * 2) as _),
+        };
+        for (name, total) in pairs {
+            api!(ReplyWithStringBuffer)(ctx, name.as_ptr().cast(), name.len());
+            api!(ReplyWithLongLong)(ctx, i64::try_from(*total).unwrap_or(i64::MAX));
+        }
+    }
+}
+
+/// An array of integers.
+fn write_integers(ctx: *mut ffi::Ctx, ints: &[i64]) {
+    // SAFETY: ctx is the live context of the running command.
+    unsafe {
+        api!(ReplyWithArray)(ctx, ints.len() as _);
+        for &v in ints {
+            api!(ReplyWithLongLong)(ctx, v);
         }
     }
 }

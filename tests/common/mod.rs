@@ -6,6 +6,7 @@
 
 pub mod buckets;
 pub mod cluster;
+pub mod limiters;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

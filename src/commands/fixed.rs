@@ -1,0 +1,55 @@
+//! `RL.FIXED key limit window [COST cost]`: the fixed-window counter.
+
+use linkme::distributed_slice;
+
+use crate::command_callback;
+use crate::core::error::RlError;
+use crate::core::fixed_request::FixedRequest;
+use crate::core::fixed_window::{decide, stored_count, FixedState};
+use crate::host::command::Handler;
+use crate::host::context::CommandCtx;
+use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::replicate;
+use crate::host::reply::Reply;
+use crate::host::string_state::StringState;
+
+const KEY: usize = 1;
+
+fn fixed(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
+    let req = FixedRequest::parse(args)?;
+    let mut state = StringState::open(cmd, KEY)?;
+    let stored = match state.bytes() {
+        Some(bytes) => Some(FixedState {
+            count: stored_count(bytes)?,
+            expire_at_ms: state.expire_at_ms(),
+        }),
+        None => None,
+    };
+    let outcome = decide(&req, stored, cmd.now_ms());
+    if let Some(w) = outcome.write {
+        state.write(w.count, w.expire_at_ms)?;
+        replicate::set_pxat(cmd, KEY, w.count as i64, w.expire_at_ms);
+    }
+    Ok(Reply::Decision(outcome.decision))
+}
+
+const HANDLER: Handler = fixed;
+command_callback!(fixed_callback => HANDLER);
+
+#[distributed_slice(COMMANDS)]
+static FIXED: CommandSpec = CommandSpec {
+    name: c"rl.fixed",
+    flags: c"write deny-oom",
+    summary: c"Fixed-window rate limit: one counter per key, its window starting at the first admitted request and lasting `window` ms. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
+    complexity: c"O(1)",
+    since: c"0.1.0",
+    arity: -4,
+    key: KeyAccess::ReadWriteUpdate,
+    args: &[
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+        ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
+    ],
+    callback: fixed_callback,
+};

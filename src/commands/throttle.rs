@@ -1,0 +1,66 @@
+//! `RL.THROTTLE key max_burst count period [quantity]`: GCRA, period in ms.
+
+use linkme::distributed_slice;
+
+use crate::command_callback;
+use crate::core::error::RlError;
+use crate::core::gcra::{decide, stored_tat, GcraOutcome};
+use crate::core::throttle_request::ThrottleRequest;
+use crate::host::command::Handler;
+use crate::host::context::CommandCtx;
+use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::replicate;
+use crate::host::reply::Reply;
+use crate::host::string_state::StringState;
+
+const KEY: usize = 1;
+
+/// The GCRA step shared with `CL.THROTTLE`: read the TAT, decide at the
+/// server's µs clock, store and replicate an admission as `SET key tat PXAT
+/// expiry`. A denial or a peek writes nothing.
+pub(crate) fn decide_and_apply(
+    cmd: &CommandCtx,
+    req: &ThrottleRequest,
+) -> Result<GcraOutcome, RlError> {
+    let mut state = StringState::open(cmd, KEY)?;
+    let tat = state.bytes().map(stored_tat).transpose()?;
+    let outcome = decide(&req.rate, tat, req.quantity, cmd.now_us());
+    if let Some(w) = outcome.write {
+        let value = u64::try_from(w.tat_us).map_err(|_| RlError::Internal("negative TAT"))?;
+        state.write(value, w.expire_at_ms)?;
+        replicate::set_pxat(cmd, KEY, w.tat_us, w.expire_at_ms);
+    }
+    Ok(outcome)
+}
+
+fn throttle(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
+    let req = ThrottleRequest::parse_ms(args)?;
+    let outcome = decide_and_apply(cmd, &req)?;
+    Ok(Reply::Decision(outcome.to_decision()))
+}
+
+/// The arguments of both throttle commands (the period's unit differs).
+#[rustfmt::skip]
+pub(crate) const THROTTLE_ARGS: &[ArgSpec] = &[
+    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+    ArgSpec { name: c"max_burst", kind: ArgKind::Integer, token: None, optional: false },
+    ArgSpec { name: c"count", kind: ArgKind::Integer, token: None, optional: false },
+    ArgSpec { name: c"period", kind: ArgKind::Integer, token: None, optional: false },
+    ArgSpec { name: c"quantity", kind: ArgKind::Integer, token: None, optional: true },
+];
+
+const HANDLER: Handler = throttle;
+command_callback!(throttle_callback => HANDLER);
+
+#[distributed_slice(COMMANDS)]
+static THROTTLE: CommandSpec = CommandSpec {
+    name: c"rl.throttle",
+    flags: c"write deny-oom",
+    summary: c"GCRA rate limit: `count` per `period` ms with bursts up to `max_burst + 1`; `quantity` (default 1, 0 peeks) is the cost. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
+    complexity: c"O(1)",
+    since: c"0.1.0",
+    arity: -5,
+    key: KeyAccess::ReadWriteUpdate,
+    args: THROTTLE_ARGS,
+    callback: throttle_callback,
+};

@@ -1,0 +1,110 @@
+//! `RL.FIXED key limit window [COST cost]` parsed into a typed request.
+
+use super::args::{cost_option, positive};
+use super::error::RlError;
+
+/// Largest `limit` (and so `COST`): counters stay below the smallest
+/// throttle state (`gcra::MIN_STORED_TAT_US`), so a key written by one
+/// limiter is refused, not misread, by the other.
+pub const MAX_LIMIT: u64 = 100_000_000_000_000;
+
+/// Largest window in ms (about 31.7 years).
+pub const MAX_WINDOW_MS: u64 = 1_000_000_000_000;
+
+/// What one `RL.FIXED` call asks for. The key stays with the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedRequest {
+    pub limit: u64,
+    pub window_ms: u64,
+    pub cost: u64,
+}
+
+impl FixedRequest {
+    /// `args` is the whole command line, name and key included.
+    pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
+        if args.len() < 4 {
+            return Err(RlError::WrongArity {
+                command: "rl.fixed",
+            });
+        }
+        let limit = positive(args[2], "limit", MAX_LIMIT)?;
+        let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
+        let cost = cost_option(args, 4, MAX_LIMIT)?;
+        if cost > limit {
+            return Err(RlError::CostAboveLimit);
+        }
+        Ok(FixedRequest {
+            limit,
+            window_ms,
+            cost,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<FixedRequest, RlError> {
+        let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+        FixedRequest::parse(&args)
+    }
+
+    #[test]
+    fn valid_lines() {
+        let cases = [
+            ("RL.FIXED k 10 1000", (10, 1000, 1)),
+            ("RL.FIXED k 10 1000 COST 10", (10, 1000, 10)),
+            ("RL.FIXED k 10 1000 cost 2", (10, 1000, 2)),
+            (
+                "RL.FIXED k 100000000000000 1000000000000",
+                (MAX_LIMIT, MAX_WINDOW_MS, 1),
+            ),
+        ];
+        for (line, (limit, window_ms, cost)) in cases {
+            let want = FixedRequest {
+                limit,
+                window_ms,
+                cost,
+            };
+            assert_eq!(parse(line), Ok(want), "{line}");
+        }
+    }
+
+    #[test]
+    fn invalid_lines_name_the_problem() {
+        let range = |arg, max| RlError::OutOfRange { arg, max };
+        let cases = [
+            (
+                "RL.FIXED k 10",
+                RlError::WrongArity {
+                    command: "rl.fixed",
+                },
+            ),
+            ("RL.FIXED k 0 1000", range("limit", MAX_LIMIT)),
+            ("RL.FIXED k 100000000000001 1000", range("limit", MAX_LIMIT)),
+            ("RL.FIXED k 10 -1", range("window", MAX_WINDOW_MS)),
+            (
+                "RL.FIXED k 10 1000000000001",
+                range("window", MAX_WINDOW_MS),
+            ),
+            ("RL.FIXED k 10 1000 COST 0", range("COST", MAX_LIMIT)),
+            ("RL.FIXED k 10 1000 COST 11", RlError::CostAboveLimit),
+            (
+                "RL.FIXED k 10 1000 COST",
+                RlError::MissingValue { option: "COST" },
+            ),
+            (
+                "RL.FIXED k 10 1000 COST 1 COST 1",
+                RlError::DuplicateOption { option: "COST" },
+            ),
+            (
+                "RL.FIXED k 10 1000 LIMIT 2",
+                RlError::UnknownOption("LIMIT".into()),
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parse(line), Err(want), "{line}");
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! The fixed window: one counter per subject.
+//!
+//! The first admitted request of a window starts it: the counter holds the
+//! admitted cost and expires `window` ms later, an end that later requests
+//! never move. A request is admitted if the counter plus its cost is at most
+//! `limit`; a denied request changes nothing. The price of this simplicity is
+//! the boundary burst: up to `limit` at the end of one window and `limit`
+//! again at the start of the next, so `2 * limit` within a short span.
+
+use super::args::unsigned;
+use super::decision::Decision;
+use super::error::RlError;
+use super::fixed_request::{FixedRequest, MAX_LIMIT};
+
+/// What a fixed-window key holds, for the error naming a foreign string.
+pub const STATE_NAME: &str = "an rl fixed-window counter";
+
+/// The stored counter and its absolute expiry, as read from the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedState {
+    pub count: u64,
+    /// `None`: the key has no TTL (rl never writes one without it).
+    pub expire_at_ms: Option<i64>,
+}
+
+/// What an admitted request stores: the new count, expiring at the end of
+/// the window (unchanged within a window).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedWrite {
+    pub count: u64,
+    pub expire_at_ms: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedOutcome {
+    pub decision: Decision,
+    pub write: Option<FixedWrite>,
+}
+
+/// Decides `req` at `now` (ms). Pure: the caller applies `write`.
+///
+/// A window whose end has come (by our clock, which may be a little ahead of
+/// the server's expiry check) is over, and so is a counter without a TTL:
+/// its window end is unknown, and keeping it would deny forever.
+pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> FixedOutcome {
+    let current = state.and_then(|s| match s.expire_at_ms {
+        Some(end) if end > now => Some((s.count, end)),
+        _ => None,
+    });
+    let (count, end) = current.unwrap_or((0, now + req.window_ms as i64));
+    let reset_after_ms = (end - now) as u64;
+    if count.saturating_add(req.cost) <= req.limit {
+        let count = count + req.cost;
+        return FixedOutcome {
+            decision: Decision {
+                allowed: true,
+                remaining: req.limit - count,
+                retry_after_ms: 0,
+                reset_after_ms,
+            },
+            write: Some(FixedWrite {
+                count,
+                expire_at_ms: end,
+            }),
+        };
+    }
+    // Only the window's end frees anything: waiting exactly until then is
+    // enough (a new window starts), one ms less is not.
+    FixedOutcome {
+        decision: Decision {
+            allowed: false,
+            remaining: req.limit.saturating_sub(count),
+            retry_after_ms: reset_after_ms.max(1),
+            reset_after_ms,
+        },
+        write: None,
+    }
+}
+
+/// Reads a stored counter. Anything that is not a plain integer below the
+/// largest limit is another key's string and is refused rather than misread
+/// (a throttle state is a far larger number).
+pub fn stored_count(bytes: &[u8]) -> Result<u64, RlError> {
+    match unsigned(bytes) {
+        Some(n) if n <= MAX_LIMIT => Ok(n),
+        _ => Err(RlError::ForeignString {
+            expected: STATE_NAME,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn req(limit: u64, window_ms: u64, cost: u64) -> FixedRequest {
+        FixedRequest {
+            limit,
+            window_ms,
+            cost,
+        }
+    }
+
+    /// Runs `decide` and stores the write, as the host does.
+    fn call(state: &mut Option<FixedState>, r: &FixedRequest, now: i64) -> FixedOutcome {
+        let out = decide(r, *state, now);
+        if let Some(w) = out.write {
+            *state = Some(FixedState {
+                count: w.count,
+                expire_at_ms: Some(w.expire_at_ms),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn table_of_requests_with_explicit_times() {
+        // limit 3 per 1000 ms. Rows: (now, cost, reply, stored expiry after).
+        let rows: &[(i64, u64, [i64; 4], Option<i64>)] = &[
+            (10_000, 1, [1, 2, 0, 1000], Some(11_000)),
+            (10_400, 1, [1, 1, 0, 600], Some(11_000)),
+            // cost 2 does not fit: denied, nothing changes
+            (10_500, 2, [0, 1, 500, 500], Some(11_000)),
+            (10_999, 1, [1, 0, 0, 1], Some(11_000)),
+            (10_999, 1, [0, 0, 1, 1], Some(11_000)),
+            // the window ends at 11_000: a new one starts there
+            (11_000, 3, [1, 0, 0, 1000], Some(12_000)),
+            (11_500, 1, [0, 0, 500, 500], Some(12_000)),
+            (50_000, 1, [1, 2, 0, 1000], Some(51_000)),
+        ];
+        let mut state = None;
+        for &(now, cost, want, expiry) in rows {
+            let out = call(&mut state, &req(3, 1000, cost), now);
+            assert_eq!(out.decision.to_reply(), want, "at {now} cost {cost}");
+            assert_eq!(state.and_then(|s| s.expire_at_ms), expiry, "at {now}");
+        }
+    }
+
+    #[test]
+    fn denied_request_writes_nothing() {
+        let full = Some(FixedState {
+            count: 5,
+            expire_at_ms: Some(2_000),
+        });
+        let out = decide(&req(5, 1000, 1), full, 1_500);
+        assert_eq!(out.write, None);
+        assert_eq!(out.decision.to_reply(), [0, 0, 500, 500]);
+    }
+
+    #[test]
+    fn a_counter_without_ttl_or_past_its_end_starts_a_new_window() {
+        let r = req(5, 1000, 1);
+        for expire_at_ms in [None, Some(1_000), Some(999)] {
+            let state = Some(FixedState {
+                count: 5,
+                expire_at_ms,
+            });
+            let out = decide(&r, state, 1_000);
+            assert_eq!(
+                out.write,
+                Some(FixedWrite {
+                    count: 1,
+                    expire_at_ms: 2_000
+                }),
+                "{expire_at_ms:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lowered_limit_denies_without_underflow() {
+        let state = Some(FixedState {
+            count: 8,
+            expire_at_ms: Some(5_000),
+        });
+        let out = decide(&req(3, 1000, 1), state, 4_000);
+        assert_eq!(out.decision.to_reply(), [0, 0, 1000, 1000]);
+    }
+
+    #[test]
+    fn stored_counters_are_read_or_refused() {
+        assert_eq!(stored_count(b"0"), Ok(0));
+        assert_eq!(stored_count(b"100000000000000"), Ok(MAX_LIMIT));
+        for bad in [
+            &b"100000000000001"[..],
+            b"1750000000123456",
+            b"-1",
+            b"x",
+            b"",
+        ] {
+            assert_eq!(
+                stored_count(bad),
+                Err(RlError::ForeignString {
+                    expected: STATE_NAME
+                }),
+                "{bad:?}"
+            );
+        }
+    }
+
+    proptest! {
+        /// Every window (from its first admission, `window` ms long) admits
+        /// at most `limit`; a request is admitted whenever it fits; a
+        /// denial's wait is exact.
+        #[test]
+        fn never_more_than_limit_per_window(
+            limit in 1u64..8,
+            window in 1u64..60,
+            steps in proptest::collection::vec((0i64..25, 1u64..8), 1..150),
+        ) {
+            let mut state = None;
+            let mut window_start: Option<i64> = None;
+            let mut in_window = 0u64;
+            let mut now = 1_000;
+            for (dt, cost) in steps {
+                now += dt;
+                let r = req(limit, window, cost.min(limit));
+                if window_start.is_some_and(|s| now >= s + window as i64) {
+                    window_start = None;
+                    in_window = 0;
+                }
+                let before = state;
+                let out = call(&mut state, &r, now);
+                prop_assert_eq!(out.decision.allowed, in_window + r.cost <= limit);
+                if out.decision.allowed {
+                    window_start.get_or_insert(now);
+                    in_window += r.cost;
+                    prop_assert!(in_window <= limit);
+                } else {
+                    prop_assert_eq!(state, before);
+                    let wait = out.decision.retry_after_ms as i64;
+                    prop_assert!(wait >= 1);
+                    prop_assert!(decide(&r, before, now + wait).decision.allowed);
+                    prop_assert!(!decide(&r, before, now + wait - 1).decision.allowed);
+                }
+            }
+        }
+    }
+}

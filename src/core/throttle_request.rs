@@ -1,0 +1,173 @@
+//! `RL.THROTTLE key max_burst count period [quantity]` (period in ms) and
+//! its redis-cell twin `CL.THROTTLE` (period in seconds), parsed into one
+//! typed request.
+
+use super::args::{non_negative, positive};
+use super::error::RlError;
+use super::gcra::Gcra;
+
+/// Largest `max_burst`, `count` and `quantity` accepted by the parser; the
+/// burst tolerance check ([`Gcra::new`]) bounds the useful range further.
+pub const MAX_UNITS: u64 = 1_000_000_000_000_000;
+
+/// Largest `RL.THROTTLE` period in ms (about 31.7 years).
+pub const MAX_PERIOD_MS: u64 = 1_000_000_000_000;
+
+/// Largest `CL.THROTTLE` period in seconds (about 31.7 years).
+pub const MAX_PERIOD_S: u64 = 1_000_000_000;
+
+/// What one throttle call asks for. The key stays with the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThrottleRequest {
+    pub rate: Gcra,
+    /// Units this request costs; 0 only peeks and writes nothing.
+    pub quantity: u64,
+}
+
+/// The differences between the two commands.
+struct Dialect {
+    command: &'static str,
+    period_unit_us: u64,
+    max_period: u64,
+    /// RL.THROTTLE refuses a quantity that could never pass; CL.THROTTLE
+    /// answers it "limited, retry -1" as redis-cell does.
+    refuse_oversized: bool,
+}
+
+impl ThrottleRequest {
+    /// `RL.THROTTLE`: period in milliseconds. `args` is the whole command
+    /// line, name and key included.
+    pub fn parse_ms(args: &[&[u8]]) -> Result<Self, RlError> {
+        Self::parse(
+            args,
+            &Dialect {
+                command: "rl.throttle",
+                period_unit_us: 1_000,
+                max_period: MAX_PERIOD_MS,
+                refuse_oversized: true,
+            },
+        )
+    }
+
+    /// `CL.THROTTLE`: period in seconds, as redis-cell.
+    pub fn parse_cell(args: &[&[u8]]) -> Result<Self, RlError> {
+        Self::parse(
+            args,
+            &Dialect {
+                command: "cl.throttle",
+                period_unit_us: 1_000_000,
+                max_period: MAX_PERIOD_S,
+                refuse_oversized: false,
+            },
+        )
+    }
+
+    fn parse(args: &[&[u8]], d: &Dialect) -> Result<Self, RlError> {
+        if args.len() != 5 && args.len() != 6 {
+            return Err(RlError::WrongArity { command: d.command });
+        }
+        let max_burst = non_negative(args[2], "max_burst", MAX_UNITS)?;
+        let count = positive(args[3], "count", MAX_UNITS)?;
+        let period = positive(args[4], "period", d.max_period)?;
+        let quantity = match args.get(5) {
+            Some(q) => non_negative(q, "quantity", MAX_UNITS)?,
+            None => 1,
+        };
+        let rate = Gcra::new(max_burst, count, period * d.period_unit_us)?;
+        if d.refuse_oversized && quantity > rate.limit {
+            return Err(RlError::QuantityAboveBurst);
+        }
+        Ok(ThrottleRequest { rate, quantity })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(line: &str) -> Vec<&[u8]> {
+        line.split(' ').map(str::as_bytes).collect()
+    }
+
+    #[test]
+    fn valid_lines() {
+        // (line, emission µs, tolerance µs, limit, quantity)
+        let cases = [
+            ("RL.THROTTLE k 4 5 1000", (200_000, 1_000_000, 5, 1)),
+            ("RL.THROTTLE k 0 100000 1000 1", (10, 10, 1, 1)),
+            ("RL.THROTTLE k 2 1 100 0", (100_000, 300_000, 3, 0)),
+            ("RL.THROTTLE k 2 1 100 3", (100_000, 300_000, 3, 3)),
+            ("CL.THROTTLE k 15 30 60", (2_000_000, 32_000_000, 16, 1)),
+            // CL.THROTTLE takes oversized quantities (answered limited)
+            ("CL.THROTTLE k 4 1 1 6", (1_000_000, 5_000_000, 5, 6)),
+        ];
+        for (line, (t, tau, limit, quantity)) in cases {
+            let args = split(line);
+            let got = if line.starts_with("RL") {
+                ThrottleRequest::parse_ms(&args)
+            } else {
+                ThrottleRequest::parse_cell(&args)
+            };
+            let want = ThrottleRequest {
+                rate: Gcra {
+                    emission_us: t,
+                    tolerance_us: tau,
+                    limit,
+                },
+                quantity,
+            };
+            assert_eq!(got, Ok(want), "{line}");
+        }
+    }
+
+    #[test]
+    fn invalid_lines_name_the_problem() {
+        let zero_to = |arg| RlError::NotInRange {
+            arg,
+            min: 0,
+            max: MAX_UNITS,
+        };
+        let range = |arg, max| RlError::OutOfRange { arg, max };
+        let rl_arity = RlError::WrongArity {
+            command: "rl.throttle",
+        };
+        let cases = [
+            ("RL.THROTTLE k 1 1", rl_arity.clone()),
+            ("RL.THROTTLE k 1 1 1000 1 1", rl_arity),
+            ("RL.THROTTLE k -1 1 1000", zero_to("max_burst")),
+            ("RL.THROTTLE k x 1 1000", zero_to("max_burst")),
+            ("RL.THROTTLE k 1 0 1000", range("count", MAX_UNITS)),
+            ("RL.THROTTLE k 1 1.5 1000", range("count", MAX_UNITS)),
+            ("RL.THROTTLE k 1 1 0", range("period", MAX_PERIOD_MS)),
+            (
+                "RL.THROTTLE k 1 1 1000000000001",
+                range("period", MAX_PERIOD_MS),
+            ),
+            ("RL.THROTTLE k 1 1 1000 -1", zero_to("quantity")),
+            ("RL.THROTTLE k 1 1 1000 3", RlError::QuantityAboveBurst),
+            ("RL.THROTTLE k 0 1001 1", RlError::RateTooHigh),
+            ("RL.THROTTLE k 1000000000000 1 1000", RlError::BurstTooLong),
+            (
+                "CL.THROTTLE k 1 1",
+                RlError::WrongArity {
+                    command: "cl.throttle",
+                },
+            ),
+            (
+                "CL.THROTTLE k 1 1 1000000001",
+                range("period", MAX_PERIOD_S),
+            ),
+            ("CL.THROTTLE k 0 1000001 1", RlError::RateTooHigh),
+            ("CL.THROTTLE k 1 1 1 x", zero_to("quantity")),
+        ];
+        for (line, want) in cases {
+            let args = split(line);
+            let got = if line.starts_with("RL") {
+                ThrottleRequest::parse_ms(&args)
+            } else {
+                ThrottleRequest::parse_cell(&args)
+            };
+            assert_eq!(got, Err(want), "{line}");
+        }
+    }
+}
