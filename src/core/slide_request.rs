@@ -1,6 +1,6 @@
 //! `RL.SLIDE key limit window [COST cost]` parsed into a typed request.
 
-use super::args::{option_value, positive, set_once, token_text};
+use super::args::{cost_option, positive};
 use super::error::RlError;
 
 /// Largest `limit` the exact log accepts: every admitted unit is a
@@ -31,19 +31,7 @@ impl SlideRequest {
         }
         let limit = positive(args[2], "limit", MAX_LIMIT)?;
         let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
-        let mut cost = None;
-        let mut at = 4;
-        while at < args.len() {
-            let token = args[at];
-            if token.eq_ignore_ascii_case(b"COST") {
-                let value = option_value(args, at + 1, "COST")?;
-                set_once(&mut cost, positive(value, "COST", MAX_LIMIT)?, "COST")?;
-                at += 2;
-            } else {
-                return Err(RlError::UnknownOption(token_text(token)));
-            }
-        }
-        let cost = cost.unwrap_or(1);
+        let cost = cost_option(args, 4, MAX_LIMIT)?;
         if cost > limit {
             return Err(RlError::CostAboveLimit);
         }
