@@ -7,6 +7,7 @@
 pub mod buckets;
 pub mod cluster;
 pub mod limiters;
+pub mod resp;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,176 @@
+//! Every RL.* command carries its full declaration: COMMAND INFO (arity,
+//! flags, one key at position 1 with a key spec), COMMAND DOCS (summary,
+//! complexity, arguments with tokens, so redis-cli can show hints) and
+//! COMMAND GETKEYS. And the native Valkey build loads as a native module.
+mod common;
+
+use common::resp::{field, items, pairs, text};
+use common::*;
+use redis::Value;
+
+struct Expect {
+    name: &'static str,
+    arity: i64,
+    write: bool,
+    /// A valid call's arguments after the command name, key first.
+    example: &'static [&'static str],
+    /// The documented argument names, in order.
+    args: &'static [&'static str],
+}
+
+const COMMANDS: &[Expect] = &[
+    Expect {
+        name: "rl.slide",
+        arity: -4,
+        write: true,
+        example: &["k", "10", "1000"],
+        args: &["key", "limit", "window", "cost"],
+    },
+    Expect {
+        name: "rl.buckets",
+        arity: -4,
+        write: true,
+        example: &["k", "10", "1000"],
+        args: &["key", "limit", "window", "precision", "cost"],
+    },
+    Expect {
+        name: "rl.count",
+        arity: -4,
+        write: true,
+        example: &["k", "1000", "f"],
+        args: &["key", "window", "field", "n", "precision"],
+    },
+    Expect {
+        name: "rl.totals",
+        arity: -3,
+        write: false,
+        example: &["k", "1000"],
+        args: &["key", "window", "precision"],
+    },
+    Expect {
+        name: "rl.throttle",
+        arity: -5,
+        write: true,
+        example: &["k", "1", "10", "1000"],
+        args: &["key", "max_burst", "count", "period", "quantity"],
+    },
+    Expect {
+        name: "cl.throttle",
+        arity: -5,
+        write: true,
+        example: &["k", "1", "10", "60"],
+        args: &["key", "max_burst", "count", "period", "quantity"],
+    },
+    Expect {
+        name: "rl.fixed",
+        arity: -4,
+        write: true,
+        example: &["k", "10", "1000"],
+        args: &["key", "limit", "window", "cost"],
+    },
+];
+
+fn flags(entry: &[Value]) -> Vec<String> {
+    items(&entry[2]).iter().map(text).collect()
+}
+
+#[test]
+fn every_command_declares_arity_flags_key_spec_and_docs() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        for e in COMMANDS {
+            let info: Value = redis::cmd("COMMAND")
+                .arg("INFO")
+                .arg(e.name)
+                .query(&mut c)
+                .unwrap();
+            let entry = items(&items(&info)[0]);
+            assert_eq!(text(&entry[0]), e.name, "{f:?}");
+            assert_eq!(text(&entry[1]), e.arity.to_string(), "{f:?} {}", e.name);
+            let fl = flags(entry);
+            if e.write {
+                assert!(
+                    fl.contains(&"write".into()) && fl.contains(&"denyoom".into()),
+                    "{f:?} {}: {fl:?}",
+                    e.name
+                );
+            } else {
+                assert!(
+                    fl.contains(&"readonly".into()) && !fl.contains(&"write".into()),
+                    "{f:?} {}: {fl:?}",
+                    e.name
+                );
+            }
+            assert_eq!(
+                [text(&entry[3]), text(&entry[4]), text(&entry[5])],
+                ["1", "1", "1"],
+                "{f:?} {}",
+                e.name
+            );
+            let key_specs = items(&entry[8]);
+            assert_eq!(key_specs.len(), 1, "{f:?} {}: one key spec", e.name);
+            let spec_flags: Vec<String> = items(&field(&key_specs[0], "flags"))
+                .iter()
+                .map(text)
+                .collect();
+            let want = if e.write { "RW" } else { "RO" };
+            assert!(
+                spec_flags.contains(&want.into()),
+                "{f:?} {}: {spec_flags:?}",
+                e.name
+            );
+
+            let mut getkeys = redis::cmd("COMMAND");
+            getkeys.arg("GETKEYS").arg(e.name).arg(e.example);
+            let keys: Vec<String> = getkeys.query(&mut c).unwrap();
+            assert_eq!(keys, ["k"], "{f:?} {}", e.name);
+
+            let docs: Value = redis::cmd("COMMAND")
+                .arg("DOCS")
+                .arg(e.name)
+                .query(&mut c)
+                .unwrap();
+            let doc = &pairs(&docs)[0].1;
+            assert!(text(&field(doc, "summary")).len() > 20, "{f:?} {}", e.name);
+            assert!(
+                !text(&field(doc, "complexity")).is_empty(),
+                "{f:?} {}",
+                e.name
+            );
+            let names: Vec<String> = items(&field(doc, "arguments"))
+                .iter()
+                .map(|a| text(&field(a, "name")))
+                .collect();
+            assert_eq!(names, e.args, "{f:?} {}", e.name);
+        }
+        // Nothing registered that this table does not describe.
+        let list: Vec<String> = redis::cmd("COMMAND")
+            .arg("LIST")
+            .arg("FILTERBY")
+            .arg("MODULE")
+            .arg("rl")
+            .query(&mut c)
+            .unwrap();
+        let mut list: Vec<String> = list.into_iter().map(|n| n.to_lowercase()).collect();
+        list.sort();
+        let mut want: Vec<String> = COMMANDS.iter().map(|e| e.name.to_string()).collect();
+        want.sort();
+        assert_eq!(list, want, "{f:?}");
+    });
+}
+
+#[test]
+fn native_valkey_build_is_not_a_legacy_redis_module() {
+    let server = Server::start(Flavor::Valkey9Native);
+    let log = server.log();
+    assert!(log.contains("Module 'rl' loaded"), "{log}");
+    assert!(!log.to_lowercase().contains("legacy"), "{log}");
+    // The Redis-API build is what Valkey calls legacy: the check can fail.
+    let legacy = Server::start(Flavor::Valkey9);
+    assert!(
+        legacy.log().contains("Legacy Redis Module"),
+        "{}",
+        legacy.log()
+    );
+}
