@@ -74,3 +74,14 @@ pub(crate) fn string_bytes<'a>(s: *const ffi::Str) -> &'a [u8] {
         std::slice::from_raw_parts(ptr.cast::<u8>(), len)
     }
 }
+
+impl CommandCtx {
+    /// Fires `rl.denied` (module event class, flag `d`) on the key at
+    /// `key_index` when the load argument `NOTIFY-DENIED on` asked for it.
+    /// Not a write: nothing changes, nothing is replicated.
+    pub fn notify_denied(&self, key_index: usize) {
+        if super::metrics::notify_denied() {
+            self.notify(ffi::NOTIFY_MODULE, c"rl.denied", key_index);
+        }
+    }
+}
