@@ -7,13 +7,19 @@ use crate::command_callback;
 use crate::commands::limiter::{self, Access, Now};
 use crate::core::all_of::combine;
 use crate::core::error::RlError;
-use crate::core::limit_request::{AllRequest, ALL_FIRST_KEY};
+use crate::core::limit_request::{all_key_indexes, AllRequest, ALL_FIRST_KEY};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
 use crate::host::reply::Reply;
 
 fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
+    if cmd.keys_position_request() {
+        for index in all_key_indexes(args) {
+            cmd.report_key(index);
+        }
+        return Ok(Reply::KeysReported);
+    }
     let req = AllRequest::parse(args)?;
     let now = Now::read(cmd);
     // Decide every clause first: all keys read, nothing written.
@@ -46,7 +52,10 @@ command_callback!(all_callback => HANDLER);
 #[distributed_slice(COMMANDS)]
 static ALL: CommandSpec = CommandSpec {
     name: c"rl.all",
-    flags: c"write deny-oom",
+    // `getkeys-api` as well as the key spec: servers route a command by key
+    // only if it has a legacy key range or a key callback, and a key count
+    // has no legacy range.
+    flags: c"write deny-oom getkeys-api",
     summary: c"Several limits at once: clause i (SLIDE|BUCKETS|THROTTLE|FIXED and that limiter's parameters) applies to key i. Admits and records the request only if every clause admits it; otherwise records nothing. Replies [allowed, retry_after_ms, [clause 1: allowed, remaining, retry_after_ms, reset_after_ms], ...].",
     complexity: c"The sum of the clauses' complexities.",
     since: c"0.1.0",

@@ -158,6 +158,16 @@ impl AllRequest {
     }
 }
 
+/// The argument indexes of `RL.ALL`'s keys, as far as the line has them
+/// (for a server that asks for the keys before the call is checked).
+pub fn all_key_indexes(args: &[&[u8]]) -> std::ops::Range<usize> {
+    let numkeys = args
+        .get(1)
+        .and_then(|n| positive(n, "numkeys", MAX_CLAUSES).ok())
+        .unwrap_or(0) as usize;
+    ALL_FIRST_KEY..(ALL_FIRST_KEY + numkeys).min(args.len()).max(ALL_FIRST_KEY)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,6 +253,19 @@ mod tests {
         let got =
             AllRequest::parse(&split("RL.ALL 2 SLIDE FIXED fixed 5 100 slide 3 100")).unwrap();
         assert_eq!(got.clauses, vec![fixed(5, 100, 1), slide(3, 100, 1)]);
+    }
+
+    #[test]
+    fn all_keys_are_found_even_in_bad_lines() {
+        let cases: &[(&str, std::ops::Range<usize>)] = &[
+            ("RL.ALL 2 a b SLIDE 1 1 FIXED 1 1", 2..4),
+            ("RL.ALL 3 a b", 2..4),
+            ("RL.ALL x a b", 2..2),
+            ("RL.ALL", 2..2),
+        ];
+        for (line, want) in cases {
+            assert_eq!(all_key_indexes(&split(line)), *want, "{line}");
+        }
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub enum Outcome {
     /// A reply that is not a decision (RL.COUNT, RL.TOTALS).
     Answered,
     Error,
+    /// Not a call: the server only asked for the keys.
+    KeysOnly,
 }
 
 impl Outcome {
@@ -36,6 +38,7 @@ impl Outcome {
             Reply::All(c) if c.allowed => Outcome::Admitted,
             Reply::All(_) => Outcome::Denied,
             Reply::Totals(_) => Outcome::Answered,
+            Reply::KeysReported => Outcome::KeysOnly,
         }
     }
 }
@@ -66,12 +69,15 @@ impl Counters {
     /// Counts one call. Commands run on the main thread one at a time;
     /// relaxed adds are enough and never contend.
     pub fn count(&self, outcome: Outcome) {
+        if outcome == Outcome::KeysOnly {
+            return;
+        }
         self.calls.fetch_add(1, Relaxed);
         let slot = match outcome {
             Outcome::Admitted => &self.admitted,
             Outcome::Denied => &self.denied,
             Outcome::Error => &self.errors,
-            Outcome::Answered => return,
+            Outcome::Answered | Outcome::KeysOnly => return,
         };
         slot.fetch_add(1, Relaxed);
     }

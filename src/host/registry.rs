@@ -37,8 +37,9 @@ pub enum KeyAccess {
 
 impl KeyAccess {
     /// The legacy `(first, last, step)` for `CreateCommand`. Key specs
-    /// (`SetCommandInfo`) are what the server uses; a key count has no
-    /// legacy form, so it gets none and the spec makes the keys movable.
+    /// (`SetCommandInfo`) are what the server uses to find keys; a key count
+    /// has no legacy form, so it gets none. Servers (7.0 to 9.1) only route
+    /// such a command in Cluster if it also has the `getkeys-api` flag.
     fn legacy_range(self) -> (c_int, c_int, c_int) {
         match self {
             KeyAccess::ReadWriteUpdate | KeyAccess::ReadOnly => (1, 1, 1),

@@ -20,6 +20,8 @@ pub enum Reply {
     Cell(CellReply),
     /// RL.ALL: `[allowed, retry_after_ms, [clause 1's four], [clause 2's four], ...]`.
     All(Combined),
+    /// Nothing: the call only reported its keys to the server.
+    KeysReported,
 }
 
 pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
@@ -28,6 +30,7 @@ pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
         Reply::Cell(c) => write_integers(ctx, &c.to_reply()),
         Reply::Totals(pairs) => write_totals(ctx, pairs),
         Reply::All(c) => write_combined(ctx, c),
+        Reply::KeysReported => {}
     }
 }
 
