@@ -4,7 +4,7 @@
 use linkme::distributed_slice;
 
 use crate::command_callback;
-use crate::core::bucket_window::decide;
+use crate::core::bucket_window::{decide, HashWrite};
 use crate::core::buckets_request::BucketsRequest;
 use crate::core::error::RlError;
 use crate::host::command::Handler;
@@ -21,15 +21,27 @@ fn buckets(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let now = cmd.now_ms();
     let mut state = HashState::open(cmd, KEY, true)?;
     let outcome = decide(&mut state, &req, now)?;
-    if let Some(write) = &outcome.write {
-        state.apply(write)?;
-        replicate::hset(cmd, KEY, &write.set);
-        if !write.delete.is_empty() {
-            replicate::hdel(cmd, KEY, &write.delete);
-        }
-        replicate::pexpireat(cmd, KEY, write.expire_at_ms);
+    match &outcome.write {
+        Some(write) => record(cmd, KEY, &mut state, write)?,
+        None => cmd.notify_denied(KEY),
     }
     Ok(Reply::Decision(outcome.decision))
+}
+
+/// Writes an admission to the hash at `key` and replicates it.
+pub(crate) fn record(
+    cmd: &CommandCtx,
+    key: usize,
+    state: &mut HashState,
+    write: &HashWrite,
+) -> Result<(), RlError> {
+    state.apply(write)?;
+    replicate::hset(cmd, key, &write.set);
+    if !write.delete.is_empty() {
+        replicate::hdel(cmd, key, &write.delete);
+    }
+    replicate::pexpireat(cmd, key, write.expire_at_ms);
+    Ok(())
 }
 
 const HANDLER: Handler = buckets;

@@ -5,7 +5,7 @@ use linkme::distributed_slice;
 use crate::command_callback;
 use crate::core::error::RlError;
 use crate::core::fixed_request::FixedRequest;
-use crate::core::fixed_window::{decide, stored_count, FixedState};
+use crate::core::fixed_window::{decide, stored_count, FixedState, FixedWrite};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
@@ -18,19 +18,35 @@ const KEY: usize = 1;
 fn fixed(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let req = FixedRequest::parse(args)?;
     let mut state = StringState::open(cmd, KEY)?;
-    let stored = match state.bytes() {
-        Some(bytes) => Some(FixedState {
-            count: stored_count(bytes)?,
-            expire_at_ms: state.expire_at_ms(),
-        }),
-        None => None,
-    };
-    let outcome = decide(&req, stored, cmd.now_ms());
-    if let Some(w) = outcome.write {
-        state.write(w.count, w.expire_at_ms)?;
-        replicate::set_pxat(cmd, KEY, w.count as i64, w.expire_at_ms);
+    let outcome = decide(&req, read(&state)?, cmd.now_ms());
+    match outcome.write {
+        Some(w) => record(cmd, KEY, &mut state, w)?,
+        None => cmd.notify_denied(KEY),
     }
     Ok(Reply::Decision(outcome.decision))
+}
+
+/// The stored counter and its expiry; `None` for a missing key.
+pub(crate) fn read(state: &StringState) -> Result<Option<FixedState>, RlError> {
+    match state.bytes() {
+        Some(bytes) => Ok(Some(FixedState {
+            count: stored_count(bytes)?,
+            expire_at_ms: state.expire_at_ms(),
+        })),
+        None => Ok(None),
+    }
+}
+
+/// Writes an admission to the counter at `key` and replicates it.
+pub(crate) fn record(
+    cmd: &CommandCtx,
+    key: usize,
+    state: &mut StringState,
+    w: FixedWrite,
+) -> Result<(), RlError> {
+    state.write(w.count, w.expire_at_ms)?;
+    replicate::set_pxat(cmd, key, w.count as i64, w.expire_at_ms);
+    Ok(())
 }
 
 const HANDLER: Handler = fixed;

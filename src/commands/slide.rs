@@ -5,7 +5,7 @@ use linkme::distributed_slice;
 use crate::command_callback;
 use crate::core::error::RlError;
 use crate::core::slide_request::SlideRequest;
-use crate::core::sliding_log::decide;
+use crate::core::sliding_log::{decide, Admission};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
@@ -20,15 +20,27 @@ fn slide(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let now = cmd.now_ms();
     let mut log = ZsetLog::open(cmd, KEY)?;
     let outcome = decide(&mut log, &req, now)?;
-    if let Some(admission) = &outcome.admission {
-        let written = log.apply(admission)?;
-        replicate::zadd(cmd, KEY, admission.at, &written.members);
-        if let Some(cutoff) = admission.evict_through {
-            replicate::zrem_through(cmd, KEY, cutoff);
-        }
-        replicate::pexpireat(cmd, KEY, admission.expire_at_ms);
+    match &outcome.admission {
+        Some(admission) => record(cmd, KEY, &mut log, admission)?,
+        None => cmd.notify_denied(KEY),
     }
     Ok(Reply::Decision(outcome.decision))
+}
+
+/// Writes an admission to the log at `key` and replicates it.
+pub(crate) fn record(
+    cmd: &CommandCtx,
+    key: usize,
+    log: &mut ZsetLog,
+    admission: &Admission,
+) -> Result<(), RlError> {
+    let written = log.apply(admission)?;
+    replicate::zadd(cmd, key, admission.at, &written.members);
+    if let Some(cutoff) = admission.evict_through {
+        replicate::zrem_through(cmd, key, cutoff);
+    }
+    replicate::pexpireat(cmd, key, admission.expire_at_ms);
+    Ok(())
 }
 
 const HANDLER: Handler = slide;

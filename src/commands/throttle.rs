@@ -4,7 +4,7 @@ use linkme::distributed_slice;
 
 use crate::command_callback;
 use crate::core::error::RlError;
-use crate::core::gcra::{decide, stored_tat, GcraOutcome};
+use crate::core::gcra::{decide, stored_tat, GcraOutcome, TatWrite};
 use crate::core::throttle_request::ThrottleRequest;
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
@@ -23,14 +23,32 @@ pub(crate) fn decide_and_apply(
     req: &ThrottleRequest,
 ) -> Result<GcraOutcome, RlError> {
     let mut state = StringState::open(cmd, KEY)?;
-    let tat = state.bytes().map(stored_tat).transpose()?;
-    let outcome = decide(&req.rate, tat, req.quantity, cmd.now_us());
+    let outcome = decide(&req.rate, read(&state)?, req.quantity, cmd.now_us());
     if let Some(w) = outcome.write {
-        let value = u64::try_from(w.tat_us).map_err(|_| RlError::Internal("negative TAT"))?;
-        state.write(value, w.expire_at_ms)?;
-        replicate::set_pxat(cmd, KEY, w.tat_us, w.expire_at_ms);
+        record(cmd, KEY, &mut state, w)?;
+    }
+    if !outcome.allowed {
+        cmd.notify_denied(KEY);
     }
     Ok(outcome)
+}
+
+/// The stored TAT; `None` for a missing key.
+pub(crate) fn read(state: &StringState) -> Result<Option<i64>, RlError> {
+    state.bytes().map(stored_tat).transpose()
+}
+
+/// Writes an admission's TAT to `key` and replicates it.
+pub(crate) fn record(
+    cmd: &CommandCtx,
+    key: usize,
+    state: &mut StringState,
+    w: TatWrite,
+) -> Result<(), RlError> {
+    let value = u64::try_from(w.tat_us).map_err(|_| RlError::Internal("negative TAT"))?;
+    state.write(value, w.expire_at_ms)?;
+    replicate::set_pxat(cmd, key, w.tat_us, w.expire_at_ms);
+    Ok(())
 }
 
 fn throttle(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {

@@ -56,6 +56,28 @@ pub enum RlError {
     ForeignString { expected: &'static str },
     /// A bug: a panic or an unexpected server answer, caught at the boundary.
     Internal(&'static str),
+    /// `RL.PEEK` or an `RL.ALL` clause names no limiter we know.
+    UnknownLimiter(String),
+    /// The same key given to two `RL.ALL` clauses.
+    DuplicateKey,
+    /// `RL.ALL` names `keys` keys but gives another number of clauses.
+    ClauseCount { keys: usize, clauses: usize },
+    /// An error in `RL.ALL` clause `clause` (1-based).
+    InClause { clause: usize, error: Box<RlError> },
+}
+
+impl RlError {
+    /// This error, as found in `RL.ALL` clause `clause` (1-based). A
+    /// `WRONGTYPE` keeps its standard form.
+    pub fn in_clause(self, clause: usize) -> RlError {
+        match self {
+            RlError::WrongType => RlError::WrongType,
+            error => RlError::InClause {
+                clause,
+                error: Box::new(error),
+            },
+        }
+    }
 }
 
 impl fmt::Display for RlError {
@@ -116,6 +138,22 @@ impl fmt::Display for RlError {
                 write!(f, "ERR key holds a string that is not {expected}")
             }
             RlError::Internal(what) => write!(f, "ERR rl internal error: {what}"),
+            RlError::UnknownLimiter(token) => write!(
+                f,
+                "ERR unknown limiter '{token}' (expected SLIDE, BUCKETS, THROTTLE or FIXED)"
+            ),
+            RlError::DuplicateKey => {
+                write!(f, "ERR each RL.ALL clause needs its own key")
+            }
+            RlError::ClauseCount { keys, clauses } => write!(
+                f,
+                "ERR numkeys is {keys} but {clauses} clauses were given (one per key)"
+            ),
+            RlError::InClause { clause, error } => {
+                let text = error.to_string();
+                let detail = text.strip_prefix("ERR ").unwrap_or(&text);
+                write!(f, "ERR clause {clause}: {detail}")
+            }
         }
     }
 }
@@ -221,6 +259,38 @@ mod tests {
                 "ERR key holds a string that is not an rl counter",
             ),
             (RlError::Internal("x"), "ERR rl internal error: x"),
+        ];
+        for (err, text) in cases {
+            assert_eq!(err.to_string(), *text);
+        }
+    }
+
+    #[test]
+    fn multi_limit_errors_have_their_reply_text() {
+        let cases: &[(RlError, &str)] = &[
+            (
+                RlError::UnknownLimiter("GCRA".into()),
+                "ERR unknown limiter 'GCRA' (expected SLIDE, BUCKETS, THROTTLE or FIXED)",
+            ),
+            (
+                RlError::DuplicateKey,
+                "ERR each RL.ALL clause needs its own key",
+            ),
+            (
+                RlError::ClauseCount {
+                    keys: 2,
+                    clauses: 3,
+                },
+                "ERR numkeys is 2 but 3 clauses were given (one per key)",
+            ),
+            (
+                RlError::CostAboveLimit.in_clause(2),
+                "ERR clause 2: COST must not exceed limit",
+            ),
+            (
+                RlError::WrongType.in_clause(1),
+                "WRONGTYPE Operation against a key holding the wrong kind of value",
+            ),
         ];
         for (err, text) in cases {
             assert_eq!(err.to_string(), *text);

@@ -12,11 +12,18 @@ pub struct LoadOptions {
     /// Register `CL.THROTTLE`, the redis-cell compatible name. `CL.THROTTLE
     /// off` leaves it to redis-cell when both modules are loaded.
     pub cl_throttle: bool,
+    /// Fire the keyspace event `rl.denied` (class `d`, module events) on the
+    /// key of every denied request. Off by default: it costs a publish per
+    /// denial when someone subscribes.
+    pub notify_denied: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { cl_throttle: true }
+        LoadOptions {
+            cl_throttle: true,
+            notify_denied: false,
+        }
     }
 }
 
@@ -33,7 +40,7 @@ impl fmt::Display for LoadError {
         match self {
             LoadError::UnknownArgument(token) => write!(
                 f,
-                "unknown load argument '{token}' (rl takes: CL.THROTTLE on|off)"
+                "unknown load argument '{token}' (rl takes: CL.THROTTLE on|off, NOTIFY-DENIED on|off)"
             ),
             LoadError::MissingValue { name } => {
                 write!(f, "load argument {name} needs a value: on or off")
@@ -54,14 +61,16 @@ impl LoadOptions {
         let mut options = LoadOptions::default();
         let mut at = 0;
         while at < args.len() {
-            let name = args[at];
-            if !name.eq_ignore_ascii_case(b"CL.THROTTLE") {
-                return Err(LoadError::UnknownArgument(token_text(name)));
-            }
-            let value = args.get(at + 1).ok_or(LoadError::MissingValue {
-                name: "CL.THROTTLE",
-            })?;
-            options.cl_throttle = switch(value, "CL.THROTTLE")?;
+            let token = args[at];
+            let (name, slot) = if token.eq_ignore_ascii_case(b"CL.THROTTLE") {
+                ("CL.THROTTLE", &mut options.cl_throttle)
+            } else if token.eq_ignore_ascii_case(b"NOTIFY-DENIED") {
+                ("NOTIFY-DENIED", &mut options.notify_denied)
+            } else {
+                return Err(LoadError::UnknownArgument(token_text(token)));
+            };
+            let value = args.get(at + 1).ok_or(LoadError::MissingValue { name })?;
+            *slot = switch(value, name)?;
             at += 2;
         }
         Ok(options)
@@ -98,14 +107,36 @@ mod tests {
 
     #[test]
     fn arguments_and_their_effect() {
-        let on = LoadOptions { cl_throttle: true };
-        let off = LoadOptions { cl_throttle: false };
+        let on = LoadOptions::default();
+        let off = LoadOptions {
+            cl_throttle: false,
+            ..on
+        };
+        let notify = LoadOptions {
+            notify_denied: true,
+            ..on
+        };
         let cases = [
             ("", Ok(on)),
             ("CL.THROTTLE off", Ok(off)),
             ("cl.throttle OFF", Ok(off)),
             ("CL.THROTTLE on", Ok(on)),
             ("CL.THROTTLE off CL.THROTTLE on", Ok(on)),
+            ("NOTIFY-DENIED on", Ok(notify)),
+            ("notify-denied ON CL.THROTTLE on", Ok(notify)),
+            (
+                "NOTIFY-DENIED off CL.THROTTLE off",
+                Ok(LoadOptions {
+                    notify_denied: false,
+                    ..off
+                }),
+            ),
+            (
+                "NOTIFY-DENIED",
+                Err(LoadError::MissingValue {
+                    name: "NOTIFY-DENIED",
+                }),
+            ),
             (
                 "no-cl-throttle",
                 Err(LoadError::UnknownArgument("no-cl-throttle".into())),
@@ -138,7 +169,7 @@ mod tests {
         let cases = [
             (
                 LoadError::UnknownArgument("x".into()),
-                "unknown load argument 'x' (rl takes: CL.THROTTLE on|off)",
+                "unknown load argument 'x' (rl takes: CL.THROTTLE on|off, NOTIFY-DENIED on|off)",
             ),
             (
                 LoadError::MissingValue {

@@ -2,6 +2,7 @@
 //! parsing into typed requests, errors and the decision as plain data.
 //! Nothing here names the server binding, so it is tested without a server.
 
+pub mod all_of;
 pub mod args;
 pub mod bucket_window;
 pub mod buckets_request;
@@ -12,6 +13,7 @@ pub mod event_counter;
 pub mod fixed_request;
 pub mod fixed_window;
 pub mod gcra;
+pub mod limit_request;
 pub mod load_options;
 pub mod slide_request;
 pub mod sliding_log;

@@ -8,6 +8,7 @@ use super::ffi;
 
 use super::context::{string_bytes, CommandCtx};
 use super::ffi::OK;
+use super::metrics::{Counters, Outcome};
 use super::reply::{write, write_error, Reply};
 use crate::core::error::RlError;
 
@@ -17,9 +18,16 @@ pub type Handler = fn(&CommandCtx, &[&[u8]]) -> Result<Reply, RlError>;
 /// Most commands take few arguments; those fit on the stack.
 const STACK_ARGS: usize = 16;
 
-/// Runs `handler` for one call and writes its reply or error. A panic inside
-/// becomes an error reply instead of aborting the server.
-pub fn run(ctx: *mut ffi::Ctx, argv: *mut *mut ffi::Str, argc: c_int, handler: Handler) -> c_int {
+/// Runs `handler` for one call, writes its reply or error and counts it in
+/// `counters`. A panic inside becomes an error reply instead of aborting the
+/// server.
+pub fn run(
+    ctx: *mut ffi::Ctx,
+    argv: *mut *mut ffi::Str,
+    argc: c_int,
+    handler: Handler,
+    counters: &Counters,
+) -> c_int {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let argc = usize::try_from(argc).unwrap_or(0);
         let cmd = CommandCtx {
@@ -39,24 +47,49 @@ pub fn run(ctx: *mut ffi::Ctx, argv: *mut *mut ffi::Str, argc: c_int, handler: H
         }
     }));
     match outcome {
-        Ok(Ok(reply)) => write(ctx, &reply),
-        Ok(Err(err)) => write_error(ctx, &err),
-        Err(_) => write_error(ctx, &RlError::Internal("the command panicked")),
+        Ok(Ok(reply)) => {
+            counters.count(Outcome::of(&reply));
+            write(ctx, &reply)
+        }
+        Ok(Err(err)) => {
+            counters.count(Outcome::Error);
+            write_error(ctx, &err)
+        }
+        Err(_) => {
+            counters.count(Outcome::Error);
+            write_error(ctx, &RlError::Internal("the command panicked"))
+        }
     }
     OK
 }
 
 /// Declares the `extern "C"` callback the server calls for a command, so
-/// command files never name the server binding.
+/// command files never name the server binding, and the command's INFO
+/// counters next to it (found by the callback at INFO time).
 #[macro_export]
 macro_rules! command_callback {
     ($callback:ident => $handler:path) => {
-        extern "C" fn $callback(
-            ctx: *mut $crate::host::RawCtx,
-            argv: *mut *mut $crate::host::RawString,
-            argc: ::std::os::raw::c_int,
-        ) -> ::std::os::raw::c_int {
-            $crate::host::command::run(ctx, argv, argc, $handler)
+        ::paste::paste! {
+            extern "C" fn $callback(
+                ctx: *mut $crate::host::RawCtx,
+                argv: *mut *mut $crate::host::RawString,
+                argc: ::std::os::raw::c_int,
+            ) -> ::std::os::raw::c_int {
+                $crate::host::command::run(
+                    ctx,
+                    argv,
+                    argc,
+                    $handler,
+                    &[<$callback:upper _METRICS>].counters,
+                )
+            }
+
+            #[::linkme::distributed_slice($crate::host::metrics::METRICS)]
+            static [<$callback:upper _METRICS>]: $crate::host::metrics::CommandMetrics =
+                $crate::host::metrics::CommandMetrics {
+                    callback: $callback,
+                    counters: $crate::host::metrics::Counters::new(),
+                };
         }
     };
 }

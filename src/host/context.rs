@@ -74,3 +74,34 @@ pub(crate) fn string_bytes<'a>(s: *const ffi::Str) -> &'a [u8] {
         std::slice::from_raw_parts(ptr.cast::<u8>(), len)
     }
 }
+
+impl CommandCtx {
+    /// True when the server calls a `getkeys-api` command only to learn its
+    /// keys (`COMMAND GETKEYS`, Cluster, ACL): report them, reply nothing.
+    pub fn keys_position_request(&self) -> bool {
+        // SAFETY: ctx is the live context of the call.
+        unsafe { api!(IsKeysPositionRequest)(self.raw) != 0 }
+    }
+
+    /// Reports the argument at `index` as a key that is read and updated.
+    pub fn report_key(&self, index: usize) {
+        let pos = index as std::os::raw::c_int;
+        let flags = (ffi::CMD_KEY_RW | ffi::CMD_KEY_UPDATE) as std::os::raw::c_int;
+        // SAFETY: ctx is a keys-position request context (checked by the caller).
+        unsafe {
+            match optional_api!(KeyAtPosWithFlags) {
+                Some(with_flags) => with_flags(self.raw, pos, flags),
+                None => api!(KeyAtPos)(self.raw, pos),
+            }
+        }
+    }
+
+    /// Fires `rl.denied` (module event class, flag `d`) on the key at
+    /// `key_index` when the load argument `NOTIFY-DENIED on` asked for it.
+    /// Not a write: nothing changes, nothing is replicated.
+    pub fn notify_denied(&self, key_index: usize) {
+        if super::metrics::notify_denied() {
+            self.notify(ffi::NOTIFY_MODULE, c"rl.denied", key_index);
+        }
+    }
+}

@@ -83,3 +83,8 @@ pub const HASH_CFIELDS: c_int = raw::REDISMODULE_HASH_CFIELDS as c_int;
 pub const HASH_DELETE: *mut Str = std::ptr::without_provenance_mut(1);
 /// `GetAbsExpire`'s answer for a key without a TTL.
 pub const NO_EXPIRE: i64 = raw::REDISMODULE_NO_EXPIRE as i64;
+pub use binding::raw::RedisModuleInfoCtx as InfoCtx;
+/// Module keyspace events (`notify-keyspace-events` flag `d`).
+pub const NOTIFY_MODULE: c_int = raw::REDISMODULE_NOTIFY_MODULE as c_int;
+pub const KSPEC_FK_KEYNUM: u32 = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM;
+pub const CMD_ARG_MULTIPLE: c_int = raw::REDISMODULE_CMD_ARG_MULTIPLE as c_int;

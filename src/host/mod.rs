@@ -21,7 +21,9 @@ use crate::core::load_options::LoadOptions;
 /// Module load: options, then every declared command the load arguments keep.
 pub(crate) fn load(ctx: *mut RawCtx, options: &LoadOptions) -> Result<(), String> {
     set_options(ctx);
+    metrics::set_notify_denied(options.notify_denied);
     let category = registry::register_all(ctx, options)?;
+    metrics::register_info(ctx)?;
     let note = if category {
         c"commands registered, ACL category @ratelimit added"
     } else {
@@ -39,3 +41,4 @@ fn set_options(ctx: *mut RawCtx) {
         api!(SetModuleOptions)(ctx, ffi::OPTION_NO_IMPLICIT_SIGNAL_MODIFIED);
     }
 }
+pub mod metrics;

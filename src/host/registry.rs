@@ -28,6 +28,25 @@ pub enum KeyAccess {
     ReadWriteUpdate,
     /// Only reads.
     ReadOnly,
+    /// Only reads, one key at this argument index (`RL.PEEK limiter key`).
+    ReadOnlyAt(c_int),
+    /// Reads, inserts and removes entries in several keys: the key count at
+    /// this argument index, the keys right after it (`RL.ALL numkeys key ...`).
+    ReadWriteUpdateKeyNum(c_int),
+}
+
+impl KeyAccess {
+    /// The legacy `(first, last, step)` for `CreateCommand`. Key specs
+    /// (`SetCommandInfo`) are what the server uses to find keys; a key count
+    /// has no legacy form, so it gets none. Servers (7.0 to 9.1) only route
+    /// such a command in Cluster if it also has the `getkeys-api` flag.
+    fn legacy_range(self) -> (c_int, c_int, c_int) {
+        match self {
+            KeyAccess::ReadWriteUpdate | KeyAccess::ReadOnly => (1, 1, 1),
+            KeyAccess::ReadOnlyAt(at) => (at, at, 1),
+            KeyAccess::ReadWriteUpdateKeyNum(_) => (0, 0, 0),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +54,10 @@ pub enum ArgKind {
     Key,
     Integer,
     String,
+    /// One or more keys.
+    Keys,
+    /// One or more strings.
+    Strings,
 }
 
 /// One argument as `COMMAND DOCS` shows it.
@@ -57,7 +80,8 @@ pub struct CommandSpec {
     pub since: &'static CStr,
     /// Negative: at least that many arguments, name included.
     pub arity: c_int,
-    /// The single key, always at argument 1.
+    /// The key layout: the single key at argument 1 unless the variant
+    /// says otherwise.
     pub key: KeyAccess,
     pub args: &'static [ArgSpec],
     pub callback: Callback,
@@ -97,6 +121,7 @@ fn add_acl_category(ctx: *mut ffi::Ctx) -> bool {
 
 fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec, category: bool) -> Result<(), String> {
     let name = spec.name.to_string_lossy();
+    let (first, last, step) = spec.key.legacy_range();
     // SAFETY: all pointers are 'static C strings or live for this call; the
     // server copies the command info.
     unsafe {
@@ -105,9 +130,9 @@ fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec, category: bool) -> Result<()
             spec.name.as_ptr(),
             Some(spec.callback),
             spec.flags.as_ptr(),
-            1,
-            1,
-            1,
+            first,
+            last,
+            step,
         ) != OK
         {
             return Err(format!("could not create command {name}"));
@@ -140,6 +165,7 @@ fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec, category: bool) -> Result<()
             }
         }
     }
+    super::metrics::mark_registered(spec.callback);
     Ok(())
 }
 
@@ -152,13 +178,27 @@ static INFO_VERSION: ffi::CommandInfoVersion = ffi::CommandInfoVersion {
 
 fn key_spec(access: KeyAccess) -> ffi::CommandKeySpec {
     let flags = match access {
-        KeyAccess::ReadWriteUpdate => ffi::CMD_KEY_RW | ffi::CMD_KEY_UPDATE,
-        KeyAccess::ReadOnly => ffi::CMD_KEY_RO | ffi::CMD_KEY_ACCESS,
+        KeyAccess::ReadWriteUpdate | KeyAccess::ReadWriteUpdateKeyNum(_) => {
+            ffi::CMD_KEY_RW | ffi::CMD_KEY_UPDATE
+        }
+        KeyAccess::ReadOnly | KeyAccess::ReadOnlyAt(_) => ffi::CMD_KEY_RO | ffi::CMD_KEY_ACCESS,
     };
     let mut spec = zeroed_key_spec();
     spec.flags = flags;
     spec.begin_search_type = ffi::KSPEC_BS_INDEX;
-    spec.bs.index.pos = 1;
+    if let KeyAccess::ReadWriteUpdateKeyNum(numkeys_at) = access {
+        // Like EVAL: the count at `numkeys_at`, the keys right after it.
+        spec.bs.index.pos = numkeys_at;
+        spec.find_keys_type = ffi::KSPEC_FK_KEYNUM;
+        spec.fk.keynum.keynumidx = 0;
+        spec.fk.keynum.firstkey = 1;
+        spec.fk.keynum.keystep = 1;
+        return spec;
+    }
+    spec.bs.index.pos = match access {
+        KeyAccess::ReadOnlyAt(at) => at,
+        _ => 1,
+    };
     spec.find_keys_type = ffi::KSPEC_FK_RANGE;
     spec.fk.range.lastkey = 0;
     spec.fk.range.keystep = 1;
@@ -170,12 +210,13 @@ fn command_arg(arg: &ArgSpec) -> ffi::CommandArg {
     let type_ = match arg.kind {
         ArgKind::Key => ffi::ARG_TYPE_KEY,
         ArgKind::Integer => ffi::ARG_TYPE_INTEGER,
-        ArgKind::String => ffi::ARG_TYPE_STRING,
+        ArgKind::String | ArgKind::Strings => ffi::ARG_TYPE_STRING,
+        ArgKind::Keys => ffi::ARG_TYPE_KEY,
     };
     let mut out = zeroed_arg();
     out.name = arg.name.as_ptr();
     out.type_ = type_;
-    out.key_spec_index = if matches!(arg.kind, ArgKind::Key) {
+    out.key_spec_index = if matches!(arg.kind, ArgKind::Key | ArgKind::Keys) {
         0
     } else {
         -1
@@ -186,6 +227,9 @@ fn command_arg(arg: &ArgSpec) -> ffi::CommandArg {
     } else {
         0
     };
+    if matches!(arg.kind, ArgKind::Keys | ArgKind::Strings) {
+        out.flags |= ffi::CMD_ARG_MULTIPLE;
+    }
     out
 }
 

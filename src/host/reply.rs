@@ -5,6 +5,7 @@ use std::ffi::CString;
 use super::ffi;
 
 use super::ffi::{api, optional_api};
+use crate::core::all_of::Combined;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::gcra::CellReply;
@@ -17,6 +18,10 @@ pub enum Reply {
     Totals(Vec<(Vec<u8>, u64)>),
     /// redis-cell's five integers (CL.THROTTLE).
     Cell(CellReply),
+    /// RL.ALL: `[allowed, retry_after_ms, [clause 1's four], [clause 2's four], ...]`.
+    All(Combined),
+    /// Nothing: the call only reported its keys to the server.
+    KeysReported,
 }
 
 pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
@@ -24,6 +29,20 @@ pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
         Reply::Decision(d) => write_integers(ctx, &d.to_reply()),
         Reply::Cell(c) => write_integers(ctx, &c.to_reply()),
         Reply::Totals(pairs) => write_totals(ctx, pairs),
+        Reply::All(c) => write_combined(ctx, c),
+        Reply::KeysReported => {}
+    }
+}
+
+fn write_combined(ctx: *mut ffi::Ctx, c: &Combined) {
+    // SAFETY: ctx is the live context of the running command.
+    unsafe {
+        api!(ReplyWithArray)(ctx, (2 + c.clauses.len()) as _);
+        api!(ReplyWithLongLong)(ctx, i64::from(c.allowed));
+        api!(ReplyWithLongLong)(ctx, i64::try_from(c.retry_after_ms).unwrap_or(i64::MAX));
+    }
+    for d in &c.clauses {
+        write_integers(ctx, &d.to_reply());
     }
 }
 

@@ -49,9 +49,34 @@ impl<'a> StringState<'a> {
         Ok(state)
     }
 
+    /// Opens the key at argument `key_index` for reading only (`RL.PEEK`).
+    /// A missing key reads as `None`.
+    pub fn open_read(cmd: &'a CommandCtx, key_index: usize) -> Result<Self, RlError> {
+        // SAFETY: ctx and key name are valid for this call.
+        let key = unsafe { api!(OpenKey)(cmd.raw, cmd.raw_arg(key_index), ffi::READ) };
+        let state = StringState {
+            cmd,
+            key,
+            key_index,
+        };
+        if !key.is_null() {
+            // SAFETY: key is open.
+            let kind = unsafe { api!(KeyType)(key) };
+            if kind != ffi::KEYTYPE_EMPTY && kind != ffi::KEYTYPE_STRING {
+                return Err(RlError::WrongType);
+            }
+        }
+        Ok(state)
+    }
+
     /// The stored bytes; `None` when the key does not exist. Borrowed until
-    /// the next write.
+    /// the next write. (A value the server holds as an integer or embedded
+    /// string is converted to a plain one on its first read: the same bytes,
+    /// TTL and DUMP, only the in-memory encoding changes.)
     pub fn bytes(&self) -> Option<&[u8]> {
+        if self.key.is_null() {
+            return None;
+        }
         // SAFETY: key is open; a string key's DMA buffer stays valid and
         // unchanged until the key is written, which needs `&mut self`.
         unsafe {
@@ -69,6 +94,9 @@ impl<'a> StringState<'a> {
 
     /// The key's absolute expiry in ms; `None` without a TTL.
     pub fn expire_at_ms(&self) -> Option<i64> {
+        if self.key.is_null() {
+            return None;
+        }
         // SAFETY: key is open.
         let at = unsafe { api!(GetAbsExpire)(self.key) };
         (at != ffi::NO_EXPIRE).then_some(at)
@@ -115,6 +143,9 @@ fn decimal(mut value: u64, buf: &mut [u8; 20]) -> &[u8] {
 
 impl Drop for StringState<'_> {
     fn drop(&mut self) {
+        if self.key.is_null() {
+            return;
+        }
         // SAFETY: the key was opened by us and is closed once.
         unsafe { api!(CloseKey)(self.key) }
     }

@@ -46,9 +46,29 @@ impl<'a> ZsetLog<'a> {
         Ok(log)
     }
 
+    /// Opens the key at argument `key_index` for reading only (`RL.PEEK`):
+    /// nothing can be written through it. A missing key reads as empty.
+    pub fn open_read(cmd: &'a CommandCtx, key_index: usize) -> Result<Self, RlError> {
+        // SAFETY: ctx and key name are valid for this call.
+        let key = unsafe { api!(OpenKey)(cmd.raw, cmd.raw_arg(key_index), ffi::READ) };
+        let log = ZsetLog {
+            cmd,
+            key,
+            key_index,
+        };
+        if !log.is_empty() {
+            // SAFETY: key is open.
+            if unsafe { api!(KeyType)(key) } != ffi::KEYTYPE_ZSET {
+                return Err(RlError::WrongType);
+            }
+        }
+        Ok(log)
+    }
+
     fn is_empty(&self) -> bool {
+        // A key opened for reading is NULL when missing.
         // SAFETY: key is open.
-        unsafe { api!(KeyType)(self.key) == ffi::KEYTYPE_EMPTY }
+        self.key.is_null() || unsafe { api!(KeyType)(self.key) == ffi::KEYTYPE_EMPTY }
     }
 
     /// Positions a range iterator; false when the range is empty. The caller
@@ -270,6 +290,9 @@ fn score_ms(score: f64) -> i64 {
 
 impl Drop for ZsetLog<'_> {
     fn drop(&mut self) {
+        if self.key.is_null() {
+            return;
+        }
         // SAFETY: the key was opened by us and is closed once.
         unsafe { api!(CloseKey)(self.key) }
     }

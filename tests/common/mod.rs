@@ -436,3 +436,4 @@ pub fn frozen_state(c: &mut redis::Connection, key: &str) -> (Option<Vec<u8>>, i
 pub fn zcard(c: &mut redis::Connection, key: &str) -> usize {
     redis::cmd("ZCARD").arg(key).query(c).unwrap()
 }
+pub mod features;

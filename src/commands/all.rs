@@ -1,0 +1,70 @@
+//! `RL.ALL numkeys key [key ...] clause [clause ...]`: admits a request only
+//! if every clause admits it; a denial in any records nothing in any.
+
+use linkme::distributed_slice;
+
+use crate::command_callback;
+use crate::commands::limiter::{self, Access, Now};
+use crate::core::all_of::combine;
+use crate::core::error::RlError;
+use crate::core::limit_request::{all_key_indexes, AllRequest, ALL_FIRST_KEY};
+use crate::host::command::Handler;
+use crate::host::context::CommandCtx;
+use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::reply::Reply;
+
+fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
+    if cmd.keys_position_request() {
+        for index in all_key_indexes(args) {
+            cmd.report_key(index);
+        }
+        return Ok(Reply::KeysReported);
+    }
+    let req = AllRequest::parse(args)?;
+    let now = Now::read(cmd);
+    // Decide every clause first: all keys read, nothing written.
+    let mut decided = Vec::with_capacity(req.clauses.len());
+    for (i, clause) in req.clauses.iter().enumerate() {
+        let d = limiter::decide(cmd, clause, ALL_FIRST_KEY + i, Access::Write, now)
+            .map_err(|e| e.in_clause(i + 1))?;
+        decided.push(d);
+    }
+    let combined = combine(decided.iter().map(|d| d.decision).collect());
+    if combined.allowed {
+        // Every check that can refuse ran above; what is left are server
+        // failures. Each clause replicates as it applies, so a replica never
+        // misses an effect the primary holds; the server sends this
+        // command's effects together, in MULTI/EXEC.
+        for (i, d) in decided.iter_mut().enumerate() {
+            d.record(cmd).map_err(|e| e.in_clause(i + 1))?;
+        }
+    } else {
+        for d in decided.iter().filter(|d| !d.decision.allowed) {
+            cmd.notify_denied(d.key);
+        }
+    }
+    Ok(Reply::All(combined))
+}
+
+const HANDLER: Handler = all;
+command_callback!(all_callback => HANDLER);
+
+#[distributed_slice(COMMANDS)]
+static ALL: CommandSpec = CommandSpec {
+    name: c"rl.all",
+    // `getkeys-api` as well as the key spec: servers route a command by key
+    // only if it has a legacy key range or a key callback, and a key count
+    // has no legacy range.
+    flags: c"write deny-oom getkeys-api",
+    summary: c"Several limits at once: clause i (SLIDE|BUCKETS|THROTTLE|FIXED and that limiter's parameters) applies to key i. Admits and records the request only if every clause admits it; otherwise records nothing. Replies [allowed, retry_after_ms, [clause 1: allowed, remaining, retry_after_ms, reset_after_ms], ...].",
+    complexity: c"The sum of the clauses' complexities.",
+    since: c"0.1.0",
+    arity: -4,
+    key: KeyAccess::ReadWriteUpdateKeyNum(1),
+    args: &[
+        ArgSpec { name: c"numkeys", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"key", kind: ArgKind::Keys, token: None, optional: false },
+        ArgSpec { name: c"clause", kind: ArgKind::Strings, token: None, optional: false },
+    ],
+    callback: all_callback,
+};

@@ -1,0 +1,206 @@
+//! Per-command counters since load, shown by `INFO rl`.
+//!
+//! Each command callback owns one [`Counters`] (declared next to it by
+//! `command_callback!`), so counting is a relaxed atomic add with no lookup,
+//! lock or allocation. `INFO` walks them, which is where the names are
+//! matched and the text is built.
+
+use std::ffi::CString;
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+use linkme::distributed_slice;
+
+use super::ffi;
+use super::ffi::api;
+use super::registry::{Callback, COMMANDS};
+use super::reply::Reply;
+
+/// What one call ended as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Admitted,
+    Denied,
+    /// A reply that is not a decision (RL.COUNT, RL.TOTALS).
+    Answered,
+    Error,
+    /// Not a call: the server only asked for the keys.
+    KeysOnly,
+}
+
+impl Outcome {
+    pub fn of(reply: &Reply) -> Outcome {
+        match reply {
+            Reply::Decision(d) if d.allowed => Outcome::Admitted,
+            Reply::Decision(_) => Outcome::Denied,
+            Reply::Cell(c) if c.limited => Outcome::Denied,
+            Reply::Cell(_) => Outcome::Admitted,
+            Reply::All(c) if c.allowed => Outcome::Admitted,
+            Reply::All(_) => Outcome::Denied,
+            Reply::Totals(_) => Outcome::Answered,
+            Reply::KeysReported => Outcome::KeysOnly,
+        }
+    }
+}
+
+/// One command's counters.
+pub struct Counters {
+    calls: AtomicU64,
+    admitted: AtomicU64,
+    denied: AtomicU64,
+    errors: AtomicU64,
+    /// Set at load if the command was registered (`CL.THROTTLE off` leaves
+    /// one out), so INFO lists only commands that exist.
+    registered: AtomicBool,
+}
+
+impl Counters {
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Counters {
+        Counters {
+            calls: AtomicU64::new(0),
+            admitted: AtomicU64::new(0),
+            denied: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            registered: AtomicBool::new(false),
+        }
+    }
+
+    /// Counts one call. Commands run on the main thread one at a time;
+    /// relaxed adds are enough and never contend.
+    pub fn count(&self, outcome: Outcome) {
+        if outcome == Outcome::KeysOnly {
+            return;
+        }
+        self.calls.fetch_add(1, Relaxed);
+        let slot = match outcome {
+            Outcome::Admitted => &self.admitted,
+            Outcome::Denied => &self.denied,
+            Outcome::Error => &self.errors,
+            Outcome::Answered | Outcome::KeysOnly => return,
+        };
+        slot.fetch_add(1, Relaxed);
+    }
+
+    /// `[calls, admitted, denied, errors]`.
+    pub fn read(&self) -> [u64; 4] {
+        [
+            self.calls.load(Relaxed),
+            self.admitted.load(Relaxed),
+            self.denied.load(Relaxed),
+            self.errors.load(Relaxed),
+        ]
+    }
+}
+
+/// A command callback and its counters.
+pub struct CommandMetrics {
+    pub callback: Callback,
+    pub counters: Counters,
+}
+
+#[distributed_slice]
+pub static METRICS: [CommandMetrics];
+
+fn counters_of(callback: Callback) -> Option<&'static Counters> {
+    METRICS
+        .iter()
+        .find(|m| std::ptr::fn_addr_eq(m.callback, callback))
+        .map(|m| &m.counters)
+}
+
+/// Notes that the command with this callback was registered.
+pub(crate) fn mark_registered(callback: Callback) {
+    if let Some(c) = counters_of(callback) {
+        c.registered.store(true, Relaxed);
+    }
+}
+
+/// Set at load from `NOTIFY-DENIED`.
+static NOTIFY_DENIED: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn set_notify_denied(on: bool) {
+    NOTIFY_DENIED.store(on, Relaxed);
+}
+
+pub fn notify_denied() -> bool {
+    NOTIFY_DENIED.load(Relaxed)
+}
+
+/// The INFO field prefix for a command: `rl.slide` -> `slide`,
+/// `cl.throttle` -> `cl_throttle` (the server adds `rl_` in front).
+pub fn field_prefix(name: &str) -> String {
+    name.strip_prefix("rl.").unwrap_or(name).replace('.', "_")
+}
+
+const FIELDS: [&str; 4] = ["calls", "admitted", "denied", "errors"];
+
+/// Replaces the binding's info callback (registered before our init runs;
+/// a module has one) with ours.
+pub(crate) fn register_info(ctx: *mut ffi::Ctx) -> Result<(), String> {
+    // SAFETY: called from OnLoad with the load context.
+    if unsafe { api!(RegisterInfoFunc)(ctx, Some(info)) } != ffi::OK {
+        return Err("could not register the INFO section".into());
+    }
+    Ok(())
+}
+
+/// The `rl` INFO section: `rl_<command>_<calls|admitted|denied|errors>`
+/// for every registered command.
+extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
+    // No panic may cross into the server.
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: ctx is the live info context; the section (NULL: named
+        // after the module) is skipped by the server when not requested.
+        unsafe {
+            if api!(InfoAddSection)(ctx, std::ptr::null()) != ffi::OK {
+                return;
+            }
+        }
+        for spec in COMMANDS {
+            let Some(counters) = counters_of(spec.callback) else {
+                continue;
+            };
+            if !counters.registered.load(Relaxed) {
+                continue;
+            }
+            let prefix = field_prefix(&spec.name.to_string_lossy());
+            for (field, value) in FIELDS.iter().zip(counters.read()) {
+                let Ok(name) = CString::new(format!("{prefix}_{field}")) else {
+                    continue;
+                };
+                // SAFETY: ctx is live; the server copies the field name.
+                unsafe {
+                    api!(InfoAddFieldULongLong)(ctx, name.as_ptr(), value);
+                }
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_split_calls_by_outcome() {
+        let c = Counters::new();
+        for o in [
+            Outcome::Admitted,
+            Outcome::Admitted,
+            Outcome::Denied,
+            Outcome::Error,
+            Outcome::Answered,
+        ] {
+            c.count(o);
+        }
+        assert_eq!(c.read(), [5, 2, 1, 1]);
+    }
+
+    #[test]
+    fn field_names_drop_the_module_prefix() {
+        assert_eq!(field_prefix("rl.slide"), "slide");
+        assert_eq!(field_prefix("rl.all"), "all");
+        assert_eq!(field_prefix("cl.throttle"), "cl_throttle");
+    }
+}
