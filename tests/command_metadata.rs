@@ -1,5 +1,5 @@
 //! Every RL.* command carries its full declaration: COMMAND INFO (arity,
-//! flags, one key at position 1 with a key spec), COMMAND DOCS (summary,
+//! flags, its key spec), COMMAND DOCS (summary,
 //! complexity, arguments with tokens, so redis-cli can show hints) and
 //! COMMAND GETKEYS. And the native Valkey build loads as a native module.
 mod common;
@@ -12,8 +12,12 @@ struct Expect {
     name: &'static str,
     arity: i64,
     write: bool,
-    /// A valid call's arguments after the command name, key first.
+    /// COMMAND INFO's legacy first key, last key, step.
+    legacy: [i64; 3],
+    /// A valid call's arguments after the command name.
     example: &'static [&'static str],
+    /// What COMMAND GETKEYS finds in `example`.
+    keys: &'static [&'static str],
     /// The documented argument names, in order.
     args: &'static [&'static str],
 }
@@ -23,50 +27,82 @@ const COMMANDS: &[Expect] = &[
         name: "rl.slide",
         arity: -4,
         write: true,
+        legacy: [1, 1, 1],
         example: &["k", "10", "1000"],
+        keys: &["k"],
         args: &["key", "limit", "window", "cost"],
     },
     Expect {
         name: "rl.buckets",
         arity: -4,
         write: true,
+        legacy: [1, 1, 1],
         example: &["k", "10", "1000"],
+        keys: &["k"],
         args: &["key", "limit", "window", "precision", "cost"],
     },
     Expect {
         name: "rl.count",
         arity: -4,
         write: true,
+        legacy: [1, 1, 1],
         example: &["k", "1000", "f"],
+        keys: &["k"],
         args: &["key", "window", "field", "n", "precision"],
     },
     Expect {
         name: "rl.totals",
         arity: -3,
         write: false,
+        legacy: [1, 1, 1],
         example: &["k", "1000"],
+        keys: &["k"],
         args: &["key", "window", "precision"],
     },
     Expect {
         name: "rl.throttle",
         arity: -5,
         write: true,
+        legacy: [1, 1, 1],
         example: &["k", "1", "10", "1000"],
+        keys: &["k"],
         args: &["key", "max_burst", "count", "period", "quantity"],
     },
     Expect {
         name: "cl.throttle",
         arity: -5,
         write: true,
+        legacy: [1, 1, 1],
         example: &["k", "1", "10", "60"],
+        keys: &["k"],
         args: &["key", "max_burst", "count", "period", "quantity"],
     },
     Expect {
         name: "rl.fixed",
         arity: -4,
         write: true,
+        legacy: [1, 1, 1],
         example: &["k", "10", "1000"],
+        keys: &["k"],
         args: &["key", "limit", "window", "cost"],
+    },
+    Expect {
+        name: "rl.peek",
+        arity: -3,
+        write: false,
+        legacy: [2, 2, 1],
+        example: &["SLIDE", "k", "10", "1000"],
+        keys: &["k"],
+        args: &["limiter", "key", "parameter"],
+    },
+    Expect {
+        name: "rl.all",
+        arity: -4,
+        write: true,
+        legacy: [0, 0, 0],
+        example: &["2", "a", "b", "SLIDE", "10", "1000", "FIXED", "5", "1000"],
+        keys: &["a", "b"],
+        args: &["numkeys", "key", "clause"],
     },
 ];
 
@@ -102,12 +138,8 @@ fn every_command_declares_arity_flags_key_spec_and_docs() {
                     e.name
                 );
             }
-            assert_eq!(
-                [text(&entry[3]), text(&entry[4]), text(&entry[5])],
-                ["1", "1", "1"],
-                "{f:?} {}",
-                e.name
-            );
+            let legacy = [text(&entry[3]), text(&entry[4]), text(&entry[5])];
+            assert_eq!(legacy, e.legacy.map(|n| n.to_string()), "{f:?} {}", e.name);
             let key_specs = items(&entry[8]);
             assert_eq!(key_specs.len(), 1, "{f:?} {}: one key spec", e.name);
             let spec_flags: Vec<String> = items(&field(&key_specs[0], "flags"))
@@ -124,7 +156,7 @@ fn every_command_declares_arity_flags_key_spec_and_docs() {
             let mut getkeys = redis::cmd("COMMAND");
             getkeys.arg("GETKEYS").arg(e.name).arg(e.example);
             let keys: Vec<String> = getkeys.query(&mut c).unwrap();
-            assert_eq!(keys, ["k"], "{f:?} {}", e.name);
+            assert_eq!(keys, e.keys, "{f:?} {}", e.name);
 
             let docs: Value = redis::cmd("COMMAND")
                 .arg("DOCS")
