@@ -1,8 +1,12 @@
 //! Criterion benchmarks of the pure core: the decision alone, over an
-//! in-memory log, at several fill levels. Guards the algorithms against
-//! regressions without a server.
+//! in-memory log or hash, at several fill levels. Guards the algorithms
+//! against regressions without a server.
+
+use std::time::Duration;
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
+use rl::core::bucket_window::{self, MemoryHash};
+use rl::core::buckets_request::BucketsRequest;
 use rl::core::slide_request::SlideRequest;
 use rl::core::sliding_log::{decide, MemoryLog};
 
@@ -53,5 +57,79 @@ fn sliding_log(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, sliding_log);
+const PRECISION: u64 = 1_000;
+
+/// A hash holding every bucket of a window of `buckets` buckets ending at
+/// `now`, `per_bucket` admitted in each.
+fn filled_buckets(buckets: u64, per_bucket: u64, now: i64) -> MemoryHash {
+    let mut hash = MemoryHash::new();
+    let req = BucketsRequest {
+        limit: 100_000_000,
+        window_ms: buckets * PRECISION,
+        precision: Some(PRECISION),
+        cost: per_bucket,
+    };
+    for b in 0..buckets as i64 {
+        let at = now - (buckets as i64 - 1 - b) * PRECISION as i64;
+        let out = bucket_window::decide(&mut hash, &req, at).expect("valid request");
+        hash.apply(&out.write.expect("fits while filling"));
+    }
+    hash
+}
+
+/// The bucket window at 60 and 600 buckets: a steady admit (the oldest
+/// bucket leaves, the current one is new), an admit into the current
+/// bucket, a denial at the limit (walks the buckets for `retry_after_ms`),
+/// and an admit after a long idle gap (every bucket evicted).
+fn bucket_window(c: &mut Criterion) {
+    let now = 1_800_000_000_000;
+    let mut group = c.benchmark_group("bucket_window_decide");
+    for buckets in [60u64, 600] {
+        let window_ms = buckets * PRECISION;
+        let req = |limit: u64| BucketsRequest {
+            limit,
+            window_ms,
+            precision: Some(PRECISION),
+            cost: 1,
+        };
+        let full = filled_buckets(buckets, 10, now);
+        let cases = [
+            (
+                "admit_next_bucket",
+                req(100_000_000),
+                now + PRECISION as i64,
+            ),
+            ("admit_same_bucket", req(100_000_000), now),
+            ("at_limit", req(buckets * 10), now),
+            (
+                "after_idle_gap",
+                req(100_000_000),
+                now + 10 * window_ms as i64,
+            ),
+        ];
+        for (name, req, at) in cases {
+            let id = BenchmarkId::new(format!("{buckets}_buckets"), name);
+            group.bench_with_input(id, &at, |b, &at| {
+                let mut hash = full.clone();
+                b.iter(|| {
+                    bucket_window::decide(black_box(&mut hash), black_box(&req), black_box(at))
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+/// Short runs: `make bench` must finish within 10 minutes on 2 cores.
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = sliding_log, bucket_window
+}
 criterion_main!(benches);

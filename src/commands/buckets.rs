@@ -35,10 +35,10 @@ pub(crate) fn record(
     state: &mut HashState,
     write: &HashWrite,
 ) -> Result<(), RlError> {
-    state.apply(write)?;
-    replicate::hset(cmd, key, &write.set);
-    if !write.delete.is_empty() {
-        replicate::hdel(cmd, key, &write.delete);
+    let applied = state.apply(write)?;
+    replicate::hset(cmd, key, &applied.set);
+    if !applied.delete.is_empty() {
+        replicate::hdel(cmd, key, &applied.delete);
     }
     replicate::pexpireat(cmd, key, write.expire_at_ms);
     Ok(())

@@ -22,10 +22,10 @@ fn count_command(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let mut state = HashState::open(cmd, KEY, true)?;
     let outcome = count(&mut state, &req, now)?;
     let write = &outcome.write;
-    state.apply(write)?;
-    replicate::hset(cmd, KEY, &write.set);
-    if !write.delete.is_empty() {
-        replicate::hdel(cmd, KEY, &write.delete);
+    let applied = state.apply(write)?;
+    replicate::hset(cmd, KEY, &applied.set);
+    if !applied.delete.is_empty() {
+        replicate::hdel(cmd, KEY, &applied.delete);
     }
     replicate::pexpireat(cmd, KEY, write.expire_at_ms);
     Ok(Reply::Totals(outcome.totals))

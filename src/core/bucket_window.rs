@@ -109,17 +109,36 @@ pub struct State {
 
 /// The field name of bucket `b`.
 pub fn bucket_field(b: i64) -> Vec<u8> {
-    b.to_string().into_bytes()
+    let mut out = Vec::with_capacity(20);
+    if b < 0 {
+        out.push(b'-');
+    }
+    push_decimal(&mut out, b.unsigned_abs(), 1);
+    out
+}
+
+/// Appends `v` in decimal, zero-padded to at least `width` digits. Written
+/// by hand: `format!` costs several times more on the hot path.
+fn push_decimal(out: &mut Vec<u8>, mut v: u64, width: usize) {
+    let mut buf = [b'0'; 20];
+    let mut i = buf.len();
+    while v > 0 {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    let start = i.min(buf.len() - width.clamp(1, buf.len()));
+    out.extend_from_slice(&buf[start..]);
 }
 
 /// Counts as stored: fixed-width decimals joined by commas.
 pub fn encode_counts(counts: &[u64]) -> Vec<u8> {
     let mut out = Vec::with_capacity(counts.len() * (COUNTER_DIGITS + 1));
-    for (i, c) in counts.iter().enumerate() {
+    for (i, &c) in counts.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(format!("{c:0width$}", width = COUNTER_DIGITS).as_bytes());
+        push_decimal(&mut out, c, COUNTER_DIGITS);
     }
     out
 }
@@ -252,6 +271,8 @@ pub struct Window {
     pub oldest: i64,
     /// Newest bucket written before this call (`None` for a new key).
     pub newest: Option<i64>,
+    /// The stored oldest bucket index before this call (`None` for a new key).
+    pub stored_oldest: Option<i64>,
     /// Totals over the buckets that still count.
     pub totals: Vec<u64>,
     /// Existing bucket fields that left the window.
@@ -287,6 +308,7 @@ pub fn slide(
             target: current,
             oldest: current,
             newest: None,
+            stored_oldest: None,
             totals: Vec::new(),
             stale: Vec::new(),
         });
@@ -316,6 +338,7 @@ pub fn slide(
         target,
         oldest: s.oldest.max(live_from).min(target),
         newest: Some(s.newest),
+        stored_oldest: Some(s.oldest),
         totals,
         stale,
     })
@@ -335,27 +358,33 @@ pub fn read_bucket(view: &mut impl HashView, b: i64, width: usize) -> Result<Vec
 }
 
 /// The write for an accepted event: the target bucket's new counts, the new
-/// totals and the metadata, all as absolute values, plus the eviction and
-/// the expiry.
+/// totals and whichever metadata changed, all as absolute values, plus the
+/// eviction and the expiry. Unchanged fields are not rewritten (each field
+/// written costs a hash lookup here and on every replica): `k` and `p` only
+/// for a new key, `o` and `n` when they move, `f` (RL.COUNT) when `names`
+/// is given, i.e. for a new key or a new name.
 pub fn write(
     win: &Window,
     kind: Kind,
     bucket: &[u64],
     totals: &[u64],
-    names: &[Vec<u8>],
+    names: Option<&[Vec<u8>]>,
 ) -> HashWrite {
-    let mut set = vec![
-        (bucket_field(win.target), encode_counts(bucket)),
-        (FIELD_TOTALS.to_vec(), encode_counts(totals)),
-        (FIELD_OLDEST.to_vec(), win.oldest.to_string().into_bytes()),
-        (FIELD_NEWEST.to_vec(), win.target.to_string().into_bytes()),
-        (FIELD_KIND.to_vec(), kind.tag().to_vec()),
-        (
-            FIELD_PRECISION.to_vec(),
-            win.precision.to_string().into_bytes(),
-        ),
-    ];
-    if kind == Kind::Count {
+    let mut set = Vec::with_capacity(7);
+    set.push((bucket_field(win.target), encode_counts(bucket)));
+    set.push((FIELD_TOTALS.to_vec(), encode_counts(totals)));
+    let new_key = win.newest.is_none();
+    if new_key || win.stored_oldest != Some(win.oldest) {
+        set.push((FIELD_OLDEST.to_vec(), bucket_field(win.oldest)));
+    }
+    if win.newest != Some(win.target) {
+        set.push((FIELD_NEWEST.to_vec(), bucket_field(win.target)));
+    }
+    if new_key {
+        set.push((FIELD_KIND.to_vec(), kind.tag().to_vec()));
+        set.push((FIELD_PRECISION.to_vec(), bucket_field(win.precision)));
+    }
+    if let (Kind::Count, Some(names)) = (kind, names) {
         set.push((FIELD_NAMES.to_vec(), names.join(&b","[..])));
     }
     HashWrite {
@@ -386,7 +415,7 @@ pub fn decide(
     if held + req.cost <= req.limit {
         let mut bucket = read_bucket(view, win.target, 1)?;
         bucket[0] = bucket[0].saturating_add(req.cost);
-        let write = write(&win, Kind::Buckets, &bucket, &[held + req.cost], &[]);
+        let write = write(&win, Kind::Buckets, &bucket, &[held + req.cost], None);
         return Ok(BucketsOutcome {
             decision: Decision {
                 allowed: true,

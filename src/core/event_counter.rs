@@ -34,7 +34,9 @@ pub fn count(
     let state = load(view, Kind::Count)?;
     let precision = resolve_precision(req.window_ms, req.precision, state.as_ref())?;
     let win = slide(view, state.as_ref(), req.window_ms, precision, now)?;
+    let new_key = state.is_none();
     let mut names = state.map(|s| s.names).unwrap_or_default();
+    let mut new_name = false;
     let idx = match names.iter().position(|n| n == req.field) {
         Some(i) => i,
         None if names.len() >= MAX_FIELDS => {
@@ -42,6 +44,7 @@ pub fn count(
         }
         None => {
             names.push(req.field.to_vec());
+            new_name = true;
             names.len() - 1
         }
     };
@@ -50,7 +53,8 @@ pub fn count(
     let mut bucket = read_bucket(view, win.target, names.len())?;
     bucket[idx] = bucket[idx].saturating_add(req.by);
     totals[idx] = totals[idx].saturating_add(req.by);
-    let write = write(&win, Kind::Count, &bucket, &totals, &names);
+    let changed = (new_key || new_name).then_some(&names[..]);
+    let write = write(&win, Kind::Count, &bucket, &totals, changed);
     Ok(CountOutcome {
         totals: sorted(&names, &totals),
         write,

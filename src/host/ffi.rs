@@ -79,6 +79,7 @@ pub const ARG_TYPE_PURE_TOKEN: u32 = raw::RedisModuleCommandArgType_REDISMODULE_
 pub const KSPEC_BS_INDEX: u32 = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
 pub const KSPEC_FK_RANGE: u32 = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
 pub const HASH_CFIELDS: c_int = raw::REDISMODULE_HASH_CFIELDS as c_int;
+pub const HASH_NONE: c_int = raw::REDISMODULE_HASH_NONE as c_int;
 /// The value that makes `HashSet` delete a field (`REDISMODULE_HASH_DELETE`).
 pub const HASH_DELETE: *mut Str = std::ptr::without_provenance_mut(1);
 /// `GetAbsExpire`'s answer for a key without a TTL.

@@ -24,6 +24,29 @@ fn c_field(field: &[u8]) -> Result<CString, RlError> {
     CString::new(field).map_err(|_| RlError::Internal("field name with a NUL byte"))
 }
 
+/// Short field names (all of rl's metadata and bucket fields) are made
+/// NUL-terminated on the stack: no allocation per read.
+const STACK_FIELD: usize = 32;
+
+/// What an admitted write put in the hash, as server strings: the same
+/// strings are handed to replication (no second copy). Freed on drop.
+pub struct Applied {
+    ctx: *mut ffi::Ctx,
+    /// `field, value, field, value, ...` as set.
+    pub set: Vec<*mut ffi::Str>,
+    /// The fields removed.
+    pub delete: Vec<*mut ffi::Str>,
+}
+
+impl Drop for Applied {
+    fn drop(&mut self) {
+        for &s in self.set.iter().chain(&self.delete) {
+            // SAFETY: each string was created by us and is freed once.
+            unsafe { api!(FreeString)(self.ctx, s) }
+        }
+    }
+}
+
 impl<'a> HashState<'a> {
     /// Opens the key at argument `key_index`, for writing when `write`.
     /// Another type gets `WRONGTYPE` and is left untouched.
@@ -57,32 +80,37 @@ impl<'a> HashState<'a> {
 
     /// Writes the fields (absolute values), then removes the stale buckets
     /// (setting first, the hash never empties and keeps its key), sets the
-    /// absolute expiry and signals the change.
-    pub fn apply(&mut self, w: &HashWrite) -> Result<(), RlError> {
+    /// absolute expiry and signals the change. Returns what it wrote, for
+    /// replication.
+    pub fn apply(&mut self, w: &HashWrite) -> Result<Applied, RlError> {
+        let raw = self.cmd.raw;
+        let create = |b: &[u8]| {
+            // SAFETY: ctx is live; the server copies the bytes.
+            unsafe { api!(CreateString)(raw, b.as_ptr().cast(), b.len()) }
+        };
+        let mut applied = Applied {
+            ctx: raw,
+            set: Vec::with_capacity(w.set.len() * 2),
+            delete: Vec::with_capacity(w.delete.len()),
+        };
         for (field, value) in &w.set {
-            let field = c_field(field)?;
-            // SAFETY: key is open for writing; the value string is freed
-            // after the server copied it; the argument list ends with NULL.
+            let (f, v) = (create(field), create(value));
+            applied.set.extend([f, v]);
+            // SAFETY: key is open for writing; the server copies field and
+            // value; the argument list ends with NULL.
             unsafe {
-                let v = api!(CreateString)(self.cmd.raw, value.as_ptr().cast(), value.len());
-                api!(HashSet)(
-                    self.key,
-                    ffi::HASH_CFIELDS,
-                    field.as_ptr(),
-                    v,
-                    ptr::null::<c_char>(),
-                );
-                api!(FreeString)(self.cmd.raw, v);
+                api!(HashSet)(self.key, ffi::HASH_NONE, f, v, ptr::null::<c_char>());
             }
         }
         for field in &w.delete {
-            let field = c_field(field)?;
+            let f = create(field);
+            applied.delete.push(f);
             // SAFETY: as above; HASH_DELETE is the documented marker value.
             unsafe {
                 api!(HashSet)(
                     self.key,
-                    ffi::HASH_CFIELDS,
-                    field.as_ptr(),
+                    ffi::HASH_NONE,
+                    f,
                     ffi::HASH_DELETE,
                     ptr::null::<c_char>(),
                 );
@@ -93,7 +121,7 @@ impl<'a> HashState<'a> {
             return Err(RlError::Internal("could not set the expiry"));
         }
         self.cmd.signal_modified(self.key_index);
-        Ok(())
+        Ok(applied)
     }
 }
 
@@ -110,15 +138,24 @@ impl HashView for HashState<'_> {
         if self.key.is_null() {
             return None;
         }
-        let field = c_field(field).ok()?;
+        let mut stack = [0u8; STACK_FIELD];
+        let heap;
+        let field_ptr: *const c_char = if field.len() < STACK_FIELD && !field.contains(&0) {
+            stack[..field.len()].copy_from_slice(field);
+            stack.as_ptr().cast()
+        } else {
+            heap = c_field(field).ok()?;
+            heap.as_ptr()
+        };
         let mut value: *mut ffi::Str = ptr::null_mut();
-        // SAFETY: key is open; the returned string is ours to free; the
-        // argument list ends with NULL.
+        // SAFETY: key is open; the field is NUL-terminated and outlives the
+        // call; the returned string is ours to free; the argument list ends
+        // with NULL.
         unsafe {
             let status: c_int = api!(HashGet)(
                 self.key,
                 ffi::HASH_CFIELDS,
-                field.as_ptr(),
+                field_ptr,
                 &mut value as *mut *mut ffi::Str,
                 ptr::null::<c_char>(),
             );

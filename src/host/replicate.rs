@@ -8,6 +8,7 @@
 
 use super::context::CommandCtx;
 use super::ffi::api;
+use super::ffi::Str;
 
 /// `ZADD key at m1 at m2 ...`
 pub fn zadd(cmd: &CommandCtx, key_index: usize, at: i64, members: &[i64]) {
@@ -84,40 +85,28 @@ pub fn pexpireat(cmd: &CommandCtx, key_index: usize, at_ms: i64) {
     }
 }
 
-/// `cmd key a1 a2 ...` with the arguments as bytes.
-fn replicate_bytes(cmd: &CommandCtx, name: &std::ffi::CStr, key_index: usize, args: &[&[u8]]) {
-    // SAFETY: ctx and key are live; the vector's strings are retained by the
-    // server and freed by us after.
+/// `cmd key a1 a2 ...` with server strings the caller owns (and frees).
+fn replicate_strings(cmd: &CommandCtx, name: &std::ffi::CStr, key_index: usize, args: &[*mut Str]) {
+    // SAFETY: ctx and key are live; the server takes its own references to
+    // the strings, which stay ours.
     unsafe {
-        let mut argv: Vec<_> = args
-            .iter()
-            .map(|a| api!(CreateString)(cmd.raw, a.as_ptr().cast(), a.len()))
-            .collect();
         api!(Replicate)(
             cmd.raw,
             name.as_ptr(),
             c"sv".as_ptr(),
             cmd.raw_arg(key_index),
-            argv.as_mut_ptr(),
-            argv.len(),
+            args.as_ptr(),
+            args.len(),
         );
-        for s in argv {
-            api!(FreeString)(cmd.raw, s);
-        }
     }
 }
 
-/// `HSET key f1 v1 f2 v2 ...` with absolute values.
-pub fn hset(cmd: &CommandCtx, key_index: usize, pairs: &[(Vec<u8>, Vec<u8>)]) {
-    let args: Vec<&[u8]> = pairs
-        .iter()
-        .flat_map(|(f, v)| [f.as_slice(), v.as_slice()])
-        .collect();
-    replicate_bytes(cmd, c"HSET", key_index, &args);
+/// `HSET key f1 v1 f2 v2 ...` with absolute values, as written.
+pub fn hset(cmd: &CommandCtx, key_index: usize, pairs: &[*mut Str]) {
+    replicate_strings(cmd, c"HSET", key_index, pairs);
 }
 
 /// `HDEL key f1 f2 ...`
-pub fn hdel(cmd: &CommandCtx, key_index: usize, fields: &[Vec<u8>]) {
-    let args: Vec<&[u8]> = fields.iter().map(Vec::as_slice).collect();
-    replicate_bytes(cmd, c"HDEL", key_index, &args);
+pub fn hdel(cmd: &CommandCtx, key_index: usize, fields: &[*mut Str]) {
+    replicate_strings(cmd, c"HDEL", key_index, fields);
 }

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Instructions per operation, counted by callgrind inside the server: repeatable
+# on a noisy machine, unlike timings. Starts SERVER (default Redis 7.0) with
+# the module under callgrind, loads the Lua references, then for each row
+# zeroes the counters, sends N requests with redis-benchmark and dumps.
+#   benches/callgrind.sh [row ...]   (rows: see ROWS below; default all)
+# Env: SERVER, MODULE, N (default 20000), P (pipeline, default 16),
+# OUT (dump dir, default target/callgrind). Inspect a row's profile with
+#   callgrind_annotate --inclusive=yes target/callgrind/<row>.out
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SERVER=${SERVER:-/usr/bin/redis-server}
+MODULE=${MODULE:-$PWD/target/release/librl.so}
+N=${N:-20000}
+P=${P:-16}
+OUT=${OUT:-$PWD/target/callgrind}
+PORT=${PORT:-$((20000 + RANDOM % 20000))}
+mkdir -p "$OUT"
+rm -f "$OUT"/*.out*
+
+valgrind --tool=callgrind --callgrind-out-file="$OUT/server.out" \
+  "$SERVER" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
+  --loadmodule "$MODULE" --logfile "$OUT/server.log" &
+VG=$!
+trap 'kill $VG 2>/dev/null; wait $VG 2>/dev/null' EXIT
+cli() { redis-cli -p "$PORT" "$@"; }
+for _ in $(seq 200); do cli PING >/dev/null 2>&1 && break; sleep 0.1; done
+SLIDE=$(cli SCRIPT LOAD "$(cat benches/lua/slide.lua)")
+BUCKETS=$(cli SCRIPT LOAD "$(cat benches/lua/buckets.lua)")
+
+declare -A ROWS=(
+  [slide]="RL.SLIDE s:__rand_int__ 100 60000"
+  [lua_slide]="EVALSHA $SLIDE 1 ls:__rand_int__ 100 60000 1"
+  [slide_hot]="RL.SLIDE s:hot 100 60000"
+  [lua_slide_hot]="EVALSHA $SLIDE 1 ls:hot 100 60000 1"
+  [buckets]="RL.BUCKETS b:__rand_int__ 100 60000"
+  [lua_buckets]="EVALSHA $BUCKETS 1 lb:__rand_int__ 100 60000 1000 1"
+  [buckets_hot]="RL.BUCKETS b:hot 100 60000"
+  [lua_buckets_hot]="EVALSHA $BUCKETS 1 lb:hot 100 60000 1000 1"
+  [ping]="PING"
+  [incr]="INCR i:__rand_int__"
+  [zadd]="ZADD z:__rand_int__ __rand_int__ __rand_int__"
+  [hincrby]="HINCRBY h:__rand_int__ __rand_int__ 1"
+)
+rows=("$@")
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot)
+# Warm up (fills the keyspace, so rows measure steady state).
+for r in "${rows[@]}"; do
+  # shellcheck disable=SC2086
+  redis-benchmark -p "$PORT" -c 10 -P "$P" -n "$N" -r 100000 ${ROWS[$r]} >/dev/null
+done
+printf '%-16s %12s\n' row instr/op
+for r in "${rows[@]}"; do
+  callgrind_control -z "$VG" >/dev/null 2>&1
+  # shellcheck disable=SC2086
+  redis-benchmark -p "$PORT" -c 10 -P "$P" -n "$N" -r 100000 ${ROWS[$r]} >/dev/null
+  callgrind_control -d "$r" "$VG" >/dev/null 2>&1
+  f=$(ls -t "$OUT"/server.out.* | head -1)
+  mv "$f" "$OUT/$r.out"
+  total=$(grep -E '^(summary|totals):' "$OUT/$r.out" | head -1 | awk '{print $2}')
+  printf '%-16s %12d\n' "$r" $((total / N))
+done
