@@ -115,7 +115,11 @@ fn switch_over(primary: &Server, replica: &Server, target: &AtomicU16) {
             .and_then(|v| v.parse::<i64>().ok())
             .is_some_and(|o| o >= primary_offset)
     });
-    assert!(caught_up, "{:?}: the replica did not catch up", primary.flavor);
+    assert!(
+        caught_up,
+        "{:?}: the replica did not catch up",
+        primary.flavor
+    );
     let _: () = redis::cmd("REPLICAOF")
         .arg("NO")
         .arg("ONE")
@@ -163,14 +167,21 @@ fn promoted_replica_keeps_every_limit_across_the_switch() {
                 let got = seen.admitted[wi][s];
                 total += got;
                 if w != Writer::Count {
-                    assert!(got <= LIMIT, "{flavor:?} {k}: {got} admitted, limit {LIMIT}");
+                    assert!(
+                        got <= LIMIT,
+                        "{flavor:?} {k}: {got} admitted, limit {LIMIT}"
+                    );
                 }
                 // What the new primary holds is exactly what the client was
                 // told was admitted: nothing lost, nothing doubled.
                 let held: i64 = match w {
                     Writer::Slide => {
-                        let members: Vec<String> =
-                            redis::cmd("ZRANGE").arg(&k).arg(0).arg(-1).query(&mut c).unwrap();
+                        let members: Vec<String> = redis::cmd("ZRANGE")
+                            .arg(&k)
+                            .arg(0)
+                            .arg(-1)
+                            .query(&mut c)
+                            .unwrap();
                         let mut unique = members.clone();
                         unique.sort();
                         unique.dedup();

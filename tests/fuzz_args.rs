@@ -61,7 +61,9 @@ fn number(rng: &mut XorShift) -> Vec<u8> {
             .to_string(),
         4 => format!("-{}", rng.below(1000)),
         5 => rng
-            .pick(&["+5", "-0", "1.5", "1e3", "inf", "-inf", "nan", " 1", "1 ", "0x10", "１"])
+            .pick(&[
+                "+5", "-0", "1.5", "1e3", "inf", "-inf", "nan", " 1", "1 ", "0x10", "１",
+            ])
             .to_string(),
         _ => (1 + rng.below(100)).to_string(),
     };
@@ -78,7 +80,16 @@ fn arg(rng: &mut XorShift) -> Vec<u8> {
             .as_bytes()
             .to_vec(),
         8 => rng
-            .pick(&["FOO", "NX", "COSTS", "WITHSCORES", "ok", "fail", "a,b", "x y"])
+            .pick(&[
+                "FOO",
+                "NX",
+                "COSTS",
+                "WITHSCORES",
+                "ok",
+                "fail",
+                "a,b",
+                "x y",
+            ])
             .as_bytes()
             .to_vec(),
         _ => vec![b'f'; 1 + rng.below(70) as usize],
@@ -154,7 +165,10 @@ fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
             cmd.arg(&setup[1..]);
             let _: redis::Value = cmd.query(&mut c).unwrap();
         }
-        let before: Vec<_> = OTHERS.iter().map(|(k, _)| frozen_state(&mut c, k)).collect();
+        let before: Vec<_> = OTHERS
+            .iter()
+            .map(|(k, _)| frozen_state(&mut c, k))
+            .collect();
         let mut raw = RawConn::connect(server.port);
         let mut rng = XorShift(seed | 1);
         let (mut values, mut errors) = (0, 0);
@@ -162,8 +176,10 @@ fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
             let lines: Vec<Vec<Vec<u8>>> = (0..BATCH).map(|_| command(&mut rng)).collect();
             let replies = raw.pipeline(&lines);
             for (line, reply) in lines.iter().zip(&replies) {
-                let shown: Vec<String> =
-                    line.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+                let shown: Vec<String> = line
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
                 match reply {
                     Resp::Error(_) => {
                         errors += 1;
@@ -178,12 +194,21 @@ fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
                 }
             }
             server.assert_alive();
-            let now: Vec<_> = OTHERS.iter().map(|(k, _)| frozen_state(&mut c, k)).collect();
-            assert_eq!(now, before, "{flavor:?} seed {seed} batch {batch}: another key changed");
+            let now: Vec<_> = OTHERS
+                .iter()
+                .map(|(k, _)| frozen_state(&mut c, k))
+                .collect();
+            assert_eq!(
+                now, before,
+                "{flavor:?} seed {seed} batch {batch}: another key changed"
+            );
         }
         assert_eq!(values + errors, REQUESTS);
         // The generator reaches past the parsers: many calls decide.
-        assert!(values >= REQUESTS / 15, "{flavor:?}: only {values} values, {errors} errors");
+        assert!(
+            values >= REQUESTS / 15,
+            "{flavor:?}: only {values} values, {errors} errors"
+        );
         let pong: String = redis::cmd("PING").query(&mut c).unwrap();
         assert_eq!(pong, "PONG");
     }

@@ -35,18 +35,29 @@ fn at_maxmemory_admissions_are_refused_whole_and_reads_still_answer() {
         }
         // Fill up to the limit with small values (large ones would leave
         // the limit behind with the query buffer they came in).
-        let used: u64 = info_field(&mut c, "memory", "used_memory").unwrap().parse().unwrap();
+        let used: u64 = info_field(&mut c, "memory", "used_memory")
+            .unwrap()
+            .parse()
+            .unwrap();
         for (name, value) in [
             ("maxmemory-policy", "noeviction".to_string()),
             ("maxmemory", (used + 2 * 1024 * 1024).to_string()),
         ] {
-            let _: () = redis::cmd("CONFIG").arg("SET").arg(name).arg(value).query(&mut c).unwrap();
+            let _: () = redis::cmd("CONFIG")
+                .arg("SET")
+                .arg(name)
+                .arg(value)
+                .query(&mut c)
+                .unwrap();
         }
         let filler = vec![b'x'; 1024];
         let full = (0..200).any(|i| {
             let mut pipe = redis::pipe();
             for j in 0..100 {
-                pipe.cmd("SET").arg(format!("filler:{i}:{j}")).arg(&filler).ignore();
+                pipe.cmd("SET")
+                    .arg(format!("filler:{i}:{j}"))
+                    .arg(&filler)
+                    .ignore();
             }
             pipe.query::<()>(&mut c)
                 .is_err_and(|e| err_text::<()>(Err(e)).starts_with("OOM "))
@@ -79,7 +90,12 @@ fn at_maxmemory_admissions_are_refused_whole_and_reads_still_answer() {
         assert_eq!(totals, vec![("hits".to_string(), 1)], "{f:?}");
 
         // Freed, the commands go on from the state as it was.
-        let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory").arg(0).query(&mut c).unwrap();
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("maxmemory")
+            .arg(0)
+            .query(&mut c)
+            .unwrap();
         for w in WRITERS {
             let reply: redis::Value = run(&mut c, &w.admit_line(&key(w, false), 5)).unwrap();
             let ints: Vec<i64> = match w {
@@ -87,8 +103,16 @@ fn at_maxmemory_admissions_are_refused_whole_and_reads_still_answer() {
                 _ => redis::from_redis_value(&reply).unwrap(),
             };
             assert!(w.admitted(&ints), "{f:?} {}", w.name());
-            if matches!(w, Writer::Slide | Writer::Buckets | Writer::Fixed | Writer::Throttle) {
-                assert_eq!(ints[1], 3, "{f:?} {}: remaining after the second admit", w.name());
+            if matches!(
+                w,
+                Writer::Slide | Writer::Buckets | Writer::Fixed | Writer::Throttle
+            ) {
+                assert_eq!(
+                    ints[1],
+                    3,
+                    "{f:?} {}: remaining after the second admit",
+                    w.name()
+                );
             }
         }
     });

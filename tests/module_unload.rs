@@ -33,12 +33,27 @@ fn module_unload_removes_the_commands_and_keeps_the_keys() {
         let want = keyspace(&mut c);
         assert_covers_every_layout(&want);
         // Redis 8 lists its built-in modules too.
-        assert!(module_names(&mut c).contains(&"rl".to_string()), "{flavor:?}");
+        assert!(
+            module_names(&mut c).contains(&"rl".to_string()),
+            "{flavor:?}"
+        );
 
-        let _: () = redis::cmd("MODULE").arg("UNLOAD").arg("rl").query(&mut c).unwrap();
-        assert!(!module_names(&mut c).contains(&"rl".to_string()), "{flavor:?}");
+        let _: () = redis::cmd("MODULE")
+            .arg("UNLOAD")
+            .arg("rl")
+            .query(&mut c)
+            .unwrap();
+        assert!(
+            !module_names(&mut c).contains(&"rl".to_string()),
+            "{flavor:?}"
+        );
         for name in COMMANDS {
-            let err = redis::cmd(name).arg("k").arg(1).arg(1).arg(1).query::<redis::Value>(&mut c);
+            let err = redis::cmd(name)
+                .arg("k")
+                .arg(1)
+                .arg(1)
+                .arg(1)
+                .query::<redis::Value>(&mut c);
             let err = err.unwrap_err().to_string();
             assert!(err.contains("unknown command"), "{flavor:?} {name}: {err}");
         }

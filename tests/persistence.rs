@@ -9,9 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::all_commands::{
-    assert_covers_every_layout, keyspace, mixed_traffic, Plain, COMMANDS,
-};
+use common::all_commands::{assert_covers_every_layout, keyspace, mixed_traffic, Plain, COMMANDS};
 use common::{info_field, wait_until, Flavor, Server, ALL};
 
 type Space = BTreeMap<Vec<u8>, (Plain, i64)>;
@@ -25,7 +23,13 @@ fn traffic(c: &mut redis::Connection, prefix: &str) -> Space {
 
 /// Restarts from what is in `dir`, with and then without the module; both
 /// hold `want`. Returns the directory for more restarts.
-fn assert_restores(flavor: Flavor, dir: PathBuf, extra: &[&str], want: &Space, how: &str) -> PathBuf {
+fn assert_restores(
+    flavor: Flavor,
+    dir: PathBuf,
+    extra: &[&str],
+    want: &Space,
+    how: &str,
+) -> PathBuf {
     let mut dir = dir;
     for module in [true, false] {
         let mut server = Server::start_in(flavor, dir, extra, module);
@@ -37,9 +41,16 @@ fn assert_restores(flavor: Flavor, dir: PathBuf, extra: &[&str], want: &Space, h
                 .arg(1000)
                 .query::<redis::Value>(&mut c)
                 .unwrap_err();
-            assert!(err.to_string().contains("unknown command"), "{flavor:?}: {err}");
+            assert!(
+                err.to_string().contains("unknown command"),
+                "{flavor:?}: {err}"
+            );
         }
-        assert_eq!(&keyspace(&mut c), want, "{flavor:?}: after {how}, module loaded: {module}");
+        assert_eq!(
+            &keyspace(&mut c),
+            want,
+            "{flavor:?}: after {how}, module loaded: {module}"
+        );
         server.assert_alive();
         drop(c);
         dir = server.stop(false);
@@ -139,7 +150,8 @@ fn debug_reload_keeps_every_command_state() {
         for ((ka, (va, _)), (kb, (vb, _))) in a.iter().zip(b.iter()) {
             assert_eq!(ka, kb, "{flavor:?}");
             // Values that hold no timestamps match exactly.
-            if !matches!(va, Plain::Zset(_)) && !String::from_utf8_lossy(ka).contains("throttle")
+            if !matches!(va, Plain::Zset(_))
+                && !String::from_utf8_lossy(ka).contains("throttle")
                 && !String::from_utf8_lossy(ka).contains("cell")
             {
                 if let (Plain::Hash(ha), Plain::Hash(hb)) = (va, vb) {
@@ -148,7 +160,12 @@ fn debug_reload_keeps_every_command_state() {
                     assert_eq!(va, vb, "{flavor:?} {:?}", String::from_utf8_lossy(ka));
                 }
             } else if let (Plain::Zset(za), Plain::Zset(zb)) = (va, vb) {
-                assert_eq!(za.len(), zb.len(), "{flavor:?} {:?}", String::from_utf8_lossy(ka));
+                assert_eq!(
+                    za.len(),
+                    zb.len(),
+                    "{flavor:?} {:?}",
+                    String::from_utf8_lossy(ka)
+                );
             }
         }
         server.assert_alive();

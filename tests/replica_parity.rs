@@ -29,7 +29,12 @@ fn replicas_hold_the_primary_state_after_mixed_traffic_on_every_command() {
         assert!(want.len() >= 15 * 7 * 2, "{flavor:?}: {} keys", want.len());
         for replica in [&with_rl, &without_rl] {
             let got = keyspace(&mut replica.conn());
-            assert_eq!(got.len(), want.len(), "{flavor:?} replica on {}", replica.port);
+            assert_eq!(
+                got.len(),
+                want.len(),
+                "{flavor:?} replica on {}",
+                replica.port
+            );
             for (k, v) in &want {
                 assert_eq!(
                     got.get(k),

@@ -17,7 +17,7 @@ const BATCH: usize = 12_000;
 /// Short windows (ms): keys expire soon after their last admission.
 const WINDOW: &str = "300";
 /// What `used_memory` may differ from the baseline by once all is gone.
-const TOLERANCE: i64 = 256 * 1024;
+const TOLERANCE: i64 = 64 * 1024;
 
 fn lines(round: usize) -> Vec<Vec<Vec<u8>>> {
     let mut out = Vec::with_capacity(KEYS * 6);
@@ -25,12 +25,40 @@ fn lines(round: usize) -> Vec<Vec<Vec<u8>>> {
         let field = ["ok", "fail", "slow"][(k + round) % 3];
         let cost = ((k + round) % 3 + 1).to_string();
         let lines: [&[&str]; 6] = [
-            &["RL.SLIDE", &format!("s:slide:{k}"), "20", WINDOW, "COST", &cost],
-            &["RL.BUCKETS", &format!("s:buckets:{k}"), "20", WINDOW, "PRECISION", "10"],
+            &[
+                "RL.SLIDE",
+                &format!("s:slide:{k}"),
+                "20",
+                WINDOW,
+                "COST",
+                &cost,
+            ],
+            &[
+                "RL.BUCKETS",
+                &format!("s:buckets:{k}"),
+                "20",
+                WINDOW,
+                "PRECISION",
+                "10",
+            ],
             &["RL.COUNT", &format!("s:count:{k}"), WINDOW, field],
-            &["RL.THROTTLE", &format!("s:throttle:{k}"), "5", "10", WINDOW, &cost],
+            &[
+                "RL.THROTTLE",
+                &format!("s:throttle:{k}"),
+                "5",
+                "10",
+                WINDOW,
+                &cost,
+            ],
             &["CL.THROTTLE", &format!("s:cell:{k}"), "5", "1000", "1"],
-            &["RL.FIXED", &format!("s:fixed:{k}"), "20", WINDOW, "COST", &cost],
+            &[
+                "RL.FIXED",
+                &format!("s:fixed:{k}"),
+                "20",
+                WINDOW,
+                "COST",
+                &cost,
+            ],
         ];
         for l in lines {
             out.push(l.iter().map(|a| a.as_bytes().to_vec()).collect());
@@ -40,7 +68,10 @@ fn lines(round: usize) -> Vec<Vec<Vec<u8>>> {
 }
 
 fn used_memory(c: &mut redis::Connection) -> i64 {
-    info_field(c, "memory", "used_memory").unwrap().parse().unwrap()
+    info_field(c, "memory", "used_memory")
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 fn dbsize(c: &mut redis::Connection) -> i64 {
@@ -62,7 +93,6 @@ fn settle(flavor: Flavor, c: &mut redis::Connection) -> i64 {
     });
     last
 }
-
 
 #[test]
 fn a_million_requests_leave_memory_at_its_baseline() {

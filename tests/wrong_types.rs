@@ -90,20 +90,34 @@ fn every_command_refuses_every_other_kind_of_key_and_leaves_it_untouched() {
             }
             // An expiry on every kind but one, to see it kept (or absent).
             if *kind != "list" {
-                let _: i64 = redis::cmd("PEXPIRE").arg(&key).arg(900_000).query(&mut c).unwrap();
+                let _: i64 = redis::cmd("PEXPIRE")
+                    .arg(&key)
+                    .arg(900_000)
+                    .query(&mut c)
+                    .unwrap();
             }
         }
         let mut checked = 0;
         for line in LINES {
             for (kind, _) in KINDS {
-                let Some(want) = expected(line[0], kind) else { continue };
+                let Some(want) = expected(line[0], kind) else {
+                    continue;
+                };
                 let key = format!("wt:{kind}");
                 let before = frozen_state(&mut c, &key);
                 let changes = dirty(&mut c);
                 let got = err_text(run(&mut c, line, &key));
                 assert_eq!(got, want, "{flavor:?} {line:?} on a {kind} key");
-                assert_eq!(frozen_state(&mut c, &key), before, "{flavor:?} {line:?} on {kind}");
-                assert_eq!(dirty(&mut c), changes, "{flavor:?} {line:?} on {kind}: wrote");
+                assert_eq!(
+                    frozen_state(&mut c, &key),
+                    before,
+                    "{flavor:?} {line:?} on {kind}"
+                );
+                assert_eq!(
+                    dirty(&mut c),
+                    changes,
+                    "{flavor:?} {line:?} on {kind}: wrote"
+                );
                 checked += 1;
             }
         }

@@ -479,7 +479,13 @@ mod time_anomalies {
             Gcra::new(0, 1, MAX_TOLERANCE_US).unwrap(),
         ];
         let nows = [i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX - 1, i64::MAX];
-        let tats = [None, Some(i64::MIN), Some(0), Some(i64::MAX), Some(u64::MAX.div_ceil(1000) as i64)];
+        let tats = [
+            None,
+            Some(i64::MIN),
+            Some(0),
+            Some(i64::MAX),
+            Some(u64::MAX.div_ceil(1000) as i64),
+        ];
         for rate in rates {
             for now in nows {
                 for tat in tats {
@@ -489,7 +495,11 @@ mod time_anomalies {
                             assert!(q <= rate.limit);
                             if let Some(w) = out.write {
                                 // Never further ahead than the tolerance.
-                                assert!(i128::from(w.tat_us) - i128::from(now) <= i128::from(rate.tolerance_us) || w.tat_us == i64::MAX);
+                                assert!(
+                                    i128::from(w.tat_us) - i128::from(now)
+                                        <= i128::from(rate.tolerance_us)
+                                        || w.tat_us == i64::MAX
+                                );
                             }
                         } else {
                             assert_eq!(out.write, None);

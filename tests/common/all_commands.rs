@@ -55,7 +55,11 @@ impl Writer {
     /// (the GCRA commands: a burst of `limit` and then one per window).
     /// RL.COUNT has no limit: it counts every call.
     pub fn admit_line(self, key: &str, limit: u64) -> Vec<Vec<u8>> {
-        let (l, w, b) = (limit.to_string(), LONG_MS.to_string(), (limit - 1).to_string());
+        let (l, w, b) = (
+            limit.to_string(),
+            LONG_MS.to_string(),
+            (limit - 1).to_string(),
+        );
         let s = (LONG_MS / 1000).to_string();
         let args: Vec<&str> = match self {
             Writer::Slide => vec!["RL.SLIDE", key, &l, &w],
@@ -91,15 +95,66 @@ pub fn mixed_lines(prefix: &str, keys: usize) -> Vec<Vec<Vec<u8>>> {
             let key = |c: &str| format!("{prefix}:{c}:{k}");
             let cost = (1 + (k + round) % 3).to_string();
             let lines: Vec<Vec<String>> = vec![
-                vec!["RL.SLIDE".into(), key("slide"), "8".into(), w.clone(), "COST".into(), cost.clone()],
-                vec!["RL.BUCKETS".into(), key("buckets"), "9".into(), w.clone(), "PRECISION".into(), "10000".into(), "COST".into(), cost.clone()],
+                vec![
+                    "RL.SLIDE".into(),
+                    key("slide"),
+                    "8".into(),
+                    w.clone(),
+                    "COST".into(),
+                    cost.clone(),
+                ],
+                vec![
+                    "RL.BUCKETS".into(),
+                    key("buckets"),
+                    "9".into(),
+                    w.clone(),
+                    "PRECISION".into(),
+                    "10000".into(),
+                    "COST".into(),
+                    cost.clone(),
+                ],
                 vec!["RL.BUCKETS".into(), key("bdefault"), "5".into(), w.clone()],
-                vec!["RL.COUNT".into(), key("count"), w.clone(), ["ok", "fail", "slow"][(k + round) % 3].into(), "BY".into(), cost.clone()],
+                vec![
+                    "RL.COUNT".into(),
+                    key("count"),
+                    w.clone(),
+                    ["ok", "fail", "slow"][(k + round) % 3].into(),
+                    "BY".into(),
+                    cost.clone(),
+                ],
                 vec!["RL.TOTALS".into(), key("count"), w.clone()],
-                vec!["RL.THROTTLE".into(), key("throttle"), "3".into(), "2".into(), w.clone(), cost.clone()],
-                vec!["RL.THROTTLE".into(), key("throttle"), "3".into(), "2".into(), w.clone(), "0".into()],
-                vec!["CL.THROTTLE".into(), key("cell"), "4".into(), "1".into(), s.clone(), cost.clone()],
-                vec!["RL.FIXED".into(), key("fixed"), "7".into(), w.clone(), "COST".into(), cost.clone()],
+                vec![
+                    "RL.THROTTLE".into(),
+                    key("throttle"),
+                    "3".into(),
+                    "2".into(),
+                    w.clone(),
+                    cost.clone(),
+                ],
+                vec![
+                    "RL.THROTTLE".into(),
+                    key("throttle"),
+                    "3".into(),
+                    "2".into(),
+                    w.clone(),
+                    "0".into(),
+                ],
+                vec![
+                    "CL.THROTTLE".into(),
+                    key("cell"),
+                    "4".into(),
+                    "1".into(),
+                    s.clone(),
+                    cost.clone(),
+                ],
+                vec![
+                    "RL.FIXED".into(),
+                    key("fixed"),
+                    "7".into(),
+                    w.clone(),
+                    "COST".into(),
+                    cost.clone(),
+                ],
             ];
             out.extend(
                 lines
