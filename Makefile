@@ -47,7 +47,7 @@ FUZZ_SECONDS ?= 60
 fuzz: ## libFuzzer over the core parsers and decisions for FUZZ_SECONDS (default 60; needs nightly and cargo-fuzz)
 	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
 	mkdir -p fuzz/corpus/core
-	cd fuzz && cargo +nightly fuzz run core corpus/core -- -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048
+	cd fuzz && cargo +nightly fuzz run core corpus/core regressions -- -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048
 
 check-memory: build build-valkey ## A short workload under valgrind memcheck (both builds, Valkey); fails on memory the module definitely loses
 	scripts/check-memory.sh

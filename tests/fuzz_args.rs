@@ -155,7 +155,7 @@ fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
     let seed: u64 = std::env::var("RL_FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5EED_0F_F022);
+        .unwrap_or(0x5EED_F022);
     for (i, flavor) in ALL.into_iter().enumerate() {
         let seed = seed.wrapping_add(i as u64);
         let mut server = Server::start(flavor);

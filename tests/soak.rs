@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::resp::{RawConn, Resp};
+use common::resp::RawConn;
 use common::{info_field, wait_until, Flavor, Server, ALL};
 
 /// Keys per command; every key gets `ROUNDS` requests, spread over time.

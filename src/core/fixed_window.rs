@@ -48,7 +48,9 @@ pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> FixedO
         _ => None,
     });
     let (count, end) = current.unwrap_or((0, now.saturating_add(req.window_ms as i64)));
-    let reset_after_ms = (end - now) as u64;
+    // `end` is a stored expiry: any value the key may carry, so no plain
+    // subtraction (it cannot be below `now` here).
+    let reset_after_ms = end.saturating_sub(now).max(0) as u64;
     if count.saturating_add(req.cost) <= req.limit {
         let count = count + req.cost;
         return FixedOutcome {
@@ -295,5 +297,25 @@ mod time_anomalies {
                 assert_eq!(out.decision.retry_after_ms, (6_000 - now) as u64);
             }
         }
+    }
+
+    /// Found by `make fuzz` (libFuzzer): a stored expiry far in the future
+    /// read with a clock far in the past overflowed `end - now`.
+    #[test]
+    fn fuzz_regression_stored_expiry_far_from_now() {
+        let r = FixedRequest {
+            limit: 8,
+            window_ms: 13,
+            cost: 1,
+        };
+        let state = Some(FixedState {
+            count: 9,
+            expire_at_ms: Some(4_260_291_139_624_633_399),
+        });
+        let out = decide(&r, state, -7_478_003_159_226_252_233);
+        assert!(!out.decision.allowed);
+        assert_eq!(out.write, None);
+        assert_eq!(out.decision.retry_after_ms, i64::MAX as u64);
+        assert!(out.decision.to_reply().iter().all(|&v| v >= 0));
     }
 }
