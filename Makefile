@@ -6,7 +6,7 @@ SERVER ?= redis-server
 # Module load arguments for `make run`, e.g. MODULE_ARGS="CL.THROTTLE off"
 MODULE_ARGS ?=
 
-.PHONY: help deps build build-valkey run test bench lint fmt clean
+.PHONY: help deps build build-valkey run test bench lint fmt clean fuzz check-memory
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -41,3 +41,13 @@ fmt: ## Format the code
 
 clean: ## Remove build output (keeps .deps)
 	cargo clean
+
+FUZZ_SECONDS ?= 60
+
+fuzz: ## libFuzzer over the core parsers and decisions for FUZZ_SECONDS (default 60; needs nightly and cargo-fuzz)
+	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
+	mkdir -p fuzz/corpus/core
+	cd fuzz && cargo +nightly fuzz run core corpus/core regressions -- -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048
+
+check-memory: build build-valkey ## A short workload under valgrind memcheck (both builds, Valkey); fails on memory the module definitely loses
+	scripts/check-memory.sh

@@ -40,6 +40,11 @@ pub const MAX_BUCKETS: u64 = 1_000;
 /// Buckets per window when `PRECISION` is not given.
 pub const DEFAULT_BUCKETS: u64 = 60;
 
+/// Clock readings (ms) the bucket commands accept: about year 33,658 either
+/// side of the epoch. Bucket bounds and expiries computed from them stay far
+/// from integer overflow.
+pub const MAX_CLOCK_MS: i64 = 1_000_000_000_000_000;
+
 pub const FIELD_KIND: &[u8] = b"k";
 pub const FIELD_PRECISION: &[u8] = b"p";
 pub const FIELD_OLDEST: &[u8] = b"o";
@@ -217,6 +222,13 @@ pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlErr
     if precision < 1 || oldest > newest || totals.len() != width {
         return Err(RlError::ForeignHash);
     }
+    // rl keeps its bucket range within one window (at most MAX_BUCKETS + 1
+    // buckets) and its indices within the clock range; a range beyond that
+    // was forged, and walking it could take forever or overflow.
+    let max_index = MAX_CLOCK_MS / precision;
+    if oldest < -max_index || newest > max_index || newest - oldest > 2 * MAX_BUCKETS as i64 {
+        return Err(RlError::ForeignHash);
+    }
     Ok(Some(State {
         precision: precision as u64,
         oldest,
@@ -295,6 +307,9 @@ pub fn slide(
     precision: u64,
     now: i64,
 ) -> Result<Window, RlError> {
+    if !(-MAX_CLOCK_MS..=MAX_CLOCK_MS).contains(&now) {
+        return Err(RlError::Internal("server clock out of range"));
+    }
     let p = precision as i64;
     let w = window_ms as i64;
     let live_from = (now - w + 1).div_euclid(p);
@@ -412,7 +427,7 @@ pub fn decide(
     let win = slide(view, state.as_ref(), req.window_ms, precision, now)?;
     let held = win.totals.first().copied().unwrap_or(0);
 
-    if held + req.cost <= req.limit {
+    if held.saturating_add(req.cost) <= req.limit {
         let mut bucket = read_bucket(view, win.target, 1)?;
         bucket[0] = bucket[0].saturating_add(req.cost);
         let write = write(&win, Kind::Buckets, &bucket, &[held + req.cost], None);
@@ -431,11 +446,11 @@ pub fn decide(
     // `need` have left; waiting until the last of them leaves is enough,
     // one ms less is not (it still counts then).
     let newest = win.newest.unwrap_or(win.target);
-    let need = held + req.cost - req.limit;
-    let mut freed = 0;
+    let need = held.saturating_add(req.cost) - req.limit;
+    let mut freed = 0u64;
     let mut retry_at = None;
     for b in win.oldest.max(win.live_from)..=newest {
-        freed += read_bucket(view, b, 1)?[0];
+        freed = freed.saturating_add(read_bucket(view, b, 1)?[0]);
         if freed >= need {
             retry_at = Some(win.leaves_at(b));
             break;
@@ -735,6 +750,134 @@ mod tests {
             }
             for &(t, _) in &admitted {
                 prop_assert!(admitted_in(&admitted, t, w) <= limit);
+            }
+        }
+    }
+}
+
+/// Time anomalies with explicit clocks: a clock stepping back and forth,
+/// the largest windows, `now` at the integer limits, forged metadata. No
+/// over-admission, no panic, no unbounded loop.
+#[cfg(test)]
+mod time_anomalies {
+    use super::*;
+    use crate::core::buckets_request::MAX_LIMIT;
+    use crate::core::slide_request::MAX_WINDOW_MS;
+    use proptest::prelude::*;
+
+    fn req(limit: u64, window_ms: u64, precision: Option<u64>, cost: u64) -> BucketsRequest {
+        BucketsRequest {
+            limit,
+            window_ms,
+            precision,
+            cost,
+        }
+    }
+
+    const EXTREME_NOWS: [i64; 8] = [
+        i64::MIN,
+        i64::MIN + 1,
+        -1,
+        0,
+        1,
+        MAX_CLOCK_MS,
+        i64::MAX - 1,
+        i64::MAX,
+    ];
+
+    #[test]
+    fn now_at_the_integer_limits_is_an_error_or_a_sane_decision() {
+        for window in [1, 1000, MAX_WINDOW_MS] {
+            for now in EXTREME_NOWS {
+                let mut h = MemoryHash::new();
+                let r = req(MAX_LIMIT, window, None, MAX_LIMIT);
+                match decide(&mut h, &r, now) {
+                    Ok(out) => {
+                        assert!(out.decision.allowed, "{now}");
+                        let w = out.write.unwrap();
+                        assert!(w.expire_at_ms > now);
+                        h.apply(&w);
+                        let denied = decide(&mut h, &req(MAX_LIMIT, window, None, 1), now).unwrap();
+                        assert!(!denied.decision.allowed);
+                        assert!(denied.decision.retry_after_ms >= 1);
+                        assert!(denied.decision.retry_after_ms <= window + window / 60 + 1);
+                    }
+                    Err(e) => assert_eq!(e, RlError::Internal("server clock out of range")),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn forged_metadata_far_apart_or_at_the_limits_is_refused_at_once() {
+        // A hash shaped like rl's whose bucket range no rl write produces:
+        // walking it would take forever, or overflow.
+        let forged: &[(&[u8], &[u8])] = &[
+            (b"-9223372036854775807", b"9223372036854775807"),
+            (b"0", b"9223372036854775807"),
+            (b"-9223372036854775807", b"0"),
+            (b"0", b"5000000"),
+        ];
+        for &(oldest, newest) in forged {
+            let mut h = MemoryHash::new();
+            for (f, v) in [
+                (&b"k"[..], &b"buckets"[..]),
+                (b"p", b"1000"),
+                (b"o", oldest),
+                (b"n", newest),
+                (b"t", b"000000001"),
+            ] {
+                h.fields.insert(f.to_vec(), v.to_vec());
+            }
+            let r = req(5, 60_000, None, 1);
+            assert_eq!(
+                decide(&mut h, &r, 1_700_000_000_000),
+                Err(RlError::ForeignHash),
+                "o {oldest:?} n {newest:?}"
+            );
+        }
+    }
+
+    proptest! {
+        /// A clock that steps back now and then (by up to 5 s) and
+        /// otherwise runs on: in real time, no window-length interval ever
+        /// holds more than `limit` admitted units, and a denial's wait is at
+        /// least 1 ms.
+        #[test]
+        fn a_clock_stepping_back_never_over_admits(
+            limit in 1u64..6,
+            window in 1u64..2_000,
+            precision_pick in 1u64..200,
+            steps in proptest::collection::vec(
+                (0i64..1_500, 0u8..6, 1i64..5_000, 1u64..6), 1..120),
+        ) {
+            let precision = precision_pick.min(window);
+            prop_assume!(check_precision(window, precision).is_ok());
+            let mut h = MemoryHash::new();
+            let mut admitted: Vec<(i64, u64)> = Vec::new();
+            let (mut real, mut offset) = (100_000i64, 0i64);
+            for (dt, back_pick, back, cost) in steps {
+                real += dt;
+                if back_pick == 0 {
+                    offset += back;
+                }
+                let now = real - offset;
+                let r = req(limit, window, Some(precision), cost.min(limit));
+                let out = decide(&mut h, &r, now).unwrap();
+                prop_assert!(out.decision.to_reply().iter().all(|&v| v >= 0));
+                match &out.write {
+                    Some(w) => {
+                        h.apply(w);
+                        admitted.push((real, r.cost));
+                        let in_window: u64 = admitted.iter()
+                            .filter(|&&(t, _)| t > real - window as i64)
+                            .map(|&(_, c)| c).sum();
+                        prop_assert!(in_window <= limit, "{} in the window at {}", in_window, real);
+                        prop_assert!(w.expire_at_ms > now);
+                        prop_assert!(h.bucket_count() as u64 <= MAX_BUCKETS + 1);
+                    }
+                    None => prop_assert!(out.decision.retry_after_ms >= 1),
+                }
             }
         }
     }

@@ -239,3 +239,67 @@ mod tests {
         }
     }
 }
+
+/// Time anomalies with explicit clocks: a clock stepping back, `now` at the
+/// integer limits. Totals never lose events still in the window, no panic.
+#[cfg(test)]
+mod time_anomalies {
+    use super::*;
+    use crate::core::bucket_window::{MemoryHash, MAX_CLOCK_MS};
+    use crate::core::slide_request::MAX_WINDOW_MS;
+
+    #[test]
+    fn now_at_the_integer_limits_is_an_error_or_a_sane_count() {
+        for window_ms in [1, 1000, MAX_WINDOW_MS] {
+            for now in [i64::MIN, -1, 0, 1, MAX_CLOCK_MS, i64::MAX - 1, i64::MAX] {
+                let mut h = MemoryHash::new();
+                let req = CountRequest {
+                    window_ms,
+                    field: b"ok",
+                    by: 1_000_000,
+                    precision: None,
+                };
+                match count(&mut h, &req, now) {
+                    Ok(out) => {
+                        assert_eq!(out.totals, vec![(b"ok".to_vec(), 1_000_000)]);
+                        assert!(out.write.expire_at_ms > now);
+                        h.apply(&out.write);
+                        let t = TotalsRequest {
+                            window_ms,
+                            precision: None,
+                        };
+                        assert_eq!(totals(&mut h, &t, now).unwrap(), out.totals);
+                    }
+                    Err(e) => assert_eq!(e, RlError::Internal("server clock out of range")),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_clock_stepping_back_still_counts_every_event() {
+        let mut h = MemoryHash::new();
+        let req = CountRequest {
+            window_ms: 1000,
+            field: b"failure",
+            by: 1,
+            precision: Some(100),
+        };
+        for now in [5_000, 2_000, 4_999, 100] {
+            let out = count(&mut h, &req, now).unwrap();
+            h.apply(&out.write);
+        }
+        // Events from the stepped-back clock went into the newest bucket:
+        // all four are still counted at 5_000 and at 2_000.
+        let t = TotalsRequest {
+            window_ms: 1000,
+            precision: None,
+        };
+        for now in [2_000, 5_000] {
+            assert_eq!(
+                totals(&mut h, &t, now).unwrap(),
+                vec![(b"failure".to_vec(), 4)]
+            );
+        }
+    }
+}

@@ -47,8 +47,10 @@ pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> FixedO
         Some(end) if end > now => Some((s.count, end)),
         _ => None,
     });
-    let (count, end) = current.unwrap_or((0, now + req.window_ms as i64));
-    let reset_after_ms = (end - now) as u64;
+    let (count, end) = current.unwrap_or((0, now.saturating_add(req.window_ms as i64)));
+    // `end` is a stored expiry: any value the key may carry, so no plain
+    // subtraction (it cannot be below `now` here).
+    let reset_after_ms = end.saturating_sub(now).max(0) as u64;
     if count.saturating_add(req.cost) <= req.limit {
         let count = count + req.cost;
         return FixedOutcome {
@@ -236,5 +238,84 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+/// Time anomalies with explicit clocks: a clock stepping back, the largest
+/// windows, `now` at the integer limits.
+#[cfg(test)]
+mod time_anomalies {
+    use super::*;
+    use crate::core::fixed_request::MAX_WINDOW_MS;
+
+    #[test]
+    fn now_at_the_integer_limits_does_not_panic_or_over_admit() {
+        for window_ms in [1, 1000, MAX_WINDOW_MS] {
+            for now in [i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX - 1, i64::MAX] {
+                let r = FixedRequest {
+                    limit: MAX_LIMIT,
+                    window_ms,
+                    cost: MAX_LIMIT,
+                };
+                let out = decide(&r, None, now);
+                assert!(out.decision.allowed);
+                let w = out.write.unwrap();
+                assert!(w.expire_at_ms >= now, "{now}");
+                let state = Some(FixedState {
+                    count: w.count,
+                    expire_at_ms: Some(w.expire_at_ms),
+                });
+                let again = decide(&FixedRequest { cost: 1, ..r }, state, now);
+                if w.expire_at_ms > now {
+                    assert!(!again.decision.allowed, "{now}");
+                    assert!(again.decision.retry_after_ms >= 1);
+                }
+                assert!(again.decision.to_reply().iter().all(|&v| v >= 0));
+            }
+        }
+    }
+
+    #[test]
+    fn a_clock_stepping_back_keeps_the_window_and_its_count() {
+        let r = FixedRequest {
+            limit: 2,
+            window_ms: 1000,
+            cost: 1,
+        };
+        let mut state = None;
+        for (now, allowed) in [(5_000, true), (2_000, true), (2_001, false), (5_999, false)] {
+            let out = decide(&r, state, now);
+            assert_eq!(out.decision.allowed, allowed, "at {now}");
+            if let Some(w) = out.write {
+                // The window's end stays where the first admission put it.
+                assert_eq!(w.expire_at_ms, 6_000);
+                state = Some(FixedState {
+                    count: w.count,
+                    expire_at_ms: Some(w.expire_at_ms),
+                });
+            } else {
+                assert_eq!(out.decision.retry_after_ms, (6_000 - now) as u64);
+            }
+        }
+    }
+
+    /// Found by `make fuzz` (libFuzzer): a stored expiry far in the future
+    /// read with a clock far in the past overflowed `end - now`.
+    #[test]
+    fn fuzz_regression_stored_expiry_far_from_now() {
+        let r = FixedRequest {
+            limit: 8,
+            window_ms: 13,
+            cost: 1,
+        };
+        let state = Some(FixedState {
+            count: 9,
+            expire_at_ms: Some(4_260_291_139_624_633_399),
+        });
+        let out = decide(&r, state, -7_478_003_159_226_252_233);
+        assert!(!out.decision.allowed);
+        assert_eq!(out.write, None);
+        assert_eq!(out.decision.retry_after_ms, i64::MAX as u64);
+        assert!(out.decision.to_reply().iter().all(|&v| v >= 0));
     }
 }

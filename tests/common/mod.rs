@@ -4,9 +4,11 @@
 //! with instructions, never a skip.
 #![allow(dead_code)]
 
+pub mod all_commands;
 pub mod buckets;
 pub mod cluster;
 pub mod limiters;
+pub mod raw_resp;
 pub mod resp;
 
 use std::net::TcpListener;
