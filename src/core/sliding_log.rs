@@ -29,12 +29,9 @@ pub trait LogView {
     /// Score of the `n`-th (1-based) entry with score `> after`.
     fn nth_after(&mut self, after: i64, n: u64) -> Option<i64>;
     /// The last entry: highest score and, among equal scores, the greatest
-    /// member; the member only if it is an integer. One lookup, because for
-    /// a log rl wrote with a steady clock this also answers which members of
-    /// `now` are taken.
+    /// member; the member only if it is an integer. New entries are recorded
+    /// at this score or later, so this also tells which members are taken.
     fn newest(&mut self) -> Option<(i64, Option<i64>)>;
-    /// The greatest member at exactly `score`, if it is an integer.
-    fn greatest_member_at(&mut self, score: i64) -> Option<i64>;
 }
 
 /// What an admitted request writes. A denied request writes nothing.
@@ -42,7 +39,8 @@ pub trait LogView {
 pub struct Admission {
     /// Remove every entry with score `<= evict_through` (there is at least one).
     pub evict_through: Option<i64>,
-    /// Score of the new entries (`now`).
+    /// Score of the new entries: `now`, or the newest entry's score if the
+    /// clock stepped back.
     pub at: i64,
     /// First candidate member; the new entries take the next free members.
     pub first_member: i64,
@@ -87,32 +85,35 @@ pub fn decide(
     let held = log.entry_count() - stale;
 
     if held + req.cost <= req.limit {
-        let greatest_at_now = match newest {
-            Some((score, member)) if score == now => member,
-            Some((score, _)) if score > now => log.greatest_member_at(now),
-            _ => None,
-        };
-        let taken_at_now = match greatest_at_now {
-            Some(m) if m.div_euclid(MEMBERS_PER_MS) == now => m.rem_euclid(MEMBERS_PER_MS) + 1,
+        // Recorded at `now`, or at the newest entry's time if the clock
+        // stepped back: an entry is never older than one admitted before
+        // it, so a clock stepping back and then forward again cannot make
+        // it leave the window early.
+        let at = newest.map_or(now, |(s, _)| s.max(now));
+        // The newest entry is the last member of `at` (same-ms members sort
+        // by their number), so it tells which numbers are taken.
+        let taken = match newest {
+            Some((score, Some(m))) if score == at && m.div_euclid(MEMBERS_PER_MS) == at => {
+                m.rem_euclid(MEMBERS_PER_MS) + 1
+            }
             _ => 0,
         };
-        if taken_at_now + req.cost as i64 > MEMBERS_PER_MS {
+        if taken + req.cost as i64 > MEMBERS_PER_MS {
             return Err(RlError::ForeignEntries);
         }
-        let newest = newest.map_or(now, |(s, _)| s.max(now));
         return Ok(SlideOutcome {
             decision: Decision {
                 allowed: true,
                 remaining: req.limit - held - req.cost,
                 retry_after_ms: 0,
-                reset_after_ms: (newest + window - now) as u64,
+                reset_after_ms: (at + window - now) as u64,
             },
             admission: Some(Admission {
                 evict_through: (stale > 0).then_some(cutoff),
-                at: now,
-                first_member: member(now, taken_at_now),
+                at,
+                first_member: member(at, taken),
                 count: req.cost,
-                expire_at_ms: newest + window,
+                expire_at_ms: at + window,
             }),
         });
     }
@@ -182,13 +183,6 @@ impl LogView for MemoryLog {
     }
     fn newest(&mut self) -> Option<(i64, Option<i64>)> {
         self.entries.last().map(|&(s, m)| (s, Some(m)))
-    }
-    fn greatest_member_at(&mut self, score: i64) -> Option<i64> {
-        self.entries
-            .iter()
-            .filter(|&&(s, _)| s == score)
-            .map(|&(_, m)| m)
-            .max()
     }
 }
 
@@ -293,6 +287,20 @@ mod tests {
             .admission
             .unwrap();
         assert_eq!(a.expire_at_ms, 6_000);
+    }
+
+    #[test]
+    fn clock_stepping_back_then_forward_never_over_admits() {
+        // Three calls in quick real time; the clock reads 5_000, 3_000, 4_500.
+        let r = req(2, 1000, 1);
+        let mut log = MemoryLog::new();
+        assert_eq!(call(&mut log, &r, 5_000)[0], 1);
+        // Recorded at 5_000, not 3_000: it cannot leave before the first.
+        assert_eq!(call(&mut log, &r, 3_000), [1, 0, 0, 3_000]);
+        assert!(log.entries().iter().all(|&(s, _)| s == 5_000));
+        // Had it been recorded at 3_000, it would have left by 4_500 and a
+        // third request would pass: two is the limit.
+        assert_eq!(call(&mut log, &r, 4_500)[0], 0);
     }
 
     #[test]

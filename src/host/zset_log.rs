@@ -271,15 +271,6 @@ impl LogView for ZsetLog<'_> {
         self.stop();
         Some((score_ms(score), ele.and_then(|e| self.take_integer(e))))
     }
-
-    fn greatest_member_at(&mut self, score: i64) -> Option<i64> {
-        if !self.start(score as f64, score as f64, false, true) {
-            return None;
-        }
-        let ele = self.current(true).1;
-        self.stop();
-        self.take_integer(ele?)
-    }
 }
 
 /// A score as whole ms; `as` saturates, so `+inf` reads as `i64::MAX`,
