@@ -134,6 +134,22 @@ const ROWS: &[Row] = &[
         refs: &[],
     },
     Row {
+        name: "RL.ALL two clauses many keys",
+        args: &[
+            "RL.ALL",
+            "2",
+            "as:__rand_int__",
+            "af:__rand_int__",
+            "SLIDE",
+            "100",
+            "60000",
+            "FIXED",
+            "1000000",
+            "60000",
+        ],
+        refs: &[SLIDE_MANY, "INCR"],
+    },
+    Row {
         name: "PING",
         args: &["PING"],
         refs: &[],
