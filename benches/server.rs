@@ -134,6 +134,16 @@ const ROWS: &[Row] = &[
         refs: &[],
     },
     Row {
+        name: "RL.THROTTLE many keys",
+        args: &["RL.THROTTLE", "t:__rand_int__", "99", "100", "60000"],
+        refs: &["INCR"],
+    },
+    Row {
+        name: "RL.FIXED many keys",
+        args: &["RL.FIXED", "f:__rand_int__", "100", "60000"],
+        refs: &["INCR"],
+    },
+    Row {
         name: "RL.ALL two clauses many keys",
         args: &[
             "RL.ALL",
