@@ -121,6 +121,13 @@ impl<'a> HashState<'a> {
             return Err(RlError::Internal("could not set the expiry"));
         }
         self.cmd.signal_modified(self.key_index);
+        // The events HSET, HDEL and PEXPIREAT would fire.
+        self.cmd.notify(ffi::NOTIFY_HASH, c"hset", self.key_index);
+        if !w.delete.is_empty() {
+            self.cmd.notify(ffi::NOTIFY_HASH, c"hdel", self.key_index);
+        }
+        self.cmd
+            .notify(ffi::NOTIFY_GENERIC, c"expire", self.key_index);
         Ok(applied)
     }
 }

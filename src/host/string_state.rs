@@ -124,6 +124,10 @@ impl<'a> StringState<'a> {
             }
         }
         self.cmd.signal_modified(self.key_index);
+        // The events `SET key value PXAT t` would fire.
+        self.cmd.notify(ffi::NOTIFY_STRING, c"set", self.key_index);
+        self.cmd
+            .notify(ffi::NOTIFY_GENERIC, c"expire", self.key_index);
         Ok(())
     }
 }
