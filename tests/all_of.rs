@@ -5,7 +5,7 @@ mod common;
 
 use common::cluster::Cluster;
 use common::features::*;
-use common::limiters::{error_of, state, wait_for_replica};
+use common::limiters::{error_of, state};
 use common::*;
 
 /// 10 per 10 minutes per user (sliding log) and 2 per 10 minutes per
@@ -199,12 +199,12 @@ fn a_replica_holds_every_clauses_state_and_the_effects_travel_together() {
     for flavor in ALL {
         let primary =
             Server::start_with(flavor, &["--appendonly", "yes", "--appendfsync", "always"]);
-        let replica = common::limiters::replica_of(&primary);
+        let replica = primary.start_replica(true);
         let mut p = primary.conn();
         for _ in 0..4 {
             all(&mut p, USER_AND_ORG).unwrap();
         }
-        wait_for_replica(&mut p);
+        wait_replicas(&mut p, 1);
         let mut r = replica.conn();
         for key in ["{acme}:user:1", "{acme}:org"] {
             assert_eq!(state(&mut p, key), state(&mut r, key), "{flavor:?} {key}");

@@ -13,7 +13,7 @@ fn expire_time(c: &mut redis::Connection, key: &str) -> i64 {
 fn replica_holds_the_same_fields_and_expiry() {
     for flavor in ALL {
         let primary = Server::start(flavor);
-        let replica = start_replica(&primary);
+        let replica = primary.start_replica(true);
         let mut p = primary.conn();
         let mut r = replica.conn();
         // Enough calls over several buckets to evict some, and denials.
@@ -29,6 +29,10 @@ fn replica_holds_the_same_fields_and_expiry() {
             .unwrap();
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
+        // A last call with a 10 s window keeps both keys (and what the short
+        // windows evicted) alive however long WAIT takes to get its ack.
+        buckets(&mut p, "b", &["30", "10000"]).unwrap();
+        count(&mut p, "c", 10_000, "success", &[]).unwrap();
         wait_replicas(&mut p, 1);
         for key in ["b", "c"] {
             assert_eq!(fields(&mut p, key), fields(&mut r, key), "{flavor:?} {key}");
@@ -39,7 +43,7 @@ fn replica_holds_the_same_fields_and_expiry() {
             );
         }
         // RL.TOTALS is readonly: a plain connection to the replica runs it.
-        let on_replica = totals(&mut r, "c", 300, &[]).unwrap();
+        let on_replica = totals(&mut r, "c", 10_000, &[]).unwrap();
         let names: Vec<&str> = on_replica.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["failure", "success"], "{flavor:?}");
         // It wrote nothing: the replica still equals the primary.
@@ -54,7 +58,7 @@ fn replica_holds_the_same_fields_and_expiry() {
 fn denied_requests_replicate_nothing() {
     for flavor in ALL {
         let primary = Server::start(flavor);
-        let replica = start_replica(&primary);
+        let replica = primary.start_replica(true);
         let mut p = primary.conn();
         buckets(&mut p, "d", &["1", "600000"]).unwrap();
         wait_replicas(&mut p, 1);

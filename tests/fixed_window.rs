@@ -129,13 +129,13 @@ fn other_types_and_throttle_states_are_refused_untouched() {
 fn replica_holds_the_same_counter_and_expiry() {
     for flavor in ALL {
         let primary = Server::start(flavor);
-        let replica = replica_of(&primary);
+        let replica = primary.start_replica(true);
         let mut p = primary.conn();
         for _ in 0..4 {
             fixed(&mut p, "f", 3, HOUR, None);
         }
         fixed(&mut p, "g", 10, HOUR, Some(7));
-        wait_for_replica(&mut p);
+        wait_replicas(&mut p, 1);
         let mut r = replica.conn();
         for (key, count) in [("f", "3"), ("g", "7")] {
             let on_primary = value_and_expiry(&mut p, key);

@@ -4,7 +4,7 @@
 mod common;
 
 use common::features::*;
-use common::limiters::{error_of, state, wait_for_replica};
+use common::limiters::{error_of, state};
 use common::*;
 
 /// One key per limiter, each with state, and the peek line for it.
@@ -114,11 +114,11 @@ fn peek_sends_no_modified_key_signal() {
 fn peek_runs_on_a_replica_and_changes_nothing_there() {
     for flavor in ALL {
         let primary = Server::start(flavor);
-        let replica = common::limiters::replica_of(&primary);
+        let replica = primary.start_replica(true);
         let mut p = primary.conn();
         let mut r = replica.conn();
         let lines = seed(&mut p);
-        wait_for_replica(&mut p);
+        wait_replicas(&mut p, 1);
         for (key, line) in lines {
             let before = state(&mut r, key);
             let on_replica = peek(&mut r, &line);

@@ -7,8 +7,7 @@
 mod common;
 
 use common::all_commands::{assert_covers_every_layout, keyspace, mixed_traffic};
-use common::buckets::wait_replicas;
-use common::{Server, ALL};
+use common::{wait_replicas, Server, ALL};
 
 #[test]
 fn replicas_hold_the_primary_state_after_mixed_traffic_on_every_command() {

@@ -10,11 +10,6 @@ use common::*;
 
 const LONG: u64 = 600_000;
 
-fn wait_replicas(c: &mut redis::Connection, n: i64) {
-    let acked: i64 = redis::cmd("WAIT").arg(n).arg(10_000).query(c).unwrap();
-    assert_eq!(acked, n, "replicas did not acknowledge");
-}
-
 fn keys(c: &mut redis::Connection) -> BTreeSet<String> {
     redis::cmd("KEYS").arg("*").query(c).unwrap()
 }

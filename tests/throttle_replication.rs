@@ -10,7 +10,7 @@ const HOUR: u64 = 3_600_000;
 fn replica_holds_the_same_tat_and_expiry() {
     for flavor in ALL {
         let primary = Server::start(flavor);
-        let replica = replica_of(&primary);
+        let replica = primary.start_replica(true);
         let mut p = primary.conn();
         for _ in 0..4 {
             throttle(&mut p, "rl", [2, 10, HOUR], None);
@@ -20,7 +20,7 @@ fn replica_holds_the_same_tat_and_expiry() {
         for _ in 0..3 {
             cl_throttle(&mut p, "cl", [1, 1, 60], None);
         }
-        wait_for_replica(&mut p);
+        wait_replicas(&mut p, 1);
         let mut r = replica.conn();
         for key in ["rl", "odd", "cl"] {
             let on_primary = value_and_expiry(&mut p, key);

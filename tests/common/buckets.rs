@@ -2,9 +2,6 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
-
-use super::Server;
 
 /// `RL.BUCKETS key <extra...>`
 pub fn buckets(
@@ -61,30 +58,4 @@ pub fn err_text<T: std::fmt::Debug>(r: redis::RedisResult<T>) -> String {
         (Some(code), Some(detail)) => format!("{code} {detail}"),
         _ => e.to_string(),
     }
-}
-
-/// A replica of `primary` (same flavour), once its link is up.
-pub fn start_replica(primary: &Server) -> Server {
-    let port = primary.port.to_string();
-    let replica = Server::start_with(primary.flavor, &["--replicaof", "127.0.0.1", &port]);
-    let mut c = replica.conn();
-    let start = Instant::now();
-    loop {
-        let info: String = redis::cmd("INFO").arg("replication").query(&mut c).unwrap();
-        if info.contains("master_link_status:up") {
-            return replica;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "{:?} replica never linked: {info}",
-            primary.flavor
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Waits until the replicas acknowledged everything written so far.
-pub fn wait_replicas(c: &mut redis::Connection, n: i64) {
-    let acked: i64 = redis::cmd("WAIT").arg(n).arg(10_000).query(c).unwrap();
-    assert_eq!(acked, n, "replicas did not acknowledge");
 }

@@ -2,8 +2,6 @@
 //! tests: typed command helpers, a state snapshot with the absolute expiry,
 //! a primary with a live replica, and many connections at once.
 
-use std::time::{Duration, Instant};
-
 use super::{Flavor, Reply4, Server};
 
 /// `RL.THROTTLE key max_burst count period_ms [quantity]`.
@@ -80,39 +78,6 @@ pub fn value_and_expiry(c: &mut redis::Connection, key: &str) -> (Option<String>
     let value: Option<String> = redis::cmd("GET").arg(key).query(c).unwrap();
     let at: i64 = redis::cmd("PEXPIRETIME").arg(key).query(c).unwrap();
     (value, at)
-}
-
-/// A replica of `primary`, same flavour, with the module loaded, once its
-/// link is up.
-pub fn replica_of(primary: &Server) -> Server {
-    let port = primary.port.to_string();
-    // Start the full sync at once instead of after the default 5 s delay.
-    let _: redis::RedisResult<()> = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("repl-diskless-sync-delay")
-        .arg(0)
-        .query(&mut primary.conn());
-    let replica = Server::start_with(primary.flavor, &["--replicaof", "127.0.0.1", &port]);
-    let mut c = replica.conn();
-    let start = Instant::now();
-    loop {
-        let info: String = redis::cmd("INFO").arg("replication").query(&mut c).unwrap();
-        if info.contains("master_link_status:up") {
-            return replica;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "{:?} replica never linked: {info}",
-            primary.flavor
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Waits until the replica has acknowledged everything this connection wrote.
-pub fn wait_for_replica(c: &mut redis::Connection) {
-    let acked: i64 = redis::cmd("WAIT").arg(1).arg(10_000).query(c).unwrap();
-    assert_eq!(acked, 1, "the replica did not acknowledge");
 }
 
 /// Runs `calls` calls of `call` on each of `clients` connections at once and

@@ -362,6 +362,10 @@ impl Server {
     /// Starts a replica of this server (with or without the module) in a
     /// new directory and waits until its link to us is up.
     pub fn start_replica(&self, module: bool) -> Server {
+        // Feed it at once rather than after the diskless-sync delay.
+        let _: redis::RedisResult<()> = redis::cmd("CONFIG")
+            .arg(&["SET", "repl-diskless-sync-delay", "0"])
+            .query(&mut self.conn());
         let port = self.port.to_string();
         let replica = Server::start_in(
             self.flavor,
@@ -381,6 +385,12 @@ impl Server {
         );
         replica
     }
+}
+
+/// Waits until `n` replicas acknowledged everything this connection wrote.
+pub fn wait_replicas(c: &mut redis::Connection, n: i64) {
+    let acked: i64 = redis::cmd("WAIT").arg(n).arg(10_000).query(c).unwrap();
+    assert_eq!(acked, n, "replicas did not acknowledge");
 }
 
 /// The exact text of an error reply, e.g. `ERR COST needs a value`.
