@@ -13,11 +13,15 @@ pub mod commands;
 pub mod core;
 pub mod host;
 
-/// Parses the load arguments (core) and registers the module (host).
+/// Parses the load arguments (core) and registers the module (host). A
+/// panic fails the load with a log line instead of aborting the server.
 fn start(ctx: *mut host::RawCtx, args: &[&[u8]]) -> Result<(), String> {
-    let options = core::load_options::LoadOptions::parse(args)
-        .map_err(|e| format!("{e}; module not loaded"))?;
-    host::load(ctx, &options)
+    std::panic::catch_unwind(|| {
+        let options = core::load_options::LoadOptions::parse(args)
+            .map_err(|e| format!("{e}; module not loaded"))?;
+        host::load(ctx, &options)
+    })
+    .unwrap_or_else(|_| Err("panicked while loading; module not loaded".into()))
 }
 
 #[cfg(feature = "redis")]
