@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::all_commands::{assert_covers_every_layout, keyspace, mixed_traffic, Plain, COMMANDS};
-use common::{info_field, wait_until, Flavor, Server, ALL};
+use common::{aof_text, info_field, wait_until, Flavor, Server, ALL};
 
 type Space = BTreeMap<Vec<u8>, (Plain, i64)>;
 
@@ -56,23 +56,6 @@ fn assert_restores(
         dir = server.stop(false);
     }
     dir
-}
-
-/// Every AOF file under `dir` as text.
-fn aof_text(dir: &Path) -> String {
-    let mut text = String::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.to_string_lossy().contains(".aof") {
-                text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    text
 }
 
 fn assert_plain_commands_only(flavor: Flavor, dir: &Path) {

@@ -2,7 +2,7 @@
 //! both load in a server without the module (no lock-in).
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use common::*;
@@ -50,23 +50,6 @@ fn assert_no_module(f: Flavor, c: &mut redis::Connection) {
         error_text(&err).contains("unknown command"),
         "{f:?}: {err:?}"
     );
-}
-
-/// Every AOF file under `dir` as text, for checking what was logged.
-fn aof_text(dir: &Path) -> String {
-    let mut text = String::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.to_string_lossy().contains(".aof") {
-                text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    text
 }
 
 #[test]

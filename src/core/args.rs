@@ -51,20 +51,35 @@ pub fn unsigned(bytes: &[u8]) -> Option<u64> {
     Some(value)
 }
 
+/// Walks the `NAME value` option pairs from `args[from]` on, handing each
+/// to `on_option` under its name in `names` (matched case-insensitively).
+/// An unknown token or a name without its value is an error naming it.
+pub fn for_each_option<'a>(
+    args: &[&'a [u8]],
+    from: usize,
+    names: &[&'static str],
+    mut on_option: impl FnMut(&'static str, &'a [u8]) -> Result<(), RlError>,
+) -> Result<(), RlError> {
+    let mut at = from;
+    while at < args.len() {
+        let token = args[at];
+        let name = names
+            .iter()
+            .find(|n| token.eq_ignore_ascii_case(n.as_bytes()))
+            .ok_or_else(|| RlError::UnknownOption(token_text(token)))?;
+        on_option(name, option_value(args, at + 1, name)?)?;
+        at += 2;
+    }
+    Ok(())
+}
+
 /// The trailing `[COST cost]` of a command line, from `args[from]` on:
 /// `cost` in `1..=max`, default 1. Any other token is an unknown option.
 pub fn cost_option(args: &[&[u8]], from: usize, max: u64) -> Result<u64, RlError> {
     let mut cost = None;
-    let mut at = from;
-    while at < args.len() {
-        let token = args[at];
-        if !token.eq_ignore_ascii_case(b"COST") {
-            return Err(RlError::UnknownOption(token_text(token)));
-        }
-        let value = option_value(args, at + 1, "COST")?;
-        set_once(&mut cost, positive(value, "COST", max)?, "COST")?;
-        at += 2;
-    }
+    for_each_option(args, from, &["COST"], |name, value| {
+        set_once(&mut cost, positive(value, name, max)?, name)
+    })?;
     Ok(cost.unwrap_or(1))
 }
 

@@ -1,7 +1,7 @@
 //! `RL.BUCKETS key limit window [PRECISION ms] [COST cost]` parsed into a
 //! typed request.
 
-use super::args::{option_value, positive, set_once, token_text};
+use super::args::{for_each_option, positive, set_once};
 use super::bucket_window::check_precision;
 use super::error::RlError;
 use super::slide_request::MAX_WINDOW_MS;
@@ -20,14 +20,12 @@ pub struct BucketsRequest {
     pub cost: u64,
 }
 
-/// Parses `PRECISION ms` at `at`, checked against the window.
+/// The value of `PRECISION ms`, checked against the window.
 pub fn precision_option(
-    args: &[&[u8]],
-    at: usize,
+    value: &[u8],
     window_ms: u64,
     slot: &mut Option<u64>,
 ) -> Result<(), RlError> {
-    let value = option_value(args, at + 1, "PRECISION")?;
     let precision = positive(value, "PRECISION", MAX_WINDOW_MS)?;
     check_precision(window_ms, precision)?;
     set_once(slot, precision, "PRECISION")
@@ -45,19 +43,10 @@ impl BucketsRequest {
         let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
         let mut cost = None;
         let mut precision = None;
-        let mut at = 4;
-        while at < args.len() {
-            let token = args[at];
-            if token.eq_ignore_ascii_case(b"COST") {
-                let value = option_value(args, at + 1, "COST")?;
-                set_once(&mut cost, positive(value, "COST", MAX_LIMIT)?, "COST")?;
-            } else if token.eq_ignore_ascii_case(b"PRECISION") {
-                precision_option(args, at, window_ms, &mut precision)?;
-            } else {
-                return Err(RlError::UnknownOption(token_text(token)));
-            }
-            at += 2;
-        }
+        for_each_option(args, 4, &["COST", "PRECISION"], |name, value| match name {
+            "COST" => set_once(&mut cost, positive(value, name, MAX_LIMIT)?, name),
+            _ => precision_option(value, window_ms, &mut precision),
+        })?;
         let cost = cost.unwrap_or(1);
         if cost > limit {
             return Err(RlError::CostAboveLimit);

@@ -1,7 +1,7 @@
 //! `RL.COUNT key window field [BY n] [PRECISION ms]` and
 //! `RL.TOTALS key window [PRECISION ms]` parsed into typed requests.
 
-use super::args::{option_value, positive, set_once, token_text};
+use super::args::{for_each_option, positive, set_once};
 use super::buckets_request::precision_option;
 use super::error::RlError;
 use super::slide_request::MAX_WINDOW_MS;
@@ -60,19 +60,10 @@ impl<'a> CountRequest<'a> {
         check_field(field)?;
         let mut by = None;
         let mut precision = None;
-        let mut at = 4;
-        while at < args.len() {
-            let token = args[at];
-            if token.eq_ignore_ascii_case(b"BY") {
-                let value = option_value(args, at + 1, "BY")?;
-                set_once(&mut by, positive(value, "BY", MAX_BY)?, "BY")?;
-            } else if token.eq_ignore_ascii_case(b"PRECISION") {
-                precision_option(args, at, window_ms, &mut precision)?;
-            } else {
-                return Err(RlError::UnknownOption(token_text(token)));
-            }
-            at += 2;
-        }
+        for_each_option(args, 4, &["BY", "PRECISION"], |name, value| match name {
+            "BY" => set_once(&mut by, positive(value, name, MAX_BY)?, name),
+            _ => precision_option(value, window_ms, &mut precision),
+        })?;
         Ok(CountRequest {
             window_ms,
             field,
@@ -92,16 +83,9 @@ impl TotalsRequest {
         }
         let window_ms = positive(args[2], "window", MAX_WINDOW_MS)?;
         let mut precision = None;
-        let mut at = 3;
-        while at < args.len() {
-            let token = args[at];
-            if token.eq_ignore_ascii_case(b"PRECISION") {
-                precision_option(args, at, window_ms, &mut precision)?;
-            } else {
-                return Err(RlError::UnknownOption(token_text(token)));
-            }
-            at += 2;
-        }
+        for_each_option(args, 3, &["PRECISION"], |_, value| {
+            precision_option(value, window_ms, &mut precision)
+        })?;
         Ok(TotalsRequest {
             window_ms,
             precision,

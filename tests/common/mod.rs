@@ -387,6 +387,23 @@ impl Server {
     }
 }
 
+/// Every AOF file under `dir` as text, for checking what was logged.
+pub fn aof_text(dir: &Path) -> String {
+    let mut text = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.to_string_lossy().contains(".aof") {
+                text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    text
+}
+
 /// Waits until `n` replicas acknowledged everything this connection wrote.
 pub fn wait_replicas(c: &mut redis::Connection, n: i64) {
     let acked: i64 = redis::cmd("WAIT").arg(n).arg(10_000).query(c).unwrap();
