@@ -25,7 +25,7 @@ run: deps build ## Start a server with the module on PORT (default 6379); SERVER
 	$(SERVER) redis.conf.example --port $(PORT) --loadmodule $(CURDIR)/$(MODULE) $(MODULE_ARGS)
 
 test: deps build build-valkey ## Unit, property and real-server tests: both builds on Redis 7.0, Redis 8.2 and Valkey 9.1
-	cargo test --release -- --test-threads=2
+	cargo test --release --no-fail-fast -- --test-threads=2
 
 bench: deps build build-valkey ## Core criterion benchmarks, then the server benchmark (tables in target/bench/)
 	cargo bench --bench core

@@ -24,8 +24,9 @@ fn steady_load_admits_close_to_the_limit_and_never_above() {
         let start = Instant::now();
         while start.elapsed() < Duration::from_millis(1500) {
             // The server's own `now` for each call, exactly: the reply's
-            // reset_after_ms is measured to the key's expiry time.
-            let (r, expire_at): (Vec<i64>, i64) = redis::pipe()
+            // reset_after_ms is measured to the time the newest bucket
+            // (the header's) leaves the window.
+            let (r, h): (Vec<i64>, String) = redis::pipe()
                 .atomic()
                 .cmd("RL.BUCKETS")
                 .arg("steady")
@@ -33,11 +34,13 @@ fn steady_load_admits_close_to_the_limit_and_never_above() {
                 .arg(window)
                 .arg("PRECISION")
                 .arg(precision)
-                .cmd("PEXPIRETIME")
+                .cmd("HGET")
                 .arg("steady")
+                .arg("h")
                 .query(&mut c)
                 .unwrap();
-            let now = expire_at - r[3];
+            let newest = parse_header(&h).newest;
+            let now = (newest + 1) * precision - 1 + window - r[3];
             if r[0] == 1 {
                 admitted.push(now);
             } else {
@@ -87,7 +90,12 @@ fn concurrent_clients_admit_exactly_the_limit() {
         let total: i64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
         assert_eq!(total, 100, "{:?}", server.flavor);
         let mut c = server.conn();
-        assert_eq!(fields(&mut c, "shared")["t"], "000000100");
+        assert_eq!(
+            header(&mut c, "shared").counts[0],
+            100,
+            "{:?}",
+            server.flavor
+        );
     });
 }
 
@@ -119,11 +127,14 @@ fn memory_is_independent_of_the_rate() {
                 std::thread::sleep(Duration::from_millis(300));
             }
             let (bs, bf) = (bucket_fields(&mut c, &slow), bucket_fields(&mut c, &fast));
-            if bs.keys().ne(bf.keys()) || bs.len() != 4 {
+            // Three older buckets in their fields, the newest in the header.
+            let (hs, hf) = (header(&mut c, &slow), header(&mut c, &fast));
+            if bs.keys().ne(bf.keys()) || bs.len() != 3 || hs.newest != hf.newest {
                 continue;
             }
             assert!(bs.values().all(|v| v == "000000010"), "{f:?} {bs:?}");
             assert!(bf.values().all(|v| v == "000002000"), "{f:?} {bf:?}");
+            assert_eq!((hs.counts[1], hf.counts[1]), (10, 2000), "{f:?}");
             let usage = |c: &mut redis::Connection, k: &str| -> i64 {
                 redis::cmd("MEMORY").arg("USAGE").arg(k).query(c).unwrap()
             };
@@ -142,20 +153,15 @@ fn key_with_buckets(c: &mut redis::Connection, key: &str, n: i64) -> (i64, Strin
     let now_bucket = secs; // 1000 ms buckets: bucket index = seconds
     let oldest = now_bucket - n + 1;
     let mut cmd = redis::cmd("HSET");
-    cmd.arg(key);
-    for b in oldest..=now_bucket {
+    // The header first, as RL.BUCKETS writes it; the newest bucket's count
+    // is in it, the older buckets have fields.
+    cmd.arg(key).arg("h").arg(format!(
+        "b,1000,{oldest},{now_bucket},{:09},000000010",
+        10 * n
+    ));
+    for b in oldest..now_bucket {
         cmd.arg(b).arg("000000010");
     }
-    cmd.arg("t")
-        .arg(format!("{:09}", 10 * n))
-        .arg("o")
-        .arg(oldest)
-        .arg("n")
-        .arg(now_bucket)
-        .arg("k")
-        .arg("buckets")
-        .arg("p")
-        .arg(1000);
     let _: i64 = cmd.query(c).unwrap();
     let window = (n * 1000).to_string();
     let r = buckets(c, key, &["1000000", &window, "PRECISION", "1000"]).unwrap();

@@ -188,10 +188,7 @@ fn promoted_replica_keeps_every_limit_across_the_switch() {
                         assert_eq!(unique.len(), members.len(), "{flavor:?} {k}: members");
                         members.len() as i64
                     }
-                    Writer::Buckets => {
-                        let t: String = redis::cmd("HGET").arg(&k).arg("t").query(&mut c).unwrap();
-                        t.parse().unwrap()
-                    }
+                    Writer::Buckets => common::buckets::header(&mut c, &k).counts[0] as i64,
                     Writer::Count => {
                         let v: Vec<(String, i64)> = redis::cmd("RL.TOTALS")
                             .arg(&k)

@@ -141,22 +141,29 @@ fn key_expires_when_newest_entry_leaves_the_window() {
     on_every_server(|server| {
         let f = server.flavor;
         let mut c = server.conn();
-        let window = 60_000;
-        for i in 0..4 {
-            slide(&mut c, "e", 10, window);
-            let all = entries(&mut c, "e");
-            let newest = all.last().expect("entries").1;
-            assert_eq!(
-                pexpiretime(&mut c, "e"),
-                newest + window as i64,
-                "{f:?} after admit {i}"
+        // Slack: window / 8 = 100 ms.
+        let window = 800;
+        let mut expiry = -1;
+        for i in 0..8 {
+            slide(&mut c, "e", 100, window);
+            let newest = entries(&mut c, "e").last().expect("entries").1;
+            let now_expiry = pexpiretime(&mut c, "e");
+            // Never shorter than the newest entry's stay, never more than
+            // the slack beyond it; when it moves, it moves to the far end.
+            let needed = newest + window as i64;
+            assert!(
+                (needed..=needed + 100).contains(&now_expiry),
+                "{f:?} after admit {i}: expiry {now_expiry}, needed {needed}"
             );
-            std::thread::sleep(Duration::from_millis(5));
+            if now_expiry != expiry {
+                assert_eq!(now_expiry, needed + 100, "{f:?} after admit {i}");
+            }
+            expiry = now_expiry;
+            std::thread::sleep(Duration::from_millis(30));
         }
-        // A call with a shorter window moves the expiry to its own horizon.
-        slide(&mut c, "e", 10, 30_000);
-        let newest = entries(&mut c, "e").last().unwrap().1;
-        assert_eq!(pexpiretime(&mut c, "e"), newest + 30_000, "{f:?}");
+        // A call with a shorter window needs less: the expiry stays.
+        slide(&mut c, "e", 100, 400);
+        assert_eq!(pexpiretime(&mut c, "e"), expiry, "{f:?}");
     });
 }
 

@@ -28,7 +28,8 @@ fn buckets(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     Ok(Reply::Decision(outcome.decision))
 }
 
-/// Writes an admission to the hash at `key` and replicates it.
+/// Writes an admission (or an RL.COUNT addition) to the hash at `key` and
+/// replicates it.
 pub(crate) fn record(
     cmd: &CommandCtx,
     key: usize,
@@ -40,8 +41,7 @@ pub(crate) fn record(
     if !applied.delete.is_empty() {
         replicate::hdel(cmd, key, &applied.delete);
     }
-    replicate::pexpireat(cmd, key, write.expire_at_ms);
-    Ok(())
+    state.keep_alive(&write.expiry)
 }
 
 const HANDLER: Handler = buckets;

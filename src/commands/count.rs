@@ -4,6 +4,7 @@
 use linkme::distributed_slice;
 
 use crate::command_callback;
+use crate::commands::buckets;
 use crate::core::count_request::CountRequest;
 use crate::core::error::RlError;
 use crate::core::event_counter::count;
@@ -11,7 +12,6 @@ use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::hash_state::HashState;
 use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
-use crate::host::replicate;
 use crate::host::reply::Reply;
 
 const KEY: usize = 1;
@@ -21,13 +21,7 @@ fn count_command(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let now = cmd.now_ms();
     let mut state = HashState::open(cmd, KEY, true)?;
     let outcome = count(&mut state, &req, now)?;
-    let write = &outcome.write;
-    let applied = state.apply(write)?;
-    replicate::hset(cmd, KEY, &applied.set);
-    if !applied.delete.is_empty() {
-        replicate::hdel(cmd, KEY, &applied.delete);
-    }
-    replicate::pexpireat(cmd, KEY, write.expire_at_ms);
+    buckets::record(cmd, KEY, &mut state, &outcome.write)?;
     Ok(Reply::Totals(outcome.totals))
 }
 

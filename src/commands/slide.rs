@@ -35,12 +35,11 @@ pub(crate) fn record(
     admission: &Admission,
 ) -> Result<(), RlError> {
     let written = log.apply(admission)?;
-    replicate::zadd(cmd, key, admission.at, &written.members);
+    replicate::zadd(cmd, key, &written);
     if let Some(cutoff) = admission.evict_through {
         replicate::zrem_through(cmd, key, cutoff);
     }
-    replicate::pexpireat(cmd, key, admission.expire_at_ms);
-    Ok(())
+    log.keep_alive(&admission.expiry)
 }
 
 const HANDLER: Handler = slide;

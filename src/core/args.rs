@@ -14,10 +14,13 @@ pub fn positive(bytes: &[u8], arg: &'static str, max: u64) -> Result<u64, RlErro
         if !b.is_ascii_digit() {
             return Err(err);
         }
-        value = value
+        match value
             .checked_mul(10)
             .and_then(|v| v.checked_add(u64::from(b - b'0')))
-            .ok_or(err.clone())?;
+        {
+            Some(v) => value = v,
+            None => return Err(err),
+        }
     }
     if value == 0 || value > max {
         return Err(err);

@@ -15,13 +15,20 @@
 //!
 //! | field | value |
 //! |---|---|
-//! | `k` | owner: `buckets` (RL.BUCKETS) or `count` (RL.COUNT) |
-//! | `p` | bucket width in ms |
-//! | `o` | oldest bucket index that may still have a field |
-//! | `n` | newest bucket index written |
-//! | `t` | running totals of the buckets `o..=n`, one per counted field |
+//! | `h` | header: `kind,precision,oldest,newest,totals...[,current]` |
 //! | `f` | RL.COUNT only: the counted field names, comma-separated |
 //! | `<b>` | bucket `b` (decimal index): its counts, one per counted field |
+//!
+//! `kind` is `b` (RL.BUCKETS) or `c` (RL.COUNT); `oldest` is the oldest
+//! bucket index that may still have a field, `newest` the newest bucket
+//! written; `totals` are the running totals of the held buckets, one per
+//! counted field. For RL.BUCKETS, `current` is the count of bucket `newest`,
+//! which lives in the header and gets its own field only when a newer bucket
+//! starts: an admission into the current bucket reads and writes the header
+//! alone (the first field of the hash: the cheapest lookup in a listpack).
+//! RL.COUNT keeps its newest bucket in a field too: with several counts the
+//! header would outgrow a listpack value (64 bytes) and cost the compact
+//! encoding.
 //!
 //! Counts are written zero-padded to [`COUNTER_DIGITS`] digits and joined by
 //! commas, so a value's size does not depend on how many requests it counts.
@@ -29,6 +36,7 @@
 use super::buckets_request::BucketsRequest;
 use super::decision::Decision;
 use super::error::RlError;
+use super::expiry::Expiry;
 
 /// Counters are written with this many digits (zero-padded): the same bytes
 /// for 1 and for 100,000,000, so memory does not depend on the rate.
@@ -45,11 +53,7 @@ pub const DEFAULT_BUCKETS: u64 = 60;
 /// from integer overflow.
 pub const MAX_CLOCK_MS: i64 = 1_000_000_000_000_000;
 
-pub const FIELD_KIND: &[u8] = b"k";
-pub const FIELD_PRECISION: &[u8] = b"p";
-pub const FIELD_OLDEST: &[u8] = b"o";
-pub const FIELD_NEWEST: &[u8] = b"n";
-pub const FIELD_TOTALS: &[u8] = b"t";
+pub const FIELD_HEADER: &[u8] = b"h";
 pub const FIELD_NAMES: &[u8] = b"f";
 
 /// Which command owns a key. The two layouts are alike but their counts mean
@@ -61,10 +65,11 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The header's first item.
     pub fn tag(self) -> &'static [u8] {
         match self {
-            Kind::Buckets => b"buckets",
-            Kind::Count => b"count",
+            Kind::Buckets => b"b",
+            Kind::Count => b"c",
         }
     }
 
@@ -93,21 +98,26 @@ pub trait HashView {
 /// What an admitted call writes. A denied call writes nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HashWrite {
-    /// Fields set to these values (absolute, never increments).
+    /// Fields set to these values (absolute, never increments); the header
+    /// first.
     pub set: Vec<(Vec<u8>, Vec<u8>)>,
     /// Bucket fields that left the window (each one exists).
     pub delete: Vec<Vec<u8>>,
-    /// Absolute expiry (ms): when the newest bucket leaves the window.
-    pub expire_at_ms: i64,
+    /// The key must live until the newest bucket leaves the window.
+    pub expiry: Expiry,
 }
 
-/// The stored metadata of a key.
+/// The stored state of a key, from its header (and names).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct State {
+    pub kind: Kind,
     pub precision: u64,
     pub oldest: i64,
     pub newest: i64,
     pub totals: Vec<u64>,
+    /// Counts of bucket `newest` (RL.BUCKETS: from the header, the bucket
+    /// has no field of its own).
+    pub current: Vec<u64>,
     /// RL.COUNT field names, in the order of the counts; empty for RL.BUCKETS.
     pub names: Vec<Vec<u8>>,
 }
@@ -115,11 +125,15 @@ pub struct State {
 /// The field name of bucket `b`.
 pub fn bucket_field(b: i64) -> Vec<u8> {
     let mut out = Vec::with_capacity(20);
-    if b < 0 {
+    push_signed(&mut out, b);
+    out
+}
+
+fn push_signed(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
         out.push(b'-');
     }
-    push_decimal(&mut out, b.unsigned_abs(), 1);
-    out
+    push_decimal(out, v.unsigned_abs(), 1);
 }
 
 /// Appends `v` in decimal, zero-padded to at least `width` digits. Written
@@ -136,21 +150,58 @@ fn push_decimal(out: &mut Vec<u8>, mut v: u64, width: usize) {
     out.extend_from_slice(&buf[start..]);
 }
 
-/// Counts as stored: fixed-width decimals joined by commas.
-pub fn encode_counts(counts: &[u64]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(counts.len() * (COUNTER_DIGITS + 1));
+fn push_counts(out: &mut Vec<u8>, counts: &[u64]) {
     for (i, &c) in counts.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        push_decimal(&mut out, c, COUNTER_DIGITS);
+        push_decimal(out, c, COUNTER_DIGITS);
     }
+}
+
+/// Counts as stored: fixed-width decimals joined by commas.
+pub fn encode_counts(counts: &[u64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(counts.len() * (COUNTER_DIGITS + 1));
+    push_counts(&mut out, counts);
     out
 }
 
 /// Parses stored counts; `None` when they are not ours.
 pub fn decode_counts(bytes: &[u8]) -> Option<Vec<u64>> {
     bytes.split(|&b| b == b',').map(decimal).collect()
+}
+
+/// The header value: `kind,precision,oldest,newest,totals...[,current...]`
+/// (`current` empty for RL.COUNT).
+pub fn encode_header(
+    kind: Kind,
+    precision: i64,
+    oldest: i64,
+    newest: i64,
+    totals: &[u64],
+    current: &[u64],
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(48 + (totals.len() + current.len()) * (COUNTER_DIGITS + 1));
+    out.extend_from_slice(kind.tag());
+    for v in [precision, oldest, newest] {
+        out.push(b',');
+        push_signed(&mut out, v);
+    }
+    out.push(b',');
+    push_counts(&mut out, totals);
+    if !current.is_empty() {
+        out.push(b',');
+        push_counts(&mut out, current);
+    }
+    out
+}
+
+impl Kind {
+    /// Whether the newest bucket's counts live in the header (RL.BUCKETS)
+    /// rather than in the bucket's own field (RL.COUNT).
+    fn header_holds_newest(self) -> bool {
+        self == Kind::Buckets
+    }
 }
 
 fn decimal(bytes: &[u8]) -> Option<u64> {
@@ -187,27 +238,29 @@ pub fn default_precision(window_ms: u64) -> u64 {
     window_ms.div_ceil(DEFAULT_BUCKETS).max(1)
 }
 
-/// Reads the key's metadata. `None` for a missing key; an error when the key
+/// Reads the key's state. `None` for a missing key; an error when the key
 /// belongs to the other command or holds a hash rl did not write.
 pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlError> {
     if !view.exists() {
         return Ok(None);
     }
-    let tag = view.get(FIELD_KIND).ok_or(RlError::ForeignHash)?;
-    let found = Kind::from_tag(&tag).ok_or(RlError::ForeignHash)?;
+    let header = view.get(FIELD_HEADER).ok_or(RlError::ForeignHash)?;
+    let mut items = header.split(|&b| b == b',');
+    let found = items
+        .next()
+        .and_then(Kind::from_tag)
+        .ok_or(RlError::ForeignHash)?;
     if found != kind {
         return Err(RlError::WrongKind {
             found: found.command(),
             wanted: kind.command(),
         });
     }
-    let precision = get_int(view, FIELD_PRECISION)?;
-    let oldest = get_int(view, FIELD_OLDEST)?;
-    let newest = get_int(view, FIELD_NEWEST)?;
-    let totals = view
-        .get(FIELD_TOTALS)
-        .as_deref()
-        .and_then(decode_counts)
+    let mut int = || items.next().and_then(signed).ok_or(RlError::ForeignHash);
+    let (precision, oldest, newest) = (int()?, int()?, int()?);
+    let counts: Vec<u64> = items
+        .map(decimal)
+        .collect::<Option<_>>()
         .ok_or(RlError::ForeignHash)?;
     let names: Vec<Vec<u8>> = match kind {
         Kind::Buckets => Vec::new(),
@@ -219,30 +272,46 @@ pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlErr
             .collect(),
     };
     let width = names.len().max(1);
-    if precision < 1 || oldest > newest || totals.len() != width {
+    let stored = if kind.header_holds_newest() {
+        2 * width
+    } else {
+        width
+    };
+    if precision < 1 || oldest > newest || counts.len() != stored {
         return Err(RlError::ForeignHash);
     }
-    // rl keeps its bucket range within one window (at most MAX_BUCKETS + 1
-    // buckets) and its indices within the clock range; a range beyond that
-    // was forged, and walking it could take forever or overflow.
     let max_index = MAX_CLOCK_MS / precision;
     if oldest < -max_index || newest > max_index || newest - oldest > 2 * MAX_BUCKETS as i64 {
         return Err(RlError::ForeignHash);
     }
+    let (totals, current) = counts.split_at(width);
+    let current = if kind.header_holds_newest() {
+        current.to_vec()
+    } else {
+        field_counts(view, newest, width)?
+    };
     Ok(Some(State {
+        kind,
         precision: precision as u64,
         oldest,
         newest,
-        totals,
+        totals: totals.to_vec(),
+        current,
         names,
     }))
 }
 
-fn get_int(view: &mut impl HashView, field: &[u8]) -> Result<i64, RlError> {
-    view.get(field)
-        .as_deref()
-        .and_then(signed)
-        .ok_or(RlError::ForeignHash)
+/// Bucket `b`'s own field as counts (zeros when absent), `width` of them.
+fn field_counts(view: &mut impl HashView, b: i64, width: usize) -> Result<Vec<u64>, RlError> {
+    let mut counts = match view.get(&bucket_field(b)) {
+        Some(raw) => decode_counts(&raw).ok_or(RlError::ForeignHash)?,
+        None => Vec::new(),
+    };
+    if counts.len() > width {
+        return Err(RlError::ForeignHash);
+    }
+    counts.resize(width, 0);
+    Ok(counts)
 }
 
 /// The bucket width to use: the key's own when it exists (an explicit
@@ -283,8 +352,8 @@ pub struct Window {
     pub oldest: i64,
     /// Newest bucket written before this call (`None` for a new key).
     pub newest: Option<i64>,
-    /// The stored oldest bucket index before this call (`None` for a new key).
-    pub stored_oldest: Option<i64>,
+    /// Counts of that newest bucket (kept in the header).
+    pub newest_counts: Vec<u64>,
     /// Totals over the buckets that still count.
     pub totals: Vec<u64>,
     /// Existing bucket fields that left the window.
@@ -295,6 +364,19 @@ impl Window {
     /// The absolute time at which bucket `b` leaves the window.
     pub fn leaves_at(&self, b: i64) -> i64 {
         (b + 1) * self.precision - 1 + self.window_ms
+    }
+
+    /// The counts of the target bucket before this call's event, `width`
+    /// of them: the header's when the target is the newest bucket, zeros
+    /// for a bucket not yet written.
+    pub fn target_counts(&self, width: usize) -> Vec<u64> {
+        let mut counts = if self.newest == Some(self.target) {
+            self.newest_counts.clone()
+        } else {
+            Vec::new()
+        };
+        counts.resize(width, 0);
+        counts
     }
 }
 
@@ -323,15 +405,20 @@ pub fn slide(
             target: current,
             oldest: current,
             newest: None,
-            stored_oldest: None,
+            newest_counts: Vec::new(),
             totals: Vec::new(),
             stale: Vec::new(),
         });
     };
     let mut totals = s.totals.clone();
     let mut stale = Vec::new();
-    let stale_end = live_from.min(s.newest + 1);
-    for b in s.oldest..stale_end {
+    // An RL.BUCKETS newest bucket has no field: its counts are the header's.
+    let last_field = if s.kind.header_holds_newest() {
+        s.newest - 1
+    } else {
+        s.newest
+    };
+    for b in s.oldest..live_from.min(last_field + 1) {
         if let Some(raw) = view.get(&bucket_field(b)) {
             let counts = decode_counts(&raw).ok_or(RlError::ForeignHash)?;
             for (t, c) in totals.iter_mut().zip(counts) {
@@ -341,7 +428,6 @@ pub fn slide(
         }
     }
     if live_from > s.newest {
-        // Everything left: whatever the totals said, nothing counts now.
         totals.iter_mut().for_each(|t| *t = 0);
     }
     let target = current.max(s.newest);
@@ -353,31 +439,34 @@ pub fn slide(
         target,
         oldest: s.oldest.max(live_from).min(target),
         newest: Some(s.newest),
-        stored_oldest: Some(s.oldest),
+        newest_counts: s.current.clone(),
         totals,
         stale,
     })
 }
 
-/// Reads bucket `b`'s counts (zeros when absent), `width` of them.
-pub fn read_bucket(view: &mut impl HashView, b: i64, width: usize) -> Result<Vec<u64>, RlError> {
-    let mut counts = match view.get(&bucket_field(b)) {
-        Some(raw) => decode_counts(&raw).ok_or(RlError::ForeignHash)?,
-        None => Vec::new(),
-    };
-    if counts.len() > width {
-        return Err(RlError::ForeignHash);
+/// Reads bucket `b`'s counts (zeros when absent), `width` of them: as
+/// loaded for the newest bucket, its own field for an older one.
+pub fn read_bucket(
+    view: &mut impl HashView,
+    win: &Window,
+    b: i64,
+    width: usize,
+) -> Result<Vec<u64>, RlError> {
+    if win.newest == Some(b) {
+        let mut counts = win.newest_counts.clone();
+        counts.resize(width, 0);
+        return Ok(counts);
     }
-    counts.resize(width, 0);
-    Ok(counts)
+    field_counts(view, b, width)
 }
 
-/// The write for an accepted event: the target bucket's new counts, the new
-/// totals and whichever metadata changed, all as absolute values, plus the
-/// eviction and the expiry. Unchanged fields are not rewritten (each field
-/// written costs a hash lookup here and on every replica): `k` and `p` only
-/// for a new key, `o` and `n` when they move, `f` (RL.COUNT) when `names`
-/// is given, i.e. for a new key or a new name.
+/// The write for an accepted event: the header with the new totals; the
+/// target bucket's new counts (RL.BUCKETS: in the header, plus the previous
+/// newest bucket's own field when the event starts a newer bucket and that
+/// one still counts; RL.COUNT: in the bucket's field); `f` (RL.COUNT) when
+/// `names` is given, i.e. for a new key or a new name; all as absolute
+/// values, plus the eviction and the expiry.
 pub fn write(
     win: &Window,
     kind: Kind,
@@ -385,30 +474,40 @@ pub fn write(
     totals: &[u64],
     names: Option<&[Vec<u8>]>,
 ) -> HashWrite {
-    let mut set = Vec::with_capacity(7);
-    set.push((bucket_field(win.target), encode_counts(bucket)));
-    set.push((FIELD_TOTALS.to_vec(), encode_counts(totals)));
-    let new_key = win.newest.is_none();
-    if new_key || win.stored_oldest != Some(win.oldest) {
-        set.push((FIELD_OLDEST.to_vec(), bucket_field(win.oldest)));
-    }
-    if win.newest != Some(win.target) {
-        set.push((FIELD_NEWEST.to_vec(), bucket_field(win.target)));
-    }
-    if new_key {
-        set.push((FIELD_KIND.to_vec(), kind.tag().to_vec()));
-        set.push((FIELD_PRECISION.to_vec(), bucket_field(win.precision)));
-    }
+    let mut set = Vec::with_capacity(3);
+    let in_header: &[u64] = if kind.header_holds_newest() {
+        bucket
+    } else {
+        &[]
+    };
+    let header = encode_header(
+        kind,
+        win.precision,
+        win.oldest,
+        win.target,
+        totals,
+        in_header,
+    );
+    set.push((FIELD_HEADER.to_vec(), header));
     if let (Kind::Count, Some(names)) = (kind, names) {
         set.push((FIELD_NAMES.to_vec(), names.join(&b","[..])));
+    }
+    if !kind.header_holds_newest() {
+        set.push((bucket_field(win.target), encode_counts(bucket)));
+    } else if let Some(newest) = win.newest {
+        let counted = newest >= win.live_from;
+        if newest != win.target && counted && win.newest_counts.iter().any(|&c| c > 0) {
+            set.push((bucket_field(newest), encode_counts(&win.newest_counts)));
+        }
     }
     HashWrite {
         set,
         delete: win.stale.iter().map(|&b| bucket_field(b)).collect(),
-        expire_at_ms: win.leaves_at(win.target),
+        expiry: Expiry::new(win.leaves_at(win.target), win.window_ms),
     }
 }
 
+/// An RL.BUCKETS decision and, when admitted, its write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BucketsOutcome {
     pub decision: Decision,
@@ -416,7 +515,8 @@ pub struct BucketsOutcome {
     pub write: Option<HashWrite>,
 }
 
-/// Decides an `RL.BUCKETS` request at `now`. Pure: the hash is only read.
+/// Decides an RL.BUCKETS request at `now`. Pure: the hash is only read, and
+/// every check that can fail happens before anything is written.
 pub fn decide(
     view: &mut impl HashView,
     req: &BucketsRequest,
@@ -428,7 +528,7 @@ pub fn decide(
     let held = win.totals.first().copied().unwrap_or(0);
 
     if held.saturating_add(req.cost) <= req.limit {
-        let mut bucket = read_bucket(view, win.target, 1)?;
+        let mut bucket = win.target_counts(1);
         bucket[0] = bucket[0].saturating_add(req.cost);
         let write = write(&win, Kind::Buckets, &bucket, &[held + req.cost], None);
         return Ok(BucketsOutcome {
@@ -436,21 +536,20 @@ pub fn decide(
                 allowed: true,
                 remaining: req.limit - held - req.cost,
                 retry_after_ms: 0,
-                reset_after_ms: (write.expire_at_ms - now).max(0) as u64,
+                reset_after_ms: (write.expiry.needed_ms - now).max(0) as u64,
             },
             write: Some(write),
         });
     }
 
-    // Denied: the request fits once the oldest counted buckets holding
-    // `need` have left; waiting until the last of them leaves is enough,
-    // one ms less is not (it still counts then).
+    // Denied: walk the counted buckets oldest first until enough cost
+    // leaves; the request fits when that bucket leaves.
     let newest = win.newest.unwrap_or(win.target);
     let need = held.saturating_add(req.cost) - req.limit;
     let mut freed = 0u64;
     let mut retry_at = None;
     for b in win.oldest.max(win.live_from)..=newest {
-        freed = freed.saturating_add(read_bucket(view, b, 1)?[0]);
+        freed = freed.saturating_add(read_bucket(view, &win, b, 1)?[0]);
         if freed >= need {
             retry_at = Some(win.leaves_at(b));
             break;
@@ -489,7 +588,9 @@ impl MemoryHash {
         for f in &w.delete {
             self.fields.remove(f);
         }
-        self.expire_at_ms = Some(w.expire_at_ms);
+        if let Some(at) = w.expiry.next(self.expire_at_ms) {
+            self.expire_at_ms = Some(at);
+        }
     }
 
     /// Number of bucket fields held.
@@ -560,15 +661,14 @@ mod tests {
         for &(now, cost, want) in rows {
             assert_eq!(call(&mut h, &r(cost), now), want, "at {now} cost {cost}");
         }
-        // After the idle gap only the new bucket is held.
-        assert_eq!(h.bucket_count(), 1);
-        assert_eq!(h.fields[&b"500"[..]], b"000000003");
-        assert_eq!(h.fields[&b"t"[..]], b"000000003");
-        assert_eq!(h.fields[&b"o"[..]], b"490");
-        assert_eq!(h.fields[&b"n"[..]], b"500");
-        assert_eq!(h.fields[&b"p"[..]], b"100");
-        assert_eq!(h.fields[&b"k"[..]], b"buckets");
-        assert_eq!(h.expire_at_ms, Some(51_099));
+        // After the idle gap only the new bucket is held, in the header:
+        // kind, precision, oldest, newest, total, newest bucket's count.
+        assert_eq!(h.bucket_count(), 0);
+        assert_eq!(h.fields.len(), 1);
+        assert_eq!(h.fields[&b"h"[..]], b"b,100,490,500,000000003,000000003");
+        // It must live until 51_099; the expiry moved with a slack of
+        // window/8.
+        assert_eq!(h.expire_at_ms, Some(51_099 + 125));
     }
 
     #[test]
@@ -589,12 +689,18 @@ mod tests {
         call(&mut h, &r, 0); // bucket 0
         call(&mut h, &r, 250); // bucket 2
         call(&mut h, &r, 999); // bucket 9
-                               // At 1_300 buckets 0..=2 have left (bucket 2 left at 1_299).
+        assert_eq!(
+            h.bucket_count(),
+            2,
+            "buckets 0 and 2 have fields, 9 is the header's"
+        );
+        // At 1_300 buckets 0..=2 have left (bucket 2 left at 1_299).
         let w = decide(&mut h, &r, 1_300).unwrap().write.unwrap();
         assert_eq!(w.delete, vec![b"0".to_vec(), b"2".to_vec()]);
         h.apply(&w);
-        assert_eq!(h.fields[&b"o"[..]], b"3");
-        assert_eq!(h.fields[&b"t"[..]], b"000000002");
+        // Bucket 9 got its own field when bucket 13 started.
+        assert_eq!(h.fields[&b"9"[..]], b"000000001");
+        assert_eq!(h.fields[&b"h"[..]], b"b,100,3,13,000000002,000000001");
     }
 
     #[test]
@@ -640,14 +746,15 @@ mod tests {
         assert_eq!(call(&mut h, &r, 5_000), [1, 1, 0, 1099]);
         // Back 3 s: the event goes into the newest bucket (50), not bucket 20.
         assert_eq!(call(&mut h, &r, 2_000), [1, 0, 0, 4099]);
-        assert_eq!(h.fields[&b"50"[..]], b"000000002");
+        assert_eq!(h.fields[&b"h"[..]], b"b,100,50,50,000000002,000000002");
         assert_eq!(call(&mut h, &r, 2_001), [0, 0, 4098, 4098]);
     }
 
     #[test]
     fn other_kinds_and_foreign_hashes_are_refused() {
         let mut h = MemoryHash::new();
-        h.fields.insert(b"k".to_vec(), b"count".to_vec());
+        h.fields
+            .insert(b"h".to_vec(), b"c,1,0,0,000000001".to_vec());
         assert_eq!(
             decide(&mut h, &req(1, 10, 1, 1), 0),
             Err(RlError::WrongKind {
@@ -663,7 +770,8 @@ mod tests {
         );
         let mut h = MemoryHash::new();
         call(&mut h, &req(5, 1000, 100, 1), 0);
-        h.fields.insert(b"t".to_vec(), b"lots".to_vec());
+        h.fields
+            .insert(b"h".to_vec(), b"b,100,0,0,lots,000000001".to_vec());
         assert_eq!(
             decide(&mut h, &req(5, 1000, 100, 1), 1),
             Err(RlError::ForeignHash)
@@ -795,7 +903,7 @@ mod time_anomalies {
                     Ok(out) => {
                         assert!(out.decision.allowed, "{now}");
                         let w = out.write.unwrap();
-                        assert!(w.expire_at_ms > now);
+                        assert!(w.expiry.needed_ms > now);
                         h.apply(&w);
                         let denied = decide(&mut h, &req(MAX_LIMIT, window, None, 1), now).unwrap();
                         assert!(!denied.decision.allowed);
@@ -820,15 +928,11 @@ mod time_anomalies {
         ];
         for &(oldest, newest) in forged {
             let mut h = MemoryHash::new();
-            for (f, v) in [
-                (&b"k"[..], &b"buckets"[..]),
-                (b"p", b"1000"),
-                (b"o", oldest),
-                (b"n", newest),
-                (b"t", b"000000001"),
-            ] {
-                h.fields.insert(f.to_vec(), v.to_vec());
+            let mut header = b"b,1000,".to_vec();
+            for part in [oldest, b",", newest, b",000000001,000000001"] {
+                header.extend_from_slice(part);
             }
+            h.fields.insert(b"h".to_vec(), header);
             let r = req(5, 60_000, None, 1);
             assert_eq!(
                 decide(&mut h, &r, 1_700_000_000_000),
@@ -873,7 +977,7 @@ mod time_anomalies {
                             .filter(|&&(t, _)| t > real - window as i64)
                             .map(|&(_, c)| c).sum();
                         prop_assert!(in_window <= limit, "{} in the window at {}", in_window, real);
-                        prop_assert!(w.expire_at_ms > now);
+                        prop_assert!(w.expiry.needed_ms > now);
                         prop_assert!(h.bucket_count() as u64 <= MAX_BUCKETS + 1);
                     }
                     None => prop_assert!(out.decision.retry_after_ms >= 1),

@@ -3,9 +3,7 @@
 //! count per field name, `t` the per-name totals, `f` the names in the order
 //! of the counts (first seen first, so adding a name never rewrites buckets).
 
-use super::bucket_window::{
-    load, read_bucket, resolve_precision, slide, write, HashView, HashWrite, Kind,
-};
+use super::bucket_window::{load, resolve_precision, slide, write, HashView, HashWrite, Kind};
 use super::count_request::{CountRequest, TotalsRequest, MAX_FIELDS};
 use super::error::RlError;
 
@@ -50,7 +48,7 @@ pub fn count(
     };
     let mut totals = win.totals.clone();
     totals.resize(names.len(), 0);
-    let mut bucket = read_bucket(view, win.target, names.len())?;
+    let mut bucket = win.target_counts(names.len());
     bucket[idx] = bucket[idx].saturating_add(req.by);
     totals[idx] = totals[idx].saturating_add(req.by);
     let changed = (new_key || new_name).then_some(&names[..]);
@@ -132,10 +130,15 @@ mod tests {
             );
         }
         assert_eq!(h.fields[&b"f"[..]], b"success,failure,timeout");
-        assert_eq!(h.fields[&b"t"[..]], b"000000001,000000000,000000001");
+        // Header: kind, precision, oldest, newest, the totals; bucket 10
+        // kept the width it had.
+        assert_eq!(
+            h.fields[&b"h"[..]],
+            &b"c,100,2,11,000000001,000000000,000000001"[..]
+        );
         assert_eq!(h.fields[&b"10"[..]], b"000000001,000000000");
         assert_eq!(h.fields[&b"11"[..]], b"000000000,000000000,000000001");
-        assert_eq!(h.fields[&b"k"[..]], b"count");
+        assert_eq!(h.bucket_count(), 2);
         // TOTALS later: everything has left, nothing is written.
         let before = h.clone();
         assert_eq!(
@@ -262,7 +265,7 @@ mod time_anomalies {
                 match count(&mut h, &req, now) {
                     Ok(out) => {
                         assert_eq!(out.totals, vec![(b"ok".to_vec(), 1_000_000)]);
-                        assert!(out.write.expire_at_ms > now);
+                        assert!(out.write.expiry.needed_ms > now);
                         h.apply(&out.write);
                         let t = TotalsRequest {
                             window_ms,

@@ -10,6 +10,7 @@ pub mod count_request;
 pub mod decision;
 pub mod error;
 pub mod event_counter;
+pub mod expiry;
 pub mod fixed_request;
 pub mod fixed_window;
 pub mod gcra;

@@ -7,6 +7,7 @@
 
 use super::decision::Decision;
 use super::error::RlError;
+use super::expiry::Expiry;
 use super::slide_request::SlideRequest;
 
 /// Members of one millisecond are numbered `0..MEMBERS_PER_MS`; a member is
@@ -46,8 +47,8 @@ pub struct Admission {
     pub first_member: i64,
     /// How many entries to add (the request's cost).
     pub count: u64,
-    /// Absolute expiry (ms): when the newest entry leaves the window.
-    pub expire_at_ms: i64,
+    /// The key must live until the newest entry leaves the window.
+    pub expiry: Expiry,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +114,7 @@ pub fn decide(
                 at,
                 first_member: member(at, taken),
                 count: req.cost,
-                expire_at_ms: at + window,
+                expiry: Expiry::new(at + window, window),
             }),
         });
     }
@@ -266,7 +267,7 @@ mod tests {
             .admission
             .unwrap();
         assert_eq!(a.evict_through, Some(0));
-        assert_eq!(a.expire_at_ms, 200);
+        assert_eq!(a.expiry.needed_ms, 200);
     }
 
     #[test]
@@ -286,7 +287,7 @@ mod tests {
             .unwrap()
             .admission
             .unwrap();
-        assert_eq!(a.expire_at_ms, 6_000);
+        assert_eq!(a.expiry.needed_ms, 6_000);
     }
 
     #[test]
@@ -433,7 +434,7 @@ mod time_anomalies {
                     Ok(out) => {
                         assert!(out.decision.allowed, "{now}");
                         let a = out.admission.unwrap();
-                        assert_eq!(a.expire_at_ms, now + window as i64);
+                        assert_eq!(a.expiry.needed_ms, now + window as i64);
                         log.apply(&a);
                         let denied = decide(&mut log, &req(3, window, 1), now).unwrap();
                         assert!(!denied.decision.allowed);
@@ -493,7 +494,7 @@ mod time_anomalies {
                             .filter(|&&(t, _)| t > real - window as i64)
                             .map(|&(_, c)| c).sum();
                         prop_assert!(in_window <= limit, "{} in the window at {}", in_window, real);
-                        prop_assert!(a.expire_at_ms > now);
+                        prop_assert!(a.expiry.needed_ms > now);
                     }
                     None => prop_assert!(out.decision.retry_after_ms >= 1),
                 }

@@ -9,8 +9,10 @@ use super::context::{string_bytes, CommandCtx};
 use super::ffi;
 use super::ffi::api;
 use super::ffi::OK;
+use super::key_expiry;
 use crate::core::bucket_window::{HashView, HashWrite};
 use crate::core::error::RlError;
+use crate::core::expiry::Expiry;
 
 /// An open hash key (NULL: missing, opened for reading). Closed on drop.
 pub struct HashState<'a> {
@@ -79,9 +81,9 @@ impl<'a> HashState<'a> {
     }
 
     /// Writes the fields (absolute values), then removes the stale buckets
-    /// (setting first, the hash never empties and keeps its key), sets the
-    /// absolute expiry and signals the change. Returns what it wrote, for
-    /// replication.
+    /// (setting first, the hash never empties and keeps its key) and signals
+    /// the change. Returns what it wrote, for replication. The expiry is
+    /// `keep_alive`'s, after replication of these.
     pub fn apply(&mut self, w: &HashWrite) -> Result<Applied, RlError> {
         let raw = self.cmd.raw;
         let create = |b: &[u8]| {
@@ -116,19 +118,19 @@ impl<'a> HashState<'a> {
                 );
             }
         }
-        // SAFETY: key is open and holds at least the fields just set.
-        if unsafe { api!(SetAbsExpire)(self.key, w.expire_at_ms) } != OK {
-            return Err(RlError::Internal("could not set the expiry"));
-        }
         self.cmd.signal_modified(self.key_index);
-        // The events HSET, HDEL and PEXPIREAT would fire.
+        // The events HSET and HDEL would fire.
         self.cmd.notify(ffi::NOTIFY_HASH, c"hset", self.key_index);
         if !w.delete.is_empty() {
             self.cmd.notify(ffi::NOTIFY_HASH, c"hdel", self.key_index);
         }
-        self.cmd
-            .notify(ffi::NOTIFY_GENERIC, c"expire", self.key_index);
         Ok(applied)
+    }
+
+    /// Moves the key's expiry if it falls short of `expiry` (after the
+    /// fields were written and replicated).
+    pub fn keep_alive(&mut self, expiry: &Expiry) -> Result<(), RlError> {
+        key_expiry::keep_alive(self.cmd, self.key, self.key_index, expiry)
     }
 }
 

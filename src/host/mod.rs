@@ -6,6 +6,7 @@ pub mod command;
 pub mod context;
 pub mod ffi;
 pub mod hash_state;
+pub mod key_expiry;
 pub mod registry;
 pub mod replicate;
 pub mod reply;

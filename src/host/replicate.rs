@@ -9,21 +9,28 @@
 use super::context::CommandCtx;
 use super::ffi::api;
 use super::ffi::Str;
+use super::zset_log::Written;
 
-/// `ZADD key at m1 at m2 ...`
-pub fn zadd(cmd: &CommandCtx, key_index: usize, at: i64, members: &[i64]) {
+/// `ZADD key at m1 at m2 ...` with the strings the log wrote.
+pub fn zadd(cmd: &CommandCtx, key_index: usize, written: &Written) {
     let key = cmd.raw_arg(key_index);
-    // SAFETY: ctx and key are live; format letters match the arguments; the
-    // vector's strings are retained by the server and freed by us after.
+    // SAFETY: ctx, key and the written strings are live; format letters
+    // match the arguments; the server takes its own references.
     unsafe {
-        if let [member] = members {
-            api!(Replicate)(cmd.raw, c"ZADD".as_ptr(), c"sll".as_ptr(), key, at, *member);
+        if let [member] = written.members[..] {
+            api!(Replicate)(
+                cmd.raw,
+                c"ZADD".as_ptr(),
+                c"sss".as_ptr(),
+                key,
+                written.score,
+                member,
+            );
             return;
         }
-        let mut argv = Vec::with_capacity(members.len() * 2);
-        for &m in members {
-            argv.push(api!(CreateStringFromLongLong)(cmd.raw, at));
-            argv.push(api!(CreateStringFromLongLong)(cmd.raw, m));
+        let mut argv = Vec::with_capacity(written.members.len() * 2);
+        for &m in &written.members {
+            argv.extend([written.score, m]);
         }
         api!(Replicate)(
             cmd.raw,
@@ -33,9 +40,6 @@ pub fn zadd(cmd: &CommandCtx, key_index: usize, at: i64, members: &[i64]) {
             argv.as_mut_ptr(),
             argv.len(),
         );
-        for s in argv {
-            api!(FreeString)(cmd.raw, s);
-        }
     }
 }
 

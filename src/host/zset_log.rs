@@ -5,10 +5,14 @@ use std::os::raw::c_int;
 
 use super::ffi;
 
+use smallvec::SmallVec;
+
 use super::context::CommandCtx;
 use super::ffi::api;
 use super::ffi::OK;
+use super::key_expiry;
 use crate::core::error::RlError;
+use crate::core::expiry::Expiry;
 use crate::core::sliding_log::{Admission, LogView, MEMBERS_PER_MS};
 
 /// An open sorted-set key. Closed on drop.
@@ -18,9 +22,23 @@ pub struct ZsetLog<'a> {
     key_index: usize,
 }
 
-/// What an admission actually wrote, for replication.
+/// What an admission wrote, as the server strings it added: the same
+/// strings are handed to replication (no second formatting). Freed on drop.
 pub struct Written {
-    pub members: Vec<i64>,
+    ctx: *mut ffi::Ctx,
+    /// The entries' score, as a string.
+    pub score: *mut ffi::Str,
+    /// The members added, in order (one for a cost of 1: no heap vector).
+    pub members: SmallVec<[*mut ffi::Str; 1]>,
+}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        for &s in self.members.iter().chain([&self.score]) {
+            // SAFETY: each string was created by us and is freed once.
+            unsafe { api!(FreeString)(self.ctx, s) }
+        }
+    }
 }
 
 impl<'a> ZsetLog<'a> {
@@ -134,25 +152,33 @@ impl<'a> ZsetLog<'a> {
         }
     }
 
-    /// Writes an admission: new members at `at` (NX, skipping members that
-    /// exist), eviction of stale entries, the absolute expiry, and the
-    /// modified-key signal. Adding first means the key never empties between.
+    /// Writes an admission's entries: new members at `at` (NX, skipping
+    /// members that exist), then the eviction of stale entries (adding first,
+    /// the key never empties between). The expiry is `keep_alive`'s, after
+    /// replication of these. Nothing is written when a member cannot be
+    /// numbered.
     pub fn apply(&mut self, a: &Admission) -> Result<Written, RlError> {
-        let mut members = Vec::with_capacity(a.count as usize);
+        // SAFETY: ctx is live; the string is freed by `Written`.
+        let score = unsafe { api!(CreateStringFromLongLong)(self.cmd.raw, a.at) };
+        let mut written = Written {
+            ctx: self.cmd.raw,
+            score,
+            members: SmallVec::new(),
+        };
         let mut candidate = a.first_member;
         let last_of_ms = a.at * MEMBERS_PER_MS + (MEMBERS_PER_MS - 1);
-        while (members.len() as u64) < a.count {
+        while (written.members.len() as u64) < a.count {
             let added = if candidate > last_of_ms {
                 Err(RlError::ForeignEntries)
             } else {
                 self.add(a.at, candidate)
             };
             match added {
-                Ok(true) => members.push(candidate),
-                Ok(false) => {}
+                Ok(Some(member)) => written.members.push(member),
+                Ok(None) => {}
                 Err(e) => {
                     // Members we could not number: undo ours, write nothing.
-                    self.remove_members(&members);
+                    self.remove_members(&written.members);
                     return Err(e);
                 }
             }
@@ -164,39 +190,41 @@ impl<'a> ZsetLog<'a> {
             self.cmd
                 .notify(ffi::NOTIFY_ZSET, c"zremrangebyscore", self.key_index);
         }
-        // SAFETY: key is open and now holds at least the new members.
-        if unsafe { api!(SetAbsExpire)(self.key, a.expire_at_ms) } != OK {
-            return Err(RlError::Internal("could not set the expiry"));
-        }
-        self.cmd
-            .notify(ffi::NOTIFY_GENERIC, c"expire", self.key_index);
         self.cmd.signal_modified(self.key_index);
-        Ok(Written { members })
+        Ok(written)
     }
 
-    /// Adds one member unless it exists; true when added.
-    fn add(&mut self, score: i64, member: i64) -> Result<bool, RlError> {
-        // SAFETY: key is open for writing; the member string is freed after
-        // the server copied it.
+    /// Moves the key's expiry if it falls short of `expiry` (after the
+    /// entries were written and replicated).
+    pub fn keep_alive(&mut self, expiry: &Expiry) -> Result<(), RlError> {
+        key_expiry::keep_alive(self.cmd, self.key, self.key_index, expiry)
+    }
+
+    /// Adds one member unless it exists; the member string when added
+    /// (ours to free), `None` when it existed.
+    fn add(&mut self, score: i64, member: i64) -> Result<Option<*mut ffi::Str>, RlError> {
+        // SAFETY: key is open for writing; the server copies the member; a
+        // string we do not hand back is freed here.
         unsafe {
             let ele = api!(CreateStringFromLongLong)(self.cmd.raw, member);
             let mut flags = ffi::ZADD_NX as c_int;
             let status = api!(ZsetAdd)(self.key, score as f64, ele, &mut flags);
+            if status == OK && flags & ffi::ZADD_ADDED as c_int != 0 {
+                return Ok(Some(ele));
+            }
             api!(FreeString)(self.cmd.raw, ele);
             if status != OK {
                 return Err(RlError::Internal("could not add to the sorted set"));
             }
-            Ok(flags & ffi::ZADD_ADDED as c_int != 0)
+            Ok(None)
         }
     }
 
-    fn remove_members(&mut self, members: &[i64]) {
-        for &m in members {
-            // SAFETY: key is open for writing; the string is freed after use.
+    fn remove_members(&mut self, members: &[*mut ffi::Str]) {
+        for &ele in members {
+            // SAFETY: key is open for writing; the string stays ours.
             unsafe {
-                let ele = api!(CreateStringFromLongLong)(self.cmd.raw, m);
                 api!(ZsetRem)(self.key, ele, std::ptr::null_mut());
-                api!(FreeString)(self.cmd.raw, ele);
             }
         }
     }

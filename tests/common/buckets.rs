@@ -43,6 +43,39 @@ pub fn fields(c: &mut redis::Connection, key: &str) -> BTreeMap<String, String> 
     redis::cmd("HGETALL").arg(key).query(c).unwrap()
 }
 
+/// The header field `h` of an RL.BUCKETS / RL.COUNT key, parsed:
+/// `kind,precision,oldest,newest,counts...` (the totals, then for
+/// RL.BUCKETS the newest bucket's count).
+#[derive(Debug)]
+pub struct Header {
+    pub kind: String,
+    pub precision: i64,
+    pub oldest: i64,
+    pub newest: i64,
+    pub counts: Vec<u64>,
+}
+
+pub fn header(c: &mut redis::Connection, key: &str) -> Header {
+    let h: String = redis::cmd("HGET").arg(key).arg("h").query(c).unwrap();
+    parse_header(&h)
+}
+
+pub fn parse_header(h: &str) -> Header {
+    let items: Vec<&str> = h.split(',').collect();
+    let int = |i: usize| {
+        items[i]
+            .parse::<i64>()
+            .unwrap_or_else(|_| panic!("header {h}"))
+    };
+    Header {
+        kind: items[0].to_string(),
+        precision: int(1),
+        oldest: int(2),
+        newest: int(3),
+        counts: items[4..].iter().map(|v| v.parse().unwrap()).collect(),
+    }
+}
+
 /// The bucket fields (numeric names) of a key.
 pub fn bucket_fields(c: &mut redis::Connection, key: &str) -> BTreeMap<i64, String> {
     fields(c, key)

@@ -1,0 +1,34 @@
+//! Moving a written key's expiry, only when it falls short (the policy is
+//! `core::expiry`): most admissions of a busy key write and replicate no
+//! `PEXPIREAT` at all.
+
+use super::context::CommandCtx;
+use super::ffi;
+use super::ffi::{api, OK};
+use super::replicate;
+use crate::core::error::RlError;
+use crate::core::expiry::Expiry;
+
+/// Moves the expiry of the open, just written `key` (argument `key_index`)
+/// if it falls short of `expiry`, then replicates the absolute time and
+/// fires `expire` as PEXPIREAT would. Call after replicating the write
+/// itself: a replica must have the key before it gets the expiry.
+pub(super) fn keep_alive(
+    cmd: &CommandCtx,
+    key: *mut ffi::Key,
+    key_index: usize,
+    expiry: &Expiry,
+) -> Result<(), RlError> {
+    // SAFETY: key is open for writing and holds what was just written.
+    let current = unsafe { api!(GetAbsExpire)(key) };
+    let Some(at) = expiry.next((current != ffi::NO_EXPIRE).then_some(current)) else {
+        return Ok(());
+    };
+    // SAFETY: as above.
+    if unsafe { api!(SetAbsExpire)(key, at) } != OK {
+        return Err(RlError::Internal("could not set the expiry"));
+    }
+    cmd.notify(ffi::NOTIFY_GENERIC, c"expire", key_index);
+    replicate::pexpireat(cmd, key_index, at);
+    Ok(())
+}
