@@ -4,7 +4,8 @@
 # the module under callgrind, loads the Lua references, then for each row
 # zeroes the counters, sends N requests with redis-benchmark and dumps.
 #   benches/callgrind.sh [row ...]   (rows: see ROWS below; default all)
-# Env: SERVER, MODULE, N (default 20000), P (pipeline, default 16),
+# Env: SERVER, MODULE, N (default 20000), R (keyspace, default 100000),
+# P (pipeline, default 16),
 # OUT (dump dir, default target/callgrind). Inspect a row's profile with
 #   callgrind_annotate --inclusive=yes target/callgrind/<row>.out
 set -euo pipefail
@@ -12,6 +13,7 @@ cd "$(dirname "$0")/.."
 SERVER=${SERVER:-/usr/bin/redis-server}
 MODULE=${MODULE:-$PWD/target/release/librl.so}
 N=${N:-20000}
+R=${R:-100000}
 P=${P:-16}
 OUT=${OUT:-$PWD/target/callgrind}
 PORT=${PORT:-$((20000 + RANDOM % 20000))}
@@ -47,13 +49,13 @@ rows=("$@")
 # Warm up (fills the keyspace, so rows measure steady state).
 for r in "${rows[@]}"; do
   # shellcheck disable=SC2086
-  redis-benchmark -p "$PORT" -c 10 -P "$P" -n "$N" -r 100000 ${ROWS[$r]} >/dev/null
+  redis-benchmark -p "$PORT" -c 10 -P "$P" -n "$N" -r "$R" ${ROWS[$r]} >/dev/null
 done
 printf '%-16s %12s\n' row instr/op
 for r in "${rows[@]}"; do
   callgrind_control -z "$VG" >/dev/null 2>&1
   # shellcheck disable=SC2086
-  redis-benchmark -p "$PORT" -c 10 -P "$P" -n "$N" -r 100000 ${ROWS[$r]} >/dev/null
+  redis-benchmark -p "$PORT" -c 10 -P "$P" -n "$N" -r "$R" ${ROWS[$r]} >/dev/null
   callgrind_control -d "$r" "$VG" >/dev/null 2>&1
   f=$(ls -t "$OUT"/server.out.* | head -1)
   mv "$f" "$OUT/$r.out"

@@ -52,7 +52,8 @@ pub enum State<'a> {
 /// What an admission would write; `None` in [`Decided`] for a denial.
 pub enum Effect {
     Slide(Admission),
-    Buckets(HashWrite),
+    /// Boxed: a bucket write holds its fields inline (hundreds of bytes).
+    Buckets(Box<HashWrite>),
     Throttle(TatWrite),
     Fixed(FixedWrite),
 }
@@ -88,7 +89,7 @@ pub fn decide<'a>(
         LimitRequest::Buckets(r) => {
             let mut hash = HashState::open(cmd, key, write)?;
             let out = bucket_window::decide(&mut hash, r, now.ms)?;
-            let effect = out.write.map(Effect::Buckets);
+            let effect = out.write.map(|w| Effect::Buckets(Box::new(w)));
             (State::Hash(hash), out.decision, effect)
         }
         LimitRequest::Throttle(r) => {

@@ -33,7 +33,11 @@
 //! Counts are written zero-padded to [`COUNTER_DIGITS`] digits and joined by
 //! commas, so a value's size does not depend on how many requests it counts.
 
+use smallvec::SmallVec;
+
+use super::args::unsigned;
 use super::buckets_request::BucketsRequest;
+use super::decimal::Line;
 use super::decision::Decision;
 use super::error::RlError;
 use super::expiry::Expiry;
@@ -54,6 +58,14 @@ pub const DEFAULT_BUCKETS: u64 = 60;
 pub const MAX_CLOCK_MS: i64 = 1_000_000_000_000_000;
 
 pub const FIELD_HEADER: &[u8] = b"h";
+
+/// Field names and values, inline up to 64 bytes (a listpack value's
+/// default limit): the hot path reads and writes them without heap
+/// allocations.
+pub type Bytes = SmallVec<[u8; 64]>;
+
+/// One count per counted field: 1 for RL.BUCKETS, at most 8 for RL.COUNT.
+pub type Counts = SmallVec<[u64; 8]>;
 pub const FIELD_NAMES: &[u8] = b"f";
 
 /// Which command owns a key. The two layouts are alike but their counts mean
@@ -80,6 +92,12 @@ impl Kind {
         }
     }
 
+    /// Whether the newest bucket's counts live in the header (RL.BUCKETS)
+    /// rather than in the bucket's own field (RL.COUNT).
+    fn header_holds_newest(self) -> bool {
+        self == Kind::Buckets
+    }
+
     fn from_tag(tag: &[u8]) -> Option<Kind> {
         [Kind::Buckets, Kind::Count]
             .into_iter()
@@ -92,7 +110,7 @@ pub trait HashView {
     /// False when the key does not exist.
     fn exists(&mut self) -> bool;
     /// The value of `field`, if present.
-    fn get(&mut self, field: &[u8]) -> Option<Vec<u8>>;
+    fn get(&mut self, field: &[u8]) -> Option<Bytes>;
 }
 
 /// What an admitted call writes. A denied call writes nothing.
@@ -100,9 +118,9 @@ pub trait HashView {
 pub struct HashWrite {
     /// Fields set to these values (absolute, never increments); the header
     /// first.
-    pub set: Vec<(Vec<u8>, Vec<u8>)>,
+    pub set: SmallVec<[(Bytes, Bytes); 3]>,
     /// Bucket fields that left the window (each one exists).
-    pub delete: Vec<Vec<u8>>,
+    pub delete: Vec<Bytes>,
     /// The key must live until the newest bucket leaves the window.
     pub expiry: Expiry,
 }
@@ -114,61 +132,40 @@ pub struct State {
     pub precision: u64,
     pub oldest: i64,
     pub newest: i64,
-    pub totals: Vec<u64>,
+    pub totals: Counts,
     /// Counts of bucket `newest` (RL.BUCKETS: from the header, the bucket
     /// has no field of its own).
-    pub current: Vec<u64>,
+    pub current: Counts,
     /// RL.COUNT field names, in the order of the counts; empty for RL.BUCKETS.
     pub names: Vec<Vec<u8>>,
 }
 
 /// The field name of bucket `b`.
-pub fn bucket_field(b: i64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(20);
-    push_signed(&mut out, b);
-    out
+pub fn bucket_field(b: i64) -> Bytes {
+    let mut line = Line::new();
+    line.signed(b);
+    Bytes::from_slice(line.as_slice())
 }
 
-fn push_signed(out: &mut Vec<u8>, v: i64) {
-    if v < 0 {
-        out.push(b'-');
-    }
-    push_decimal(out, v.unsigned_abs(), 1);
-}
-
-/// Appends `v` in decimal, zero-padded to at least `width` digits. Written
-/// by hand: `format!` costs several times more on the hot path.
-fn push_decimal(out: &mut Vec<u8>, mut v: u64, width: usize) {
-    let mut buf = [b'0'; 20];
-    let mut i = buf.len();
-    while v > 0 {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-    }
-    let start = i.min(buf.len() - width.clamp(1, buf.len()));
-    out.extend_from_slice(&buf[start..]);
-}
-
-fn push_counts(out: &mut Vec<u8>, counts: &[u64]) {
+fn push_counts(line: &mut Line, counts: &[u64]) {
     for (i, &c) in counts.iter().enumerate() {
         if i > 0 {
-            out.push(b',');
+            line.byte(b',');
         }
-        push_decimal(out, c, COUNTER_DIGITS);
+        line.unsigned(c, COUNTER_DIGITS);
     }
 }
 
 /// Counts as stored: fixed-width decimals joined by commas.
-pub fn encode_counts(counts: &[u64]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(counts.len() * (COUNTER_DIGITS + 1));
-    push_counts(&mut out, counts);
-    out
+pub fn encode_counts(counts: &[u64]) -> Bytes {
+    let mut line = Line::new();
+    push_counts(&mut line, counts);
+    Bytes::from_slice(line.as_slice())
 }
 
 /// Parses stored counts; `None` when they are not ours.
-pub fn decode_counts(bytes: &[u8]) -> Option<Vec<u64>> {
-    bytes.split(|&b| b == b',').map(decimal).collect()
+pub fn decode_counts(bytes: &[u8]) -> Option<Counts> {
+    bytes.split(|&b| b == b',').map(unsigned).collect()
 }
 
 /// The header value: `kind,precision,oldest,newest,totals...[,current...]`
@@ -180,35 +177,20 @@ pub fn encode_header(
     newest: i64,
     totals: &[u64],
     current: &[u64],
-) -> Vec<u8> {
-    let mut out = Vec::with_capacity(48 + (totals.len() + current.len()) * (COUNTER_DIGITS + 1));
-    out.extend_from_slice(kind.tag());
+) -> Bytes {
+    let mut line = Line::new();
+    line.bytes(kind.tag());
     for v in [precision, oldest, newest] {
-        out.push(b',');
-        push_signed(&mut out, v);
+        line.byte(b',');
+        line.signed(v);
     }
-    out.push(b',');
-    push_counts(&mut out, totals);
+    line.byte(b',');
+    push_counts(&mut line, totals);
     if !current.is_empty() {
-        out.push(b',');
-        push_counts(&mut out, current);
+        line.byte(b',');
+        push_counts(&mut line, current);
     }
-    out
-}
-
-impl Kind {
-    /// Whether the newest bucket's counts live in the header (RL.BUCKETS)
-    /// rather than in the bucket's own field (RL.COUNT).
-    fn header_holds_newest(self) -> bool {
-        self == Kind::Buckets
-    }
-}
-
-fn decimal(bytes: &[u8]) -> Option<u64> {
-    if bytes.is_empty() || bytes.len() > 20 || !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    std::str::from_utf8(bytes).ok()?.parse().ok()
+    Bytes::from_slice(line.as_slice())
 }
 
 fn signed(bytes: &[u8]) -> Option<i64> {
@@ -216,7 +198,7 @@ fn signed(bytes: &[u8]) -> Option<i64> {
         Some((b'-', rest)) => (true, rest),
         _ => (false, bytes),
     };
-    let v = i64::try_from(decimal(digits)?).ok()?;
+    let v = i64::try_from(unsigned(digits)?).ok()?;
     Some(if neg { -v } else { v })
 }
 
@@ -258,8 +240,8 @@ pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlErr
     }
     let mut int = || items.next().and_then(signed).ok_or(RlError::ForeignHash);
     let (precision, oldest, newest) = (int()?, int()?, int()?);
-    let counts: Vec<u64> = items
-        .map(decimal)
+    let counts: Counts = items
+        .map(unsigned)
         .collect::<Option<_>>()
         .ok_or(RlError::ForeignHash)?;
     let names: Vec<Vec<u8>> = match kind {
@@ -286,7 +268,7 @@ pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlErr
     }
     let (totals, current) = counts.split_at(width);
     let current = if kind.header_holds_newest() {
-        current.to_vec()
+        Counts::from_slice(current)
     } else {
         field_counts(view, newest, width)?
     };
@@ -295,17 +277,17 @@ pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlErr
         precision: precision as u64,
         oldest,
         newest,
-        totals: totals.to_vec(),
+        totals: Counts::from_slice(totals),
         current,
         names,
     }))
 }
 
 /// Bucket `b`'s own field as counts (zeros when absent), `width` of them.
-fn field_counts(view: &mut impl HashView, b: i64, width: usize) -> Result<Vec<u64>, RlError> {
+fn field_counts(view: &mut impl HashView, b: i64, width: usize) -> Result<Counts, RlError> {
     let mut counts = match view.get(&bucket_field(b)) {
         Some(raw) => decode_counts(&raw).ok_or(RlError::ForeignHash)?,
-        None => Vec::new(),
+        None => Counts::new(),
     };
     if counts.len() > width {
         return Err(RlError::ForeignHash);
@@ -353,9 +335,9 @@ pub struct Window {
     /// Newest bucket written before this call (`None` for a new key).
     pub newest: Option<i64>,
     /// Counts of that newest bucket (kept in the header).
-    pub newest_counts: Vec<u64>,
+    pub newest_counts: Counts,
     /// Totals over the buckets that still count.
-    pub totals: Vec<u64>,
+    pub totals: Counts,
     /// Existing bucket fields that left the window.
     pub stale: Vec<i64>,
 }
@@ -369,11 +351,11 @@ impl Window {
     /// The counts of the target bucket before this call's event, `width`
     /// of them: the header's when the target is the newest bucket, zeros
     /// for a bucket not yet written.
-    pub fn target_counts(&self, width: usize) -> Vec<u64> {
+    pub fn target_counts(&self, width: usize) -> Counts {
         let mut counts = if self.newest == Some(self.target) {
             self.newest_counts.clone()
         } else {
-            Vec::new()
+            Counts::new()
         };
         counts.resize(width, 0);
         counts
@@ -405,8 +387,8 @@ pub fn slide(
             target: current,
             oldest: current,
             newest: None,
-            newest_counts: Vec::new(),
-            totals: Vec::new(),
+            newest_counts: Counts::new(),
+            totals: Counts::new(),
             stale: Vec::new(),
         });
     };
@@ -452,7 +434,7 @@ pub fn read_bucket(
     win: &Window,
     b: i64,
     width: usize,
-) -> Result<Vec<u64>, RlError> {
+) -> Result<Counts, RlError> {
     if win.newest == Some(b) {
         let mut counts = win.newest_counts.clone();
         counts.resize(width, 0);
@@ -474,7 +456,7 @@ pub fn write(
     totals: &[u64],
     names: Option<&[Vec<u8>]>,
 ) -> HashWrite {
-    let mut set = Vec::with_capacity(3);
+    let mut set = SmallVec::new();
     let in_header: &[u64] = if kind.header_holds_newest() {
         bucket
     } else {
@@ -488,9 +470,9 @@ pub fn write(
         totals,
         in_header,
     );
-    set.push((FIELD_HEADER.to_vec(), header));
+    set.push((Bytes::from_slice(FIELD_HEADER), header));
     if let (Kind::Count, Some(names)) = (kind, names) {
-        set.push((FIELD_NAMES.to_vec(), names.join(&b","[..])));
+        set.push((Bytes::from_slice(FIELD_NAMES), names.join(&b","[..]).into()));
     }
     if !kind.header_holds_newest() {
         set.push((bucket_field(win.target), encode_counts(bucket)));
@@ -583,10 +565,10 @@ impl MemoryHash {
     /// Applies a write the way the host does on the hash.
     pub fn apply(&mut self, w: &HashWrite) {
         for (f, v) in &w.set {
-            self.fields.insert(f.clone(), v.clone());
+            self.fields.insert(f.to_vec(), v.to_vec());
         }
         for f in &w.delete {
-            self.fields.remove(f);
+            self.fields.remove(&f[..]);
         }
         if let Some(at) = w.expiry.next(self.expire_at_ms) {
             self.expire_at_ms = Some(at);
@@ -606,8 +588,8 @@ impl HashView for MemoryHash {
     fn exists(&mut self) -> bool {
         !self.fields.is_empty()
     }
-    fn get(&mut self, field: &[u8]) -> Option<Vec<u8>> {
-        self.fields.get(field).cloned()
+    fn get(&mut self, field: &[u8]) -> Option<Bytes> {
+        self.fields.get(field).map(|v| Bytes::from_slice(v))
     }
 }
 
@@ -696,7 +678,7 @@ mod tests {
         );
         // At 1_300 buckets 0..=2 have left (bucket 2 left at 1_299).
         let w = decide(&mut h, &r, 1_300).unwrap().write.unwrap();
-        assert_eq!(w.delete, vec![b"0".to_vec(), b"2".to_vec()]);
+        assert_eq!(w.delete, [bucket_field(0), bucket_field(2)]);
         h.apply(&w);
         // Bucket 9 got its own field when bucket 13 started.
         assert_eq!(h.fields[&b"9"[..]], b"000000001");
@@ -779,11 +761,32 @@ mod tests {
     }
 
     #[test]
+    fn the_longest_header_fits_a_line() {
+        let max = [u64::MAX; crate::core::count_request::MAX_FIELDS];
+        let h = encode_header(Kind::Count, i64::MIN, i64::MIN, i64::MIN, &max, &[]);
+        assert_eq!(h.len(), 1 + 3 * 21 + max.len() * 21);
+        let h = encode_header(
+            Kind::Buckets,
+            i64::MIN,
+            i64::MIN,
+            i64::MIN,
+            &[u64::MAX],
+            &[u64::MAX],
+        );
+        assert_eq!(h.len(), 1 + 3 * 21 + 2 * 21);
+    }
+
+    #[test]
     fn counters_have_a_fixed_width() {
-        assert_eq!(encode_counts(&[1]), b"000000001");
-        assert_eq!(encode_counts(&[100_000_000]), b"100000000");
-        assert_eq!(encode_counts(&[3, 12]), b"000000003,000000012");
-        assert_eq!(decode_counts(b"000000003,000000012"), Some(vec![3, 12]));
+        assert_eq!(&encode_counts(&[1])[..], b"000000001");
+        assert_eq!(&encode_counts(&[100_000_000])[..], b"100000000");
+        assert_eq!(&encode_counts(&[3, 12])[..], b"000000003,000000012");
+        assert_eq!(
+            decode_counts(b"000000003,000000012").as_deref(),
+            Some(&[3, 12][..])
+        );
+        assert_eq!(decode_counts(b"18446744073709551616"), None, "overflow");
+        assert_eq!(decode_counts(b"1x"), None);
         assert_eq!(decode_counts(b""), None);
         assert_eq!(decode_counts(b"1,,2"), None);
         assert_eq!(decode_counts(b"-1"), None);

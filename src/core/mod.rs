@@ -7,6 +7,7 @@ pub mod args;
 pub mod bucket_window;
 pub mod buckets_request;
 pub mod count_request;
+pub mod decimal;
 pub mod decision;
 pub mod error;
 pub mod event_counter;

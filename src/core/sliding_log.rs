@@ -29,10 +29,12 @@ pub trait LogView {
     fn count_through(&mut self, score: i64) -> u64;
     /// Score of the `n`-th (1-based) entry with score `> after`.
     fn nth_after(&mut self, after: i64, n: u64) -> Option<i64>;
-    /// The last entry: highest score and, among equal scores, the greatest
-    /// member; the member only if it is an integer. New entries are recorded
-    /// at this score or later, so this also tells which members are taken.
-    fn newest(&mut self) -> Option<(i64, Option<i64>)>;
+    /// The last entry, if its score is `>= min`: highest score and, among
+    /// equal scores, the greatest member; the member only if it is an
+    /// integer. New entries are recorded at this score or later, so this
+    /// also tells which members are taken. `i64::MIN` asks for the last
+    /// entry whatever its score.
+    fn newest_from(&mut self, min: i64) -> Option<(i64, Option<i64>)>;
 }
 
 /// What an admitted request writes. A denied request writes nothing.
@@ -75,8 +77,12 @@ pub fn decide(
     if !(0..=MAX_NOW_MS).contains(&now) {
         return Err(RlError::Internal("server clock out of range"));
     }
-    let newest = log.newest();
-    if newest.is_some_and(|(score, _)| score > MAX_SCORE_MS) {
+    // Only an entry at `now` or later (same ms, a clock that stepped back,
+    // or a foreign `+inf`) changes where new entries go and how they are
+    // numbered. Usually there is none, and asking for just that skips
+    // reading the member.
+    let recent = log.newest_from(now);
+    if recent.is_some_and(|(score, _)| score > MAX_SCORE_MS) {
         return Err(RlError::ForeignEntries);
     }
     let window = req.window_ms as i64;
@@ -90,10 +96,10 @@ pub fn decide(
         // stepped back: an entry is never older than one admitted before
         // it, so a clock stepping back and then forward again cannot make
         // it leave the window early.
-        let at = newest.map_or(now, |(s, _)| s.max(now));
+        let at = recent.map_or(now, |(s, _)| s.max(now));
         // The newest entry is the last member of `at` (same-ms members sort
         // by their number), so it tells which numbers are taken.
-        let taken = match newest {
+        let taken = match recent {
             Some((score, Some(m))) if score == at && m.div_euclid(MEMBERS_PER_MS) == at => {
                 m.rem_euclid(MEMBERS_PER_MS) + 1
             }
@@ -126,6 +132,10 @@ pub fn decide(
     let retry_after_ms = log
         .nth_after(cutoff, need)
         .map_or(0, |s| (s + window - now).max(1) as u64);
+    let newest = match recent {
+        Some(entry) => Some(entry),
+        None => log.newest_from(i64::MIN),
+    };
     let reset_after_ms = newest.map_or(0, |(s, _)| (s + window - now).max(0) as u64);
     Ok(SlideOutcome {
         decision: Decision {
@@ -182,8 +192,11 @@ impl LogView for MemoryLog {
         let idx = start + usize::try_from(n).ok()?.checked_sub(1)?;
         self.entries.get(idx).map(|&(s, _)| s)
     }
-    fn newest(&mut self) -> Option<(i64, Option<i64>)> {
-        self.entries.last().map(|&(s, m)| (s, Some(m)))
+    fn newest_from(&mut self, min: i64) -> Option<(i64, Option<i64>)> {
+        self.entries
+            .last()
+            .filter(|&&(s, _)| s >= min)
+            .map(|&(s, m)| (s, Some(m)))
     }
 }
 

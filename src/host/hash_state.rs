@@ -5,12 +5,14 @@ use std::ffi::CString;
 use std::os::raw::{c_char, c_int};
 use std::ptr;
 
+use smallvec::SmallVec;
+
 use super::context::{string_bytes, CommandCtx};
 use super::ffi;
 use super::ffi::api;
 use super::ffi::OK;
 use super::key_expiry;
-use crate::core::bucket_window::{HashView, HashWrite};
+use crate::core::bucket_window::{Bytes, HashView, HashWrite};
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
 
@@ -34,8 +36,8 @@ const STACK_FIELD: usize = 32;
 /// strings are handed to replication (no second copy). Freed on drop.
 pub struct Applied {
     ctx: *mut ffi::Ctx,
-    /// `field, value, field, value, ...` as set.
-    pub set: Vec<*mut ffi::Str>,
+    /// `field, value, field, value, ...` as set (inline: no heap vector).
+    pub set: SmallVec<[*mut ffi::Str; 6]>,
     /// The fields removed.
     pub delete: Vec<*mut ffi::Str>,
 }
@@ -92,7 +94,7 @@ impl<'a> HashState<'a> {
         };
         let mut applied = Applied {
             ctx: raw,
-            set: Vec::with_capacity(w.set.len() * 2),
+            set: SmallVec::new(),
             delete: Vec::with_capacity(w.delete.len()),
         };
         for (field, value) in &w.set {
@@ -143,7 +145,7 @@ impl HashView for HashState<'_> {
         unsafe { api!(KeyType)(self.key) != ffi::KEYTYPE_EMPTY }
     }
 
-    fn get(&mut self, field: &[u8]) -> Option<Vec<u8>> {
+    fn get(&mut self, field: &[u8]) -> Option<Bytes> {
         if self.key.is_null() {
             return None;
         }
@@ -171,7 +173,7 @@ impl HashView for HashState<'_> {
             if status != OK || value.is_null() {
                 return None;
             }
-            let bytes = string_bytes(value).to_vec();
+            let bytes = Bytes::from_slice(string_bytes(value));
             api!(FreeString)(self.cmd.raw, value);
             Some(bytes)
         }

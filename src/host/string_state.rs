@@ -17,6 +17,7 @@ use super::ffi;
 use super::context::CommandCtx;
 use super::ffi::api;
 use super::ffi::OK;
+use crate::core::decimal::Line;
 use crate::core::error::RlError;
 
 /// An open string key. Closed on drop.
@@ -105,8 +106,9 @@ impl<'a> StringState<'a> {
     /// Stores `value` in decimal with the absolute expiry `expire_at_ms`, and
     /// signals the key as modified.
     pub fn write(&mut self, value: u64, expire_at_ms: i64) -> Result<(), RlError> {
-        let mut buf = [0u8; 20];
-        let digits = decimal(value, &mut buf);
+        let mut line = Line::new();
+        line.unsigned(value, 1);
+        let digits = line.as_slice();
         // SAFETY: key is open for writing and is empty or a string; the DMA
         // buffer is exactly `digits.len()` bytes after the truncate.
         unsafe {
@@ -132,19 +134,6 @@ impl<'a> StringState<'a> {
     }
 }
 
-/// `value` in decimal, written at the end of `buf`.
-fn decimal(mut value: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            return &buf[at..];
-        }
-    }
-}
-
 impl Drop for StringState<'_> {
     fn drop(&mut self) {
         if self.key.is_null() {
@@ -152,23 +141,5 @@ impl Drop for StringState<'_> {
         }
         // SAFETY: the key was opened by us and is closed once.
         unsafe { api!(CloseKey)(self.key) }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::decimal;
-
-    #[test]
-    fn decimal_writes_every_digit() {
-        let mut buf = [0u8; 20];
-        for (v, text) in [
-            (0, "0"),
-            (7, "7"),
-            (1_750_000_000_123_456, "1750000000123456"),
-            (u64::MAX, "18446744073709551615"),
-        ] {
-            assert_eq!(decimal(v, &mut buf), text.as_bytes());
-        }
     }
 }

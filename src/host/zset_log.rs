@@ -291,8 +291,13 @@ impl LogView for ZsetLog<'_> {
         score
     }
 
-    fn newest(&mut self) -> Option<(i64, Option<i64>)> {
-        if !self.start(f64::NEG_INFINITY, f64::INFINITY, false, true) {
+    fn newest_from(&mut self, min: i64) -> Option<(i64, Option<i64>)> {
+        let min = if min == i64::MIN {
+            f64::NEG_INFINITY
+        } else {
+            min as f64
+        };
+        if !self.start(min, f64::INFINITY, false, true) {
             return None;
         }
         let (score, ele) = self.current(true);
