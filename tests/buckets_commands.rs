@@ -25,12 +25,16 @@ fn reply_fields_and_hash_layout() {
         assert_eq!((h.kind.as_str(), h.precision), ("b", 1000), "{f:?} {h:?}");
         assert_eq!(h.counts.len(), 2, "{f:?} {h:?}");
         assert_eq!(h.counts[0], 3, "{f:?}: the total");
-        // The newest bucket's count is the header's; older ones have fields.
-        let older: u64 = bucket_fields(&mut c, "u")
-            .values()
-            .map(|v| v.parse::<u64>().unwrap())
-            .sum();
-        assert_eq!(older + h.counts[1], 3, "{f:?} {h:?}");
+        // The newest bucket's count is the header's; older ones have
+        // fields, exactly those the header's held set names.
+        let older = bucket_fields(&mut c, "u");
+        let sum: u64 = older.values().map(|v| v.parse::<u64>().unwrap()).sum();
+        assert_eq!(sum + h.counts[1], 3, "{f:?} {h:?}");
+        assert_eq!(
+            h.held_buckets(),
+            older.keys().copied().collect::<Vec<_>>(),
+            "{f:?} {h:?}"
+        );
         // The key lives until the newest bucket leaves the window, and at
         // most window/8 longer.
         let needed = (h.newest + 1) * 1000 - 1 + 60_000;

@@ -154,9 +154,15 @@ fn key_with_buckets(c: &mut redis::Connection, key: &str, n: i64) -> (i64, Strin
     let oldest = now_bucket - n + 1;
     let mut cmd = redis::cmd("HSET");
     // The header first, as RL.BUCKETS writes it; the newest bucket's count
-    // is in it, the older buckets have fields.
+    // is in it, the n - 1 older buckets have fields (all held: n - 1 bits).
+    let older = (n - 1) as usize;
+    let lead = match older % 4 {
+        0 => String::new(),
+        r => format!("{:x}", (1 << r) - 1),
+    };
+    let held = format!("{lead}{}", "f".repeat(older / 4));
     cmd.arg(key).arg("h").arg(format!(
-        "b,1000,{oldest},{now_bucket},{:09},000000010",
+        "b,1000,{now_bucket},{held},{:09},000000010",
         10 * n
     ));
     for b in oldest..now_bucket {

@@ -42,6 +42,17 @@ fn replica_holds_the_same_fields_and_expiry() {
                 "{flavor:?} {key}"
             );
         }
+        // After the evictions, the bucket fields are exactly those the
+        // header names: its held set (and RL.COUNT's newest bucket).
+        for key in ["b", "c"] {
+            let h = header(&mut p, key);
+            let mut named = h.held_buckets();
+            if h.kind == "c" {
+                named.push(h.newest);
+            }
+            let fields: Vec<i64> = bucket_fields(&mut p, key).keys().copied().collect();
+            assert_eq!(named, fields, "{flavor:?} {key} {h:?}");
+        }
         // RL.TOTALS is readonly: a plain connection to the replica runs it.
         let on_replica = totals(&mut r, "c", 10_000, &[]).unwrap();
         let names: Vec<&str> = on_replica.iter().map(|(n, _)| n.as_str()).collect();

@@ -15,14 +15,14 @@
 //!
 //! | field | value |
 //! |---|---|
-//! | `h` | header: `kind,precision,oldest,newest,totals...[,current]` |
+//! | `h` | header: `kind,precision,newest,held,totals...[,current]` |
 //! | `f` | RL.COUNT only: the counted field names, comma-separated |
 //! | `<b>` | bucket `b` (decimal index): its counts, one per counted field |
 //!
-//! `kind` is `b` (RL.BUCKETS) or `c` (RL.COUNT); `oldest` is the oldest
-//! bucket index that may still have a field, `newest` the newest bucket
-//! written; `totals` are the running totals of the held buckets, one per
-//! counted field. For RL.BUCKETS, `current` is the count of bucket `newest`,
+//! `kind` is `b` (RL.BUCKETS) or `c` (RL.COUNT); `newest` is the newest
+//! bucket written; `held` says which older buckets have a field
+//! ([`HeldBuckets`], hex); `totals` are the running totals of the held
+//! buckets, one per counted field. For RL.BUCKETS, `current` is the count of bucket `newest`,
 //! which lives in the header and gets its own field only when a newer bucket
 //! starts: an admission into the current bucket reads and writes the header
 //! alone (the first field of the hash: the cheapest lookup in a listpack).
@@ -41,6 +41,7 @@ use super::decimal::Line;
 use super::decision::Decision;
 use super::error::RlError;
 use super::expiry::Expiry;
+use super::held_buckets::HeldBuckets;
 
 /// Counters are written with this many digits (zero-padded): the same bytes
 /// for 1 and for 100,000,000, so memory does not depend on the rate.
@@ -130,8 +131,9 @@ pub struct HashWrite {
 pub struct State {
     pub kind: Kind,
     pub precision: u64,
-    pub oldest: i64,
     pub newest: i64,
+    /// Which buckets older than `newest` have a field.
+    pub held: HeldBuckets,
     pub totals: Counts,
     /// Counts of bucket `newest` (RL.BUCKETS: from the header, the bucket
     /// has no field of its own).
@@ -168,22 +170,24 @@ pub fn decode_counts(bytes: &[u8]) -> Option<Counts> {
     bytes.split(|&b| b == b',').map(unsigned).collect()
 }
 
-/// The header value: `kind,precision,oldest,newest,totals...[,current...]`
+/// The header value: `kind,precision,newest,held,totals...[,current...]`
 /// (`current` empty for RL.COUNT).
 pub fn encode_header(
     kind: Kind,
     precision: i64,
-    oldest: i64,
     newest: i64,
+    held: &HeldBuckets,
     totals: &[u64],
     current: &[u64],
 ) -> Bytes {
     let mut line = Line::new();
     line.bytes(kind.tag());
-    for v in [precision, oldest, newest] {
+    for v in [precision, newest] {
         line.byte(b',');
         line.signed(v);
     }
+    line.byte(b',');
+    held.write(&mut line);
     line.byte(b',');
     push_counts(&mut line, totals);
     if !current.is_empty() {
@@ -239,7 +243,11 @@ pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlErr
         });
     }
     let mut int = || items.next().and_then(signed).ok_or(RlError::ForeignHash);
-    let (precision, oldest, newest) = (int()?, int()?, int()?);
+    let (precision, newest) = (int()?, int()?);
+    let held = items
+        .next()
+        .and_then(HeldBuckets::parse)
+        .ok_or(RlError::ForeignHash)?;
     let counts: Counts = items
         .map(unsigned)
         .collect::<Option<_>>()
@@ -259,11 +267,11 @@ pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlErr
     } else {
         width
     };
-    if precision < 1 || oldest > newest || counts.len() != stored {
+    if precision < 1 || counts.len() != stored {
         return Err(RlError::ForeignHash);
     }
     let max_index = MAX_CLOCK_MS / precision;
-    if oldest < -max_index || newest > max_index || newest - oldest > 2 * MAX_BUCKETS as i64 {
+    if !(-max_index..=max_index).contains(&newest) {
         return Err(RlError::ForeignHash);
     }
     let (totals, current) = counts.split_at(width);
@@ -275,8 +283,8 @@ pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlErr
     Ok(Some(State {
         kind,
         precision: precision as u64,
-        oldest,
         newest,
+        held,
         totals: Counts::from_slice(totals),
         current,
         names,
@@ -330,10 +338,10 @@ pub struct Window {
     /// The bucket a new event goes to: the current one, or the newest
     /// written if the clock stepped back (counting it later never over-admits).
     pub target: i64,
-    /// Oldest bucket index that may hold a field after eviction.
-    pub oldest: i64,
     /// Newest bucket written before this call (`None` for a new key).
     pub newest: Option<i64>,
+    /// Which buckets older than `newest` have a field, after eviction.
+    pub held: HeldBuckets,
     /// Counts of that newest bucket (kept in the header).
     pub newest_counts: Counts,
     /// Totals over the buckets that still count.
@@ -385,8 +393,8 @@ pub fn slide(
             now,
             live_from,
             target: current,
-            oldest: current,
             newest: None,
+            held: HeldBuckets::default(),
             newest_counts: Counts::new(),
             totals: Counts::new(),
             stale: Vec::new(),
@@ -394,13 +402,21 @@ pub fn slide(
     };
     let mut totals = s.totals.clone();
     let mut stale = Vec::new();
-    // An RL.BUCKETS newest bucket has no field: its counts are the header's.
-    let last_field = if s.kind.header_holds_newest() {
-        s.newest - 1
-    } else {
-        s.newest
-    };
-    for b in s.oldest..live_from.min(last_field + 1) {
+    // Bit i is bucket newest - 1 - i: it has left when below `live_from`.
+    let first_stale = usize::try_from(s.newest - live_from).unwrap_or(0);
+    let mut held = s.held.clone();
+    let mut candidates: SmallVec<[i64; 8]> = held
+        .bits()
+        .filter(|&i| i >= first_stale)
+        .map(|i| s.newest - 1 - i as i64)
+        .collect();
+    candidates.reverse();
+    held.truncate(first_stale);
+    // An RL.COUNT newest bucket has a field too, leaving with the rest.
+    if !s.kind.header_holds_newest() && s.newest < live_from {
+        candidates.push(s.newest);
+    }
+    for b in candidates {
         if let Some(raw) = view.get(&bucket_field(b)) {
             let counts = decode_counts(&raw).ok_or(RlError::ForeignHash)?;
             for (t, c) in totals.iter_mut().zip(counts) {
@@ -419,8 +435,8 @@ pub fn slide(
         now,
         live_from,
         target,
-        oldest: s.oldest.max(live_from).min(target),
         newest: Some(s.newest),
+        held,
         newest_counts: s.current.clone(),
         totals,
         stale,
@@ -462,25 +478,35 @@ pub fn write(
     } else {
         &[]
     };
-    let header = encode_header(
-        kind,
-        win.precision,
-        win.oldest,
-        win.target,
-        totals,
-        in_header,
-    );
+    // The previous newest bucket, when a newer one starts and it still
+    // counts, keeps (RL.COUNT) or gets (RL.BUCKETS) a field of its own.
+    let mut held = win.held.clone();
+    let mut flush = None;
+    if let Some(newest) = win.newest.filter(|&n| n < win.target) {
+        // Held buckets are at or after `live_from`, and the target at most
+        // a window past it: the shift is at most MAX_BUCKETS.
+        let by = (win.target - newest) as usize;
+        held.shift_up(by);
+        let counted = newest >= win.live_from;
+        let has_field = if kind.header_holds_newest() {
+            counted && win.newest_counts.iter().any(|&c| c > 0)
+        } else {
+            counted
+        };
+        if has_field {
+            held.insert(by - 1);
+            flush = kind.header_holds_newest().then_some(newest);
+        }
+    }
+    let header = encode_header(kind, win.precision, win.target, &held, totals, in_header);
     set.push((Bytes::from_slice(FIELD_HEADER), header));
     if let (Kind::Count, Some(names)) = (kind, names) {
         set.push((Bytes::from_slice(FIELD_NAMES), names.join(&b","[..]).into()));
     }
     if !kind.header_holds_newest() {
         set.push((bucket_field(win.target), encode_counts(bucket)));
-    } else if let Some(newest) = win.newest {
-        let counted = newest >= win.live_from;
-        if newest != win.target && counted && win.newest_counts.iter().any(|&c| c > 0) {
-            set.push((bucket_field(newest), encode_counts(&win.newest_counts)));
-        }
+    } else if let Some(newest) = flush {
+        set.push((bucket_field(newest), encode_counts(&win.newest_counts)));
     }
     HashWrite {
         set,
@@ -530,7 +556,11 @@ pub fn decide(
     let need = held.saturating_add(req.cost) - req.limit;
     let mut freed = 0u64;
     let mut retry_at = None;
-    for b in win.oldest.max(win.live_from)..=newest {
+    // Oldest first: the held buckets (highest bit first), then the newest.
+    let mut counted: SmallVec<[i64; 64]> = win.held.bits().map(|i| newest - 1 - i as i64).collect();
+    counted.reverse();
+    counted.push(newest);
+    for b in counted {
         freed = freed.saturating_add(read_bucket(view, &win, b, 1)?[0]);
         if freed >= need {
             retry_at = Some(win.leaves_at(b));
@@ -581,6 +611,35 @@ impl MemoryHash {
             .keys()
             .filter(|k| k.first().is_some_and(|c| c.is_ascii_digit() || *c == b'-'))
             .count()
+    }
+}
+
+impl MemoryHash {
+    /// The bucket fields the header says exist (its newest bucket's own
+    /// field too for RL.COUNT), to compare with the fields there are.
+    pub fn fields_the_header_names(&mut self) -> Vec<i64> {
+        let Some(h) = self.fields.get(FIELD_HEADER) else {
+            return Vec::new();
+        };
+        let kind = Kind::from_tag(&h[..1]).expect("an rl header");
+        let state = load(self, kind).expect("an rl key").expect("present");
+        let mut named: Vec<i64> = state
+            .held
+            .bits()
+            .map(|i| state.newest - 1 - i as i64)
+            .collect();
+        if !kind.header_holds_newest() {
+            named.push(state.newest);
+        }
+        named.sort_unstable();
+        named
+    }
+
+    /// The bucket fields there are.
+    pub fn bucket_indexes(&self) -> Vec<i64> {
+        let mut found: Vec<i64> = self.fields.keys().filter_map(|k| signed(k)).collect();
+        found.sort_unstable();
+        found
     }
 }
 
@@ -644,10 +703,11 @@ mod tests {
             assert_eq!(call(&mut h, &r(cost), now), want, "at {now} cost {cost}");
         }
         // After the idle gap only the new bucket is held, in the header:
-        // kind, precision, oldest, newest, total, newest bucket's count.
+        // kind, precision, newest, no older bucket held, total, newest
+        // bucket's count.
         assert_eq!(h.bucket_count(), 0);
         assert_eq!(h.fields.len(), 1);
-        assert_eq!(h.fields[&b"h"[..]], b"b,100,490,500,000000003,000000003");
+        assert_eq!(h.fields[&b"h"[..]], b"b,100,500,0,000000003,000000003");
         // It must live until 51_099; the expiry moved with a slack of
         // window/8.
         assert_eq!(h.expire_at_ms, Some(51_099 + 125));
@@ -680,9 +740,10 @@ mod tests {
         let w = decide(&mut h, &r, 1_300).unwrap().write.unwrap();
         assert_eq!(w.delete, [bucket_field(0), bucket_field(2)]);
         h.apply(&w);
-        // Bucket 9 got its own field when bucket 13 started.
+        // Bucket 9 got its own field when bucket 13 started: bit 3
+        // (13 - 1 - 3) of the held set.
         assert_eq!(h.fields[&b"9"[..]], b"000000001");
-        assert_eq!(h.fields[&b"h"[..]], b"b,100,3,13,000000002,000000001");
+        assert_eq!(h.fields[&b"h"[..]], b"b,100,13,8,000000002,000000001");
     }
 
     #[test]
@@ -728,7 +789,7 @@ mod tests {
         assert_eq!(call(&mut h, &r, 5_000), [1, 1, 0, 1099]);
         // Back 3 s: the event goes into the newest bucket (50), not bucket 20.
         assert_eq!(call(&mut h, &r, 2_000), [1, 0, 0, 4099]);
-        assert_eq!(h.fields[&b"h"[..]], b"b,100,50,50,000000002,000000002");
+        assert_eq!(h.fields[&b"h"[..]], b"b,100,50,0,000000002,000000002");
         assert_eq!(call(&mut h, &r, 2_001), [0, 0, 4098, 4098]);
     }
 
@@ -763,17 +824,14 @@ mod tests {
     #[test]
     fn the_longest_header_fits_a_line() {
         let max = [u64::MAX; crate::core::count_request::MAX_FIELDS];
-        let h = encode_header(Kind::Count, i64::MIN, i64::MIN, i64::MIN, &max, &[]);
-        assert_eq!(h.len(), 1 + 3 * 21 + max.len() * 21);
-        let h = encode_header(
-            Kind::Buckets,
-            i64::MIN,
-            i64::MIN,
-            i64::MIN,
-            &[u64::MAX],
-            &[u64::MAX],
-        );
-        assert_eq!(h.len(), 1 + 3 * 21 + 2 * 21);
+        let bits = crate::core::held_buckets::MAX_BITS;
+        let mut held = HeldBuckets::default();
+        (0..bits).for_each(|i| held.insert(i));
+        let h = encode_header(Kind::Count, i64::MIN, i64::MIN, &held, &max, &[]);
+        assert_eq!(h.len(), 1 + 2 * 21 + 1 + bits / 4 + max.len() * 21);
+        let one = [u64::MAX];
+        let h = encode_header(Kind::Buckets, i64::MIN, i64::MIN, &held, &one, &one);
+        assert_eq!(h.len(), 1 + 2 * 21 + 1 + bits / 4 + 2 * 21);
     }
 
     #[test]
@@ -848,6 +906,7 @@ mod tests {
                     h.apply(wr);
                     admitted.push((now, cost));
                     prop_assert!(h.bucket_count() as u64 <= window.div_ceil(precision) + 1);
+                    prop_assert_eq!(h.fields_the_header_names(), h.bucket_indexes());
                 } else {
                     let wait = out.decision.retry_after_ms as i64;
                     prop_assert!(wait >= 1);
@@ -921,18 +980,22 @@ mod time_anomalies {
 
     #[test]
     fn forged_metadata_far_apart_or_at_the_limits_is_refused_at_once() {
-        // A hash shaped like rl's whose bucket range no rl write produces:
-        // walking it would take forever, or overflow.
+        // A hash shaped like rl's with a newest bucket or a held set no rl
+        // write produces: computing with it could overflow or walk far.
+        let too_many = vec![b'f'; crate::core::held_buckets::MAX_BITS / 4 + 1];
         let forged: &[(&[u8], &[u8])] = &[
-            (b"-9223372036854775807", b"9223372036854775807"),
-            (b"0", b"9223372036854775807"),
+            (b"9223372036854775807", b"0"),
             (b"-9223372036854775807", b"0"),
-            (b"0", b"5000000"),
+            (b"1700000000000", b"0"),
+            (b"1700000", &too_many),
+            (b"1700000", b"F"),
+            (b"1700000", b""),
+            (b"1700000", b"-1"),
         ];
-        for &(oldest, newest) in forged {
+        for &(newest, held) in forged {
             let mut h = MemoryHash::new();
             let mut header = b"b,1000,".to_vec();
-            for part in [oldest, b",", newest, b",000000001,000000001"] {
+            for part in [newest, b",", held, b",000000001,000000001"] {
                 header.extend_from_slice(part);
             }
             h.fields.insert(b"h".to_vec(), header);
@@ -940,7 +1003,7 @@ mod time_anomalies {
             assert_eq!(
                 decide(&mut h, &r, 1_700_000_000_000),
                 Err(RlError::ForeignHash),
-                "o {oldest:?} n {newest:?}"
+                "n {newest:?} held {held:?}"
             );
         }
     }
@@ -982,6 +1045,7 @@ mod time_anomalies {
                         prop_assert!(in_window <= limit, "{} in the window at {}", in_window, real);
                         prop_assert!(w.expiry.needed_ms > now);
                         prop_assert!(h.bucket_count() as u64 <= MAX_BUCKETS + 1);
+                        prop_assert_eq!(h.fields_the_header_names(), h.bucket_indexes());
                     }
                     None => prop_assert!(out.decision.retry_after_ms >= 1),
                 }

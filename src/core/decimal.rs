@@ -10,9 +10,10 @@ const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 8081828384858687888990919293949596979899";
 
 /// Bytes a [`Line`] holds: more than the longest rl value, an RL.COUNT
-/// header (a tag, three signed numbers and eight counts, each at most 21
-/// bytes with its comma: 233).
-pub const LINE_CAPACITY: usize = 256;
+/// header (a tag, two signed numbers and eight counts, each at most 21
+/// bytes with its comma, and a held-bucket set of at most 500 hex digits:
+/// 712).
+pub const LINE_CAPACITY: usize = 1024;
 
 /// A short value built left to right in a stack buffer.
 pub struct Line {

@@ -130,11 +130,11 @@ mod tests {
             );
         }
         assert_eq!(h.fields[&b"f"[..]], b"success,failure,timeout");
-        // Header: kind, precision, oldest, newest, the totals; bucket 10
-        // kept the width it had.
+        // Header: kind, precision, newest, held (bucket 10, bit 0), the
+        // totals; bucket 10 kept the width it had.
         assert_eq!(
             h.fields[&b"h"[..]],
-            &b"c,100,2,11,000000001,000000000,000000001"[..]
+            &b"c,100,11,1,000000001,000000000,000000001"[..]
         );
         assert_eq!(h.fields[&b"10"[..]], b"000000001,000000000");
         assert_eq!(h.fields[&b"11"[..]], b"000000000,000000000,000000001");
@@ -235,6 +235,7 @@ mod tests {
                 events.push((now, i, by));
                 prop_assert_eq!(&out.totals, &expected(&events, now));
                 prop_assert!(h.bucket_count() as u64 <= window.div_ceil(precision) + 1);
+                prop_assert_eq!(h.fields_the_header_names(), h.bucket_indexes());
                 let later = now + look_ahead;
                 let treq = TotalsRequest { window_ms: window, precision: None };
                 prop_assert_eq!(totals(&mut h, &treq, later).unwrap(), expected(&events, later));

@@ -15,6 +15,7 @@ pub mod expiry;
 pub mod fixed_request;
 pub mod fixed_window;
 pub mod gcra;
+pub mod held_buckets;
 pub mod limit_request;
 pub mod load_options;
 pub mod slide_request;

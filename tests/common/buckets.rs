@@ -44,15 +44,33 @@ pub fn fields(c: &mut redis::Connection, key: &str) -> BTreeMap<String, String> 
 }
 
 /// The header field `h` of an RL.BUCKETS / RL.COUNT key, parsed:
-/// `kind,precision,oldest,newest,counts...` (the totals, then for
+/// `kind,precision,newest,held,counts...` (the totals, then for
 /// RL.BUCKETS the newest bucket's count).
 #[derive(Debug)]
 pub struct Header {
     pub kind: String,
     pub precision: i64,
-    pub oldest: i64,
     pub newest: i64,
+    /// Which older buckets have a field, in hex: bit i is newest - 1 - i.
+    pub held: String,
     pub counts: Vec<u64>,
+}
+
+impl Header {
+    /// The bucket indexes the held set names, oldest first.
+    pub fn held_buckets(&self) -> Vec<i64> {
+        let mut out = Vec::new();
+        for (i, c) in self.held.chars().rev().enumerate() {
+            let nibble = c.to_digit(16).expect("hex");
+            for bit in 0..4 {
+                if nibble >> bit & 1 == 1 {
+                    out.push(self.newest - 1 - (i * 4 + bit) as i64);
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
 }
 
 pub fn header(c: &mut redis::Connection, key: &str) -> Header {
@@ -70,8 +88,8 @@ pub fn parse_header(h: &str) -> Header {
     Header {
         kind: items[0].to_string(),
         precision: int(1),
-        oldest: int(2),
-        newest: int(3),
+        newest: int(2),
+        held: items[3].to_string(),
         counts: items[4..].iter().map(|v| v.parse().unwrap()).collect(),
     }
 }
