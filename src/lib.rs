@@ -29,6 +29,11 @@ mod module {
     use crate::host;
     use redis_module::{redis_module, Context, RedisString, Status};
 
+    fn deinit(_ctx: &Context) -> Status {
+        host::unload();
+        Status::Ok
+    }
+
     fn init(ctx: &Context, args: &[RedisString]) -> Status {
         let args: Vec<&[u8]> = args.iter().map(RedisString::as_slice).collect();
         match crate::start(ctx.ctx, &args) {
@@ -46,6 +51,7 @@ mod module {
         allocator: (host::alloc::ServerOrSystem, host::alloc::ServerOrSystem),
         data_types: [],
         init: init,
+        deinit: deinit,
     }
 }
 
@@ -53,6 +59,11 @@ mod module {
 mod module {
     use crate::host;
     use valkey_module::{valkey_module, Context, Status, ValkeyString};
+
+    fn deinit(_ctx: &Context) -> Status {
+        host::unload();
+        Status::Ok
+    }
 
     fn init(ctx: &Context, args: &[ValkeyString]) -> Status {
         let args: Vec<&[u8]> = args.iter().map(ValkeyString::as_slice).collect();
@@ -71,6 +82,7 @@ mod module {
         allocator: (host::alloc::ServerOrSystem, host::alloc::ServerOrSystem),
         data_types: [],
         init: init,
+        deinit: deinit,
         commands: [],
     }
 

@@ -144,12 +144,12 @@ pub struct State {
 
 /// The field name of bucket `b`.
 pub fn bucket_field(b: i64) -> Bytes {
-    let mut line = Line::new();
+    let mut line: Line<21> = Line::new();
     line.signed(b);
     Bytes::from_slice(line.as_slice())
 }
 
-fn push_counts(line: &mut Line, counts: &[u64]) {
+fn push_counts<const N: usize>(line: &mut Line<N>, counts: &[u64]) {
     for (i, &c) in counts.iter().enumerate() {
         if i > 0 {
             line.byte(b',');
@@ -160,14 +160,19 @@ fn push_counts(line: &mut Line, counts: &[u64]) {
 
 /// Counts as stored: fixed-width decimals joined by commas.
 pub fn encode_counts(counts: &[u64]) -> Bytes {
-    let mut line = Line::new();
+    // At most eight counts (RL.COUNT), each at most 21 bytes with its comma.
+    let mut line: Line<192> = Line::new();
     push_counts(&mut line, counts);
     Bytes::from_slice(line.as_slice())
 }
 
 /// Parses stored counts; `None` when they are not ours.
 pub fn decode_counts(bytes: &[u8]) -> Option<Counts> {
-    bytes.split(|&b| b == b',').map(unsigned).collect()
+    let mut counts = Counts::new();
+    for item in bytes.split(|&b| b == b',') {
+        counts.push(unsigned(item)?);
+    }
+    Some(counts)
 }
 
 /// The header value: `kind,precision,newest,held,totals...[,current...]`
@@ -180,7 +185,7 @@ pub fn encode_header(
     totals: &[u64],
     current: &[u64],
 ) -> Bytes {
-    let mut line = Line::new();
+    let mut line: Line = Line::new();
     line.bytes(kind.tag());
     for v in [precision, newest] {
         line.byte(b',');
@@ -248,10 +253,10 @@ pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlErr
         .next()
         .and_then(HeldBuckets::parse)
         .ok_or(RlError::ForeignHash)?;
-    let counts: Counts = items
-        .map(unsigned)
-        .collect::<Option<_>>()
-        .ok_or(RlError::ForeignHash)?;
+    let mut counts = Counts::new();
+    for item in items {
+        counts.push(unsigned(item).ok_or(RlError::ForeignHash)?);
+    }
     let names: Vec<Vec<u8>> = match kind {
         Kind::Buckets => Vec::new(),
         Kind::Count => view

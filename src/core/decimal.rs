@@ -9,28 +9,28 @@ const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
-/// Bytes a [`Line`] holds: more than the longest rl value, an RL.COUNT
-/// header (a tag, two signed numbers and eight counts, each at most 21
-/// bytes with its comma, and a held-bucket set of at most 500 hex digits:
-/// 712).
+/// Bytes the default [`Line`] holds: more than the longest rl value, an
+/// RL.COUNT header (a tag, two signed numbers and eight counts, each at most
+/// 21 bytes with its comma, and a held-bucket set of at most 500 hex
+/// digits: 712). Shorter values use a smaller `N` (less stack to clear).
 pub const LINE_CAPACITY: usize = 1024;
 
-/// A short value built left to right in a stack buffer.
-pub struct Line {
-    buf: [u8; LINE_CAPACITY],
+/// A short value built left to right in a stack buffer of `N` bytes.
+pub struct Line<const N: usize = LINE_CAPACITY> {
+    buf: [u8; N],
     len: usize,
 }
 
-impl Default for Line {
+impl<const N: usize> Default for Line<N> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Line {
-    pub fn new() -> Line {
+impl<const N: usize> Line<N> {
+    pub fn new() -> Line<N> {
         Line {
-            buf: [0; LINE_CAPACITY],
+            buf: [0; N],
             len: 0,
         }
     }
@@ -91,7 +91,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn unsigned(v: u64, width: usize) -> String {
-        let mut l = Line::new();
+        let mut l: Line = Line::new();
         l.unsigned(v, width);
         String::from_utf8(l.as_slice().to_vec()).unwrap()
     }
@@ -105,7 +105,7 @@ mod tests {
         assert_eq!(unsigned(100_000_000, 9), "100000000");
         assert_eq!(unsigned(1_000_000_000, 9), "1000000000");
         assert_eq!(unsigned(u64::MAX, 1), "18446744073709551615");
-        let mut l = Line::new();
+        let mut l: Line<48> = Line::new();
         l.signed(-1_764_523_000_123);
         l.byte(b',');
         l.signed(i64::MIN);
@@ -116,7 +116,7 @@ mod tests {
         #[test]
         fn matches_format(v: u64, width in 1usize..21, s: i64) {
             prop_assert_eq!(unsigned(v, width), format!("{v:0width$}"));
-            let mut l = Line::new();
+            let mut l: Line<21> = Line::new();
             l.signed(s);
             let text = s.to_string();
             prop_assert_eq!(l.as_slice(), text.as_bytes());

@@ -46,7 +46,7 @@ impl HeldBuckets {
     }
 
     /// Appends the set in hex without leading zeros (`0` when empty).
-    pub fn write(&self, line: &mut Line) {
+    pub fn write<const N: usize>(&self, line: &mut Line<N>) {
         let Some(top) = self.highest() else {
             line.byte(b'0');
             return;
@@ -133,7 +133,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn hex(set: &HeldBuckets) -> String {
-        let mut line = Line::new();
+        let mut line: Line = Line::new();
         set.write(&mut line);
         String::from_utf8(line.as_slice().to_vec()).unwrap()
     }

@@ -4,6 +4,7 @@
 use std::ffi::CString;
 use std::os::raw::{c_char, c_int};
 use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use smallvec::SmallVec;
 
@@ -12,7 +13,7 @@ use super::ffi;
 use super::ffi::api;
 use super::ffi::OK;
 use super::key_expiry;
-use crate::core::bucket_window::{Bytes, HashView, HashWrite};
+use crate::core::bucket_window::{Bytes, HashView, HashWrite, FIELD_HEADER};
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
 
@@ -48,6 +49,41 @@ impl Drop for Applied {
             // SAFETY: each string was created by us and is freed once.
             unsafe { api!(FreeString)(self.ctx, s) }
         }
+    }
+}
+
+/// The header field's name as a server string, made on first use and kept
+/// until unload: every admission writes that field, and a fresh string each
+/// time (made, then freed) costs about as much as writing the field.
+static HEADER_FIELD: AtomicPtr<ffi::Str> = AtomicPtr::new(ptr::null_mut());
+
+/// A reference to the cached header field name (the caller frees it, as
+/// any string it made).
+fn header_field() -> *mut ffi::Str {
+    let mut s = HEADER_FIELD.load(Ordering::Relaxed);
+    // SAFETY: commands run on the server's main thread; a string made
+    // without a context is never freed by the server behind our back; the
+    // extra reference is the caller's.
+    unsafe {
+        if s.is_null() {
+            s = api!(CreateString)(
+                ptr::null_mut(),
+                FIELD_HEADER.as_ptr().cast(),
+                FIELD_HEADER.len(),
+            );
+            HEADER_FIELD.store(s, Ordering::Relaxed);
+        }
+        api!(RetainString)(ptr::null_mut(), s);
+    }
+    s
+}
+
+/// Frees the cached strings (module unload).
+pub fn release_cached_strings() {
+    let s = HEADER_FIELD.swap(ptr::null_mut(), Ordering::Relaxed);
+    if !s.is_null() {
+        // SAFETY: the cache's own reference, dropped once.
+        unsafe { api!(FreeString)(ptr::null_mut(), s) }
     }
 }
 
@@ -98,7 +134,12 @@ impl<'a> HashState<'a> {
             delete: Vec::with_capacity(w.delete.len()),
         };
         for (field, value) in &w.set {
-            let (f, v) = (create(field), create(value));
+            let f = if field[..] == *FIELD_HEADER {
+                header_field()
+            } else {
+                create(field)
+            };
+            let v = create(value);
             applied.set.extend([f, v]);
             // SAFETY: key is open for writing; the server copies field and
             // value; the argument list ends with NULL.

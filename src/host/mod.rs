@@ -35,6 +35,11 @@ pub(crate) fn load(ctx: *mut RawCtx, options: &LoadOptions) -> Result<(), String
     Ok(())
 }
 
+/// Module unload: frees what the module keeps between calls.
+pub(crate) fn unload() {
+    hash_state::release_cached_strings();
+}
+
 fn set_options(ctx: *mut RawCtx) {
     // SAFETY: called once from OnLoad with the load context.
     unsafe {

@@ -106,7 +106,7 @@ impl<'a> StringState<'a> {
     /// Stores `value` in decimal with the absolute expiry `expire_at_ms`, and
     /// signals the key as modified.
     pub fn write(&mut self, value: u64, expire_at_ms: i64) -> Result<(), RlError> {
-        let mut line = Line::new();
+        let mut line: Line<20> = Line::new();
         line.unsigned(value, 1);
         let digits = line.as_slice();
         // SAFETY: key is open for writing and is empty or a string; the DMA
