@@ -65,8 +65,9 @@ pub const FIELD_HEADER: &[u8] = b"h";
 /// allocations.
 pub type Bytes = SmallVec<[u8; 64]>;
 
-/// One count per counted field: 1 for RL.BUCKETS, at most 8 for RL.COUNT.
-pub type Counts = SmallVec<[u64; 8]>;
+/// One count per counted field: 1 for RL.BUCKETS (inline), at most 8 for
+/// RL.COUNT (more than 2 go to the heap; a smaller value is cheaper to move).
+pub type Counts = SmallVec<[u64; 2]>;
 pub const FIELD_NAMES: &[u8] = b"f";
 
 /// Which command owns a key. The two layouts are alike but their counts mean
@@ -366,7 +367,7 @@ impl Window {
     /// for a bucket not yet written.
     pub fn target_counts(&self, width: usize) -> Counts {
         let mut counts = if self.newest == Some(self.target) {
-            self.newest_counts.clone()
+            Counts::from_slice(&self.newest_counts)
         } else {
             Counts::new()
         };
@@ -405,18 +406,18 @@ pub fn slide(
             stale: Vec::new(),
         });
     };
-    let mut totals = s.totals.clone();
+    // Copies by `from_slice`: a SmallVec's `clone` goes item by item.
+    let mut totals = Counts::from_slice(&s.totals);
     let mut stale = Vec::new();
     // Bit i is bucket newest - 1 - i: it has left when below `live_from`.
     let first_stale = usize::try_from(s.newest - live_from).unwrap_or(0);
     let mut held = s.held.clone();
-    let mut candidates: SmallVec<[i64; 8]> = held
-        .bits()
-        .filter(|&i| i >= first_stale)
-        .map(|i| s.newest - 1 - i as i64)
-        .collect();
-    candidates.reverse();
-    held.truncate(first_stale);
+    let mut candidates: SmallVec<[i64; 8]> = SmallVec::new();
+    if held.highest().is_some_and(|top| top >= first_stale) {
+        candidates.extend(held.bits_from(first_stale).map(|i| s.newest - 1 - i as i64));
+        candidates.reverse();
+        held.truncate(first_stale);
+    }
     // An RL.COUNT newest bucket has a field too, leaving with the rest.
     if !s.kind.header_holds_newest() && s.newest < live_from {
         candidates.push(s.newest);
@@ -442,7 +443,7 @@ pub fn slide(
         target,
         newest: Some(s.newest),
         held,
-        newest_counts: s.current.clone(),
+        newest_counts: Counts::from_slice(&s.current),
         totals,
         stale,
     })
@@ -457,7 +458,7 @@ pub fn read_bucket(
     width: usize,
 ) -> Result<Counts, RlError> {
     if win.newest == Some(b) {
-        let mut counts = win.newest_counts.clone();
+        let mut counts = Counts::from_slice(&win.newest_counts);
         counts.resize(width, 0);
         return Ok(counts);
     }
@@ -562,10 +563,8 @@ pub fn decide(
     let mut freed = 0u64;
     let mut retry_at = None;
     // Oldest first: the held buckets (highest bit first), then the newest.
-    let mut counted: SmallVec<[i64; 64]> = win.held.bits().map(|i| newest - 1 - i as i64).collect();
-    counted.reverse();
-    counted.push(newest);
-    for b in counted {
+    let held_buckets = win.held.bits_down().map(|i| newest - 1 - i as i64);
+    for b in held_buckets.chain([newest]) {
         freed = freed.saturating_add(read_bucket(view, &win, b, 1)?[0]);
         if freed >= need {
             retry_at = Some(win.leaves_at(b));

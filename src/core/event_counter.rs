@@ -3,7 +3,9 @@
 //! count per field name, `t` the per-name totals, `f` the names in the order
 //! of the counts (first seen first, so adding a name never rewrites buckets).
 
-use super::bucket_window::{load, resolve_precision, slide, write, HashView, HashWrite, Kind};
+use super::bucket_window::{
+    load, resolve_precision, slide, write, Counts, HashView, HashWrite, Kind,
+};
 use super::count_request::{CountRequest, TotalsRequest, MAX_FIELDS};
 use super::error::RlError;
 
@@ -46,7 +48,7 @@ pub fn count(
             names.len() - 1
         }
     };
-    let mut totals = win.totals.clone();
+    let mut totals = Counts::from_slice(&win.totals);
     totals.resize(names.len(), 0);
     let mut bucket = win.target_counts(names.len());
     bucket[idx] = bucket[idx].saturating_add(req.by);

@@ -15,89 +15,126 @@ use super::decimal::Line;
 /// as not rl's.
 pub const MAX_BITS: usize = 2 * MAX_BUCKETS as usize;
 
-/// The set, 64 bits per word, word 0 holding bits 0..64.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The set kept as its own hex text (most significant digit first, no
+/// leading zeros, empty when no bit is set), so the common admission
+/// (nothing evicted, same bucket) copies it through without converting it;
+/// every operation works on the few digits it touches.
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct HeldBuckets {
-    words: SmallVec<[u64; 2]>,
+    hex: SmallVec<[u8; 32]>,
+}
+
+impl Clone for HeldBuckets {
+    /// One copy of the digits (a SmallVec's own `clone` goes byte by byte).
+    fn clone(&self) -> Self {
+        HeldBuckets {
+            hex: SmallVec::from_slice(&self.hex),
+        }
+    }
+}
+
+const DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+fn value(digit: u8) -> u8 {
+    match digit {
+        b'0'..=b'9' => digit - b'0',
+        _ => digit - b'a' + 10,
+    }
 }
 
 impl HeldBuckets {
     /// Parses lowercase hex (most significant digit first) of at most
     /// `MAX_BITS / 4` digits; `None` for anything else.
     pub fn parse(hex: &[u8]) -> Option<HeldBuckets> {
-        if hex.is_empty() || hex.len() > MAX_BITS / 4 {
+        let valid = |c: &u8| c.is_ascii_digit() || (b'a'..=b'f').contains(c);
+        if hex.is_empty() || hex.len() > MAX_BITS / 4 || !hex.iter().all(valid) {
             return None;
         }
-        let mut set = HeldBuckets::default();
-        for (i, &c) in hex.iter().rev().enumerate() {
-            let nibble = match c {
-                b'0'..=b'9' => c - b'0',
-                b'a'..=b'f' => c - b'a' + 10,
-                _ => return None,
-            };
-            let (word, shift) = (i / 16, (i % 16) * 4);
-            if set.words.len() <= word {
-                set.words.resize(word + 1, 0);
-            }
-            set.words[word] |= u64::from(nibble) << shift;
-        }
-        set.trim();
-        Some(set)
+        let zeros = hex.iter().take_while(|&&c| c == b'0').count();
+        Some(HeldBuckets {
+            hex: SmallVec::from_slice(&hex[zeros..]),
+        })
     }
 
     /// Appends the set in hex without leading zeros (`0` when empty).
     pub fn write<const N: usize>(&self, line: &mut Line<N>) {
-        let Some(top) = self.highest() else {
+        if self.hex.is_empty() {
             line.byte(b'0');
-            return;
-        };
-        for i in (0..=top / 4).rev() {
-            let nibble = (self.words[i / 16] >> ((i % 16) * 4)) & 0xf;
-            line.byte(b"0123456789abcdef"[nibble as usize]);
+        } else {
+            line.bytes(&self.hex);
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
+        self.hex.is_empty()
+    }
+
+    /// Digit `k` counted from the least significant end (0 past the top).
+    fn nibble(&self, k: usize) -> u8 {
+        let n = self.hex.len();
+        if k < n {
+            value(self.hex[n - 1 - k])
+        } else {
+            0
+        }
     }
 
     /// The highest bit set (the oldest bucket held).
     pub fn highest(&self) -> Option<usize> {
-        let top = *self.words.last()?;
-        Some((self.words.len() - 1) * 64 + 63 - top.leading_zeros() as usize)
+        let top = value(*self.hex.first()?);
+        Some((self.hex.len() - 1) * 4 + 7 - top.leading_zeros() as usize)
     }
 
     pub fn contains(&self, i: usize) -> bool {
-        self.words
-            .get(i / 64)
-            .is_some_and(|w| w >> (i % 64) & 1 == 1)
+        self.nibble(i / 4) >> (i % 4) & 1 == 1
     }
 
     pub fn insert(&mut self, i: usize) {
-        if self.words.len() <= i / 64 {
-            self.words.resize(i / 64 + 1, 0);
+        let k = i / 4;
+        let n = self.hex.len();
+        if k >= n {
+            self.hex
+                .insert_many(0, std::iter::repeat_n(b'0', k + 1 - n));
         }
-        self.words[i / 64] |= 1 << (i % 64);
+        let at = self.hex.len() - 1 - k;
+        self.hex[at] = DIGITS[usize::from(value(self.hex[at]) | 1 << (i % 4))];
     }
 
     /// The bits set, lowest (newest bucket) first.
     pub fn bits(&self) -> impl Iterator<Item = usize> + '_ {
-        self.words.iter().enumerate().flat_map(|(at, &word)| {
-            let mut rest = word;
-            std::iter::from_fn(move || {
-                let bit = (rest != 0).then(|| rest.trailing_zeros() as usize)?;
-                rest &= rest - 1;
-                Some(at * 64 + bit)
-            })
+        self.bits_from(0)
+    }
+
+    /// The bits set from `start` on, lowest first; the digits below `start`
+    /// are not visited.
+    pub fn bits_from(&self, start: usize) -> impl Iterator<Item = usize> + '_ {
+        (start / 4..self.hex.len()).flat_map(move |k| {
+            (0..4)
+                .map(move |b| k * 4 + b)
+                .filter(move |&i| i >= start && self.nibble(k) >> (i % 4) & 1 == 1)
+        })
+    }
+
+    /// The bits set, highest (oldest bucket) first.
+    pub fn bits_down(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.hex.len()).rev().flat_map(move |k| {
+            (0..4)
+                .rev()
+                .map(move |b| k * 4 + b)
+                .filter(move |&i| self.nibble(k) >> (i % 4) & 1 == 1)
         })
     }
 
     /// Clears every bit from `len` on.
     pub fn truncate(&mut self, len: usize) {
-        let whole = len / 64;
-        if whole < self.words.len() {
-            self.words.truncate(whole + 1);
-            self.words[whole] &= (1u64 << (len % 64)).wrapping_sub(1);
+        let keep = len.div_ceil(4);
+        if self.hex.len() > keep {
+            let extra = self.hex.len() - keep;
+            self.hex.drain(..extra);
+        }
+        // The top digit kept may hold bits from `len` on.
+        if !len.is_multiple_of(4) && self.hex.len() == keep {
+            self.hex[0] = DIGITS[usize::from(value(self.hex[0]) & ((1 << (len % 4)) - 1))];
         }
         self.trim();
     }
@@ -107,21 +144,26 @@ impl HeldBuckets {
         if self.is_empty() || by == 0 {
             return;
         }
-        let (words, bits) = (by / 64, by % 64);
-        let mut out: SmallVec<[u64; 2]> = SmallVec::from_elem(0, words);
-        let mut carry = 0u64;
-        for &w in &self.words {
-            out.push(w << bits | carry);
-            carry = if bits == 0 { 0 } else { w >> (64 - bits) };
+        let bits = by % 4;
+        if bits != 0 {
+            let mut carry = 0u8;
+            for digit in self.hex.iter_mut().rev() {
+                let v = value(*digit);
+                *digit = DIGITS[usize::from((v << bits | carry) & 0xf)];
+                carry = v >> (4 - bits);
+            }
+            if carry != 0 {
+                self.hex.insert(0, DIGITS[usize::from(carry)]);
+            }
         }
-        out.push(carry);
-        self.words = out;
+        self.hex.extend(std::iter::repeat_n(b'0', by / 4));
         self.trim();
     }
 
     fn trim(&mut self) {
-        while self.words.last() == Some(&0) {
-            self.words.pop();
+        let zeros = self.hex.iter().take_while(|&&c| c == b'0').count();
+        if zeros > 0 {
+            self.hex.drain(..zeros);
         }
     }
 }
@@ -192,6 +234,14 @@ mod tests {
                 }
                 prop_assert_eq!(set.bits().collect::<Vec<_>>(), model.iter().copied().collect::<Vec<_>>());
                 prop_assert_eq!(set.highest(), model.last().copied());
+                prop_assert_eq!(
+                    set.bits_down().collect::<Vec<_>>(),
+                    model.iter().rev().copied().collect::<Vec<_>>()
+                );
+                prop_assert_eq!(
+                    set.bits_from(n).collect::<Vec<_>>(),
+                    model.range(n..).copied().collect::<Vec<_>>()
+                );
                 let text = hex(&set);
                 let parsed = HeldBuckets::parse(text.as_bytes());
                 prop_assert_eq!(parsed.as_ref(), Some(&set));
