@@ -178,7 +178,14 @@ fn key_with_buckets(c: &mut redis::Connection, key: &str, n: i64) -> (i64, Strin
         held == 10 * n || held == 10 * (n - 1),
         "held {held} of {n} buckets"
     );
-    let usage: i64 = redis::cmd("MEMORY").arg("USAGE").arg(key).query(c).unwrap();
+    // SAMPLES 0: every field counted (the default samples 5 and scales).
+    let usage: i64 = redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg(key)
+        .arg("SAMPLES")
+        .arg(0)
+        .query(c)
+        .unwrap();
     let enc: String = redis::cmd("OBJECT")
         .arg("ENCODING")
         .arg(key)
