@@ -22,13 +22,13 @@
 //! `kind` is `b` (RL.BUCKETS) or `c` (RL.COUNT); `newest` is the newest
 //! bucket written; `held` says which older buckets have a field
 //! ([`HeldBuckets`], hex); `totals` are the running totals of the held
-//! buckets, one per counted field. For RL.BUCKETS, `current` is the count of bucket `newest`,
-//! which lives in the header and gets its own field only when a newer bucket
-//! starts: an admission into the current bucket reads and writes the header
-//! alone (the first field of the hash: the cheapest lookup in a listpack).
-//! RL.COUNT keeps its newest bucket in a field too: with several counts the
-//! header would outgrow a listpack value (64 bytes) and cost the compact
-//! encoding.
+//! buckets, one per counted field. For RL.BUCKETS, `current` is the count
+//! of bucket `newest`, which lives in the header and gets its own field only
+//! when a newer bucket starts: an admission into the current bucket reads
+//! and writes the header alone (the first field of the hash: the cheapest
+//! lookup in a listpack). RL.COUNT keeps its newest bucket in a field too:
+//! with several counts the header would outgrow a listpack value (64 bytes)
+//! and cost the compact encoding.
 //!
 //! Counts are written zero-padded to [`COUNTER_DIGITS`] digits and joined by
 //! commas, so a value's size does not depend on how many requests it counts.
@@ -348,7 +348,8 @@ pub struct Window {
     pub newest: Option<i64>,
     /// Which buckets older than `newest` have a field, after eviction.
     pub held: HeldBuckets,
-    /// Counts of that newest bucket (kept in the header).
+    /// Counts of that newest bucket (RL.BUCKETS: from the header; RL.COUNT:
+    /// from its field).
     pub newest_counts: Counts,
     /// Totals over the buckets that still count.
     pub totals: Counts,

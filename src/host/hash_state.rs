@@ -4,7 +4,6 @@
 use std::ffi::CString;
 use std::os::raw::{c_char, c_int};
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering};
 
 use smallvec::SmallVec;
 
@@ -12,6 +11,7 @@ use super::context::{string_bytes, CommandCtx};
 use super::ffi;
 use super::ffi::api;
 use super::ffi::OK;
+use super::kept_strings;
 use super::key_expiry;
 use crate::core::bucket_window::{Bytes, HashView, HashWrite, FIELD_HEADER};
 use crate::core::error::RlError;
@@ -49,41 +49,6 @@ impl Drop for Applied {
             // SAFETY: each string was created by us and is freed once.
             unsafe { api!(FreeString)(self.ctx, s) }
         }
-    }
-}
-
-/// The header field's name as a server string, made on first use and kept
-/// until unload: every admission writes that field, and a fresh string each
-/// time (made, then freed) costs about as much as writing the field.
-static HEADER_FIELD: AtomicPtr<ffi::Str> = AtomicPtr::new(ptr::null_mut());
-
-/// A reference to the cached header field name (the caller frees it, as
-/// any string it made).
-fn header_field() -> *mut ffi::Str {
-    let mut s = HEADER_FIELD.load(Ordering::Relaxed);
-    // SAFETY: commands run on the server's main thread; a string made
-    // without a context is never freed by the server behind our back; the
-    // extra reference is the caller's.
-    unsafe {
-        if s.is_null() {
-            s = api!(CreateString)(
-                ptr::null_mut(),
-                FIELD_HEADER.as_ptr().cast(),
-                FIELD_HEADER.len(),
-            );
-            HEADER_FIELD.store(s, Ordering::Relaxed);
-        }
-        api!(RetainString)(ptr::null_mut(), s);
-    }
-    s
-}
-
-/// Frees the cached strings (module unload).
-pub fn release_cached_strings() {
-    let s = HEADER_FIELD.swap(ptr::null_mut(), Ordering::Relaxed);
-    if !s.is_null() {
-        // SAFETY: the cache's own reference, dropped once.
-        unsafe { api!(FreeString)(ptr::null_mut(), s) }
     }
 }
 
@@ -135,7 +100,11 @@ impl<'a> HashState<'a> {
         };
         for (field, value) in &w.set {
             let f = if field[..] == *FIELD_HEADER {
-                header_field()
+                // SAFETY: made without a context: kept until unload.
+                kept_strings::HEADER_FIELD.get(0, || unsafe {
+                    let name = FIELD_HEADER;
+                    api!(CreateString)(ptr::null_mut(), name.as_ptr().cast(), name.len())
+                })
             } else {
                 create(field)
             };

@@ -6,6 +6,7 @@ pub mod command;
 pub mod context;
 pub mod ffi;
 pub mod hash_state;
+pub mod kept_strings;
 pub mod key_expiry;
 pub mod registry;
 pub mod replicate;
@@ -37,7 +38,7 @@ pub(crate) fn load(ctx: *mut RawCtx, options: &LoadOptions) -> Result<(), String
 
 /// Module unload: frees what the module keeps between calls.
 pub(crate) fn unload() {
-    hash_state::release_cached_strings();
+    kept_strings::release_all();
 }
 
 fn set_options(ctx: *mut RawCtx) {

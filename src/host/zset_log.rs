@@ -10,6 +10,7 @@ use smallvec::SmallVec;
 use super::context::CommandCtx;
 use super::ffi::api;
 use super::ffi::OK;
+use super::kept_strings;
 use super::key_expiry;
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
@@ -158,8 +159,11 @@ impl<'a> ZsetLog<'a> {
     /// replication of these. Nothing is written when a member cannot be
     /// numbered.
     pub fn apply(&mut self, a: &Admission) -> Result<Written, RlError> {
-        // SAFETY: ctx is live; the string is freed by `Written`.
-        let score = unsafe { api!(CreateStringFromLongLong)(self.cmd.raw, a.at) };
+        // SAFETY: the string is made without a context, kept, and freed by
+        // `Written` (one reference each).
+        let score = kept_strings::SLIDE_SCORE.get(a.at, || unsafe {
+            api!(CreateStringFromLongLong)(std::ptr::null_mut(), a.at)
+        });
         let mut written = Written {
             ctx: self.cmd.raw,
             score,
