@@ -413,12 +413,13 @@ pub fn slide(
     // Bit i is bucket newest - 1 - i: it has left when below `live_from`.
     let first_stale = usize::try_from(s.newest - live_from).unwrap_or(0);
     let mut held = s.held.clone();
-    let mut candidates: SmallVec<[i64; 8]> = SmallVec::new();
-    if held.highest().is_some_and(|top| top >= first_stale) {
-        candidates.extend(held.bits_from(first_stale).map(|i| s.newest - 1 - i as i64));
-        candidates.reverse();
-        held.truncate(first_stale);
-    }
+    // Oldest first; only the digits holding stale bits are visited.
+    let mut candidates: SmallVec<[i64; 8]> = held
+        .bits_down()
+        .take_while(|&i| i >= first_stale)
+        .map(|i| s.newest - 1 - i as i64)
+        .collect();
+    held.truncate(first_stale);
     // An RL.COUNT newest bucket has a field too, leaving with the rest.
     if !s.kind.header_holds_newest() && s.newest < live_from {
         candidates.push(s.newest);
@@ -612,10 +613,7 @@ impl MemoryHash {
 
     /// Number of bucket fields held.
     pub fn bucket_count(&self) -> usize {
-        self.fields
-            .keys()
-            .filter(|k| k.first().is_some_and(|c| c.is_ascii_digit() || *c == b'-'))
-            .count()
+        self.bucket_indexes().len()
     }
 }
 

@@ -102,20 +102,15 @@ impl HeldBuckets {
 
     /// The bits set, lowest (newest bucket) first.
     pub fn bits(&self) -> impl Iterator<Item = usize> + '_ {
-        self.bits_from(0)
-    }
-
-    /// The bits set from `start` on, lowest first; the digits below `start`
-    /// are not visited.
-    pub fn bits_from(&self, start: usize) -> impl Iterator<Item = usize> + '_ {
-        (start / 4..self.hex.len()).flat_map(move |k| {
+        (0..self.hex.len()).flat_map(move |k| {
             (0..4)
                 .map(move |b| k * 4 + b)
-                .filter(move |&i| i >= start && self.nibble(k) >> (i % 4) & 1 == 1)
+                .filter(move |&i| self.nibble(k) >> (i % 4) & 1 == 1)
         })
     }
 
-    /// The bits set, highest (oldest bucket) first.
+    /// The bits set, highest (oldest bucket) first: the digits below the
+    /// last bit taken are not visited.
     pub fn bits_down(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.hex.len()).rev().flat_map(move |k| {
             (0..4)
@@ -239,8 +234,8 @@ mod tests {
                     model.iter().rev().copied().collect::<Vec<_>>()
                 );
                 prop_assert_eq!(
-                    set.bits_from(n).collect::<Vec<_>>(),
-                    model.range(n..).copied().collect::<Vec<_>>()
+                    set.bits_down().take_while(|&i| i >= n).collect::<Vec<_>>(),
+                    model.range(n..).rev().copied().collect::<Vec<_>>()
                 );
                 let text = hex(&set);
                 let parsed = HeldBuckets::parse(text.as_bytes());

@@ -9,6 +9,13 @@ use super::replicate;
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
 
+/// The open `key`'s absolute expiry in ms; `None` without a TTL.
+pub(super) fn abs_expire(key: *mut ffi::Key) -> Option<i64> {
+    // SAFETY: the caller passes a key it opened and has not closed.
+    let at = unsafe { api!(GetAbsExpire)(key) };
+    (at != ffi::NO_EXPIRE).then_some(at)
+}
+
 /// Moves the expiry of the open, just written `key` (argument `key_index`)
 /// if it falls short of `expiry`, then replicates the absolute time and
 /// fires `expire` as PEXPIREAT would. Call after replicating the write
@@ -19,9 +26,7 @@ pub(super) fn keep_alive(
     key_index: usize,
     expiry: &Expiry,
 ) -> Result<(), RlError> {
-    // SAFETY: key is open for writing and holds what was just written.
-    let current = unsafe { api!(GetAbsExpire)(key) };
-    let Some(at) = expiry.next((current != ffi::NO_EXPIRE).then_some(current)) else {
+    let Some(at) = expiry.next(abs_expire(key)) else {
         return Ok(());
     };
     // SAFETY: as above.

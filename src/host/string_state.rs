@@ -17,6 +17,7 @@ use super::ffi;
 use super::context::CommandCtx;
 use super::ffi::api;
 use super::ffi::OK;
+use super::key_expiry;
 use crate::core::decimal::Line;
 use crate::core::error::RlError;
 
@@ -98,9 +99,7 @@ impl<'a> StringState<'a> {
         if self.key.is_null() {
             return None;
         }
-        // SAFETY: key is open.
-        let at = unsafe { api!(GetAbsExpire)(self.key) };
-        (at != ffi::NO_EXPIRE).then_some(at)
+        key_expiry::abs_expire(self.key)
     }
 
     /// Stores `value` in decimal with the absolute expiry `expire_at_ms`, and
