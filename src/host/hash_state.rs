@@ -29,6 +29,19 @@ fn c_field(field: &[u8]) -> Result<CString, RlError> {
     CString::new(field).map_err(|_| RlError::Internal("field name with a NUL byte"))
 }
 
+/// The header's field name as a server string, made once without a context
+/// and kept until unload ([`kept_strings::HEADER_FIELD`]).
+fn make_header_field() -> *mut ffi::Str {
+    // SAFETY: no context needed; the server copies the bytes.
+    unsafe {
+        api!(CreateString)(
+            ptr::null_mut(),
+            FIELD_HEADER.as_ptr().cast(),
+            FIELD_HEADER.len(),
+        )
+    }
+}
+
 /// Short field names (all of rl's metadata and bucket fields) are made
 /// NUL-terminated on the stack: no allocation per read.
 const STACK_FIELD: usize = 32;
@@ -100,11 +113,7 @@ impl<'a> HashState<'a> {
         };
         for (field, value) in &w.set {
             let f = if field[..] == *FIELD_HEADER {
-                // SAFETY: made without a context: kept until unload.
-                kept_strings::HEADER_FIELD.get(0, || unsafe {
-                    let name = FIELD_HEADER;
-                    api!(CreateString)(ptr::null_mut(), name.as_ptr().cast(), name.len())
-                })
+                kept_strings::HEADER_FIELD.get(0, make_header_field)
             } else {
                 create(field)
             };
@@ -159,27 +168,31 @@ impl HashView for HashState<'_> {
         if self.key.is_null() {
             return None;
         }
-        let mut stack = [0u8; STACK_FIELD];
-        let heap;
-        let field_ptr: *const c_char = if field.len() < STACK_FIELD && !field.contains(&0) {
-            stack[..field.len()].copy_from_slice(field);
-            stack.as_ptr().cast()
-        } else {
-            heap = c_field(field).ok()?;
-            heap.as_ptr()
-        };
         let mut value: *mut ffi::Str = ptr::null_mut();
-        // SAFETY: key is open; the field is NUL-terminated and outlives the
-        // call; the returned string is ours to free; the argument list ends
-        // with NULL.
+        let out = &mut value as *mut *mut ffi::Str;
+        let end = ptr::null::<c_char>();
+        // The header, read on every call, by the kept server string: the
+        // server makes no string of its own for the name.
+        let status: c_int = if field == FIELD_HEADER {
+            let name = kept_strings::HEADER_FIELD.borrow(0, make_header_field);
+            // SAFETY: key is open; the kept name lives through the call; the
+            // returned string is ours to free; the argument list ends with NULL.
+            unsafe { api!(HashGet)(self.key, ffi::HASH_NONE, name, out, end) }
+        } else {
+            let mut stack = [0u8; STACK_FIELD];
+            let heap;
+            let field_ptr: *const c_char = if field.len() < STACK_FIELD && !field.contains(&0) {
+                stack[..field.len()].copy_from_slice(field);
+                stack.as_ptr().cast()
+            } else {
+                heap = c_field(field).ok()?;
+                heap.as_ptr()
+            };
+            // SAFETY: as above, with a NUL-terminated name that outlives the call.
+            unsafe { api!(HashGet)(self.key, ffi::HASH_CFIELDS, field_ptr, out, end) }
+        };
+        // SAFETY: the string the server returned is ours to free.
         unsafe {
-            let status: c_int = api!(HashGet)(
-                self.key,
-                ffi::HASH_CFIELDS,
-                field_ptr,
-                &mut value as *mut *mut ffi::Str,
-                ptr::null::<c_char>(),
-            );
             if status != OK || value.is_null() {
                 return None;
             }

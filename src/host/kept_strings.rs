@@ -29,6 +29,17 @@ impl KeptString {
     /// string it made), made by `make` when the kept one is for another
     /// value or there is none yet.
     pub fn get(&self, value: i64, make: impl FnOnce() -> *mut ffi::Str) -> *mut ffi::Str {
+        let s = self.borrow(value, make);
+        // SAFETY: `s` is live (kept); the extra reference is the caller's. A
+        // string made without a context is never freed behind our back.
+        unsafe { api!(RetainString)(ptr::null_mut(), s) };
+        s
+    }
+
+    /// The kept string for `value` without a reference of the caller's: for
+    /// a server call that only reads it within the current command (the
+    /// next `get` or `borrow` for another value may free it).
+    pub fn borrow(&self, value: i64, make: impl FnOnce() -> *mut ffi::Str) -> *mut ffi::Str {
         let mut s = self.string.load(Ordering::Relaxed);
         if s.is_null() || self.value.load(Ordering::Relaxed) != value {
             let old = self.string.swap(ptr::null_mut(), Ordering::Relaxed);
@@ -41,9 +52,6 @@ impl KeptString {
             self.value.store(value, Ordering::Relaxed);
             self.string.store(s, Ordering::Relaxed);
         }
-        // SAFETY: `s` is live (kept); the extra reference is the caller's. A
-        // string made without a context is never freed behind our back.
-        unsafe { api!(RetainString)(ptr::null_mut(), s) };
         s
     }
 

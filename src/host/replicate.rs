@@ -90,18 +90,27 @@ pub fn pexpireat(cmd: &CommandCtx, key_index: usize, at_ms: i64) {
 }
 
 /// `cmd key a1 a2 ...` with server strings the caller owns (and frees).
+/// Up to four arguments go as single strings: a vector (`v`) costs the
+/// server a reallocation of its argument array.
 fn replicate_strings(cmd: &CommandCtx, name: &std::ffi::CStr, key_index: usize, args: &[*mut Str]) {
-    // SAFETY: ctx and key are live; the server takes its own references to
-    // the strings, which stay ours.
+    let (name, key) = (name.as_ptr(), cmd.raw_arg(key_index));
+    // SAFETY: ctx and key are live; format letters match the arguments; the
+    // server takes its own references to the strings, which stay ours.
     unsafe {
-        api!(Replicate)(
-            cmd.raw,
-            name.as_ptr(),
-            c"sv".as_ptr(),
-            cmd.raw_arg(key_index),
-            args.as_ptr(),
-            args.len(),
-        );
+        let replicate = api!(Replicate);
+        match *args {
+            [a] => replicate(cmd.raw, name, c"ss".as_ptr(), key, a),
+            [a, b] => replicate(cmd.raw, name, c"sss".as_ptr(), key, a, b),
+            [a, b, c, d] => replicate(cmd.raw, name, c"sssss".as_ptr(), key, a, b, c, d),
+            _ => replicate(
+                cmd.raw,
+                name,
+                c"sv".as_ptr(),
+                key,
+                args.as_ptr(),
+                args.len(),
+            ),
+        };
     }
 }
 
