@@ -118,13 +118,24 @@ pub trait HashView {
 /// What an admitted call writes. A denied call writes nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HashWrite {
-    /// Fields set to these values (absolute, never increments); the header
-    /// first.
-    pub set: SmallVec<[(Bytes, Bytes); 3]>,
+    /// The header's new value: every write sets it, first.
+    pub header: Bytes,
+    /// Other fields set to these values: the bucket that got or keeps a
+    /// field of its own, RL.COUNT's names. All values are absolute, never
+    /// increments.
+    pub fields: SmallVec<[(Bytes, Bytes); 1]>,
     /// Bucket fields that left the window (each one exists).
     pub delete: Vec<Bytes>,
     /// The key must live until the newest bucket leaves the window.
     pub expiry: Expiry,
+}
+
+impl HashWrite {
+    /// Every field set and its value, the header first.
+    pub fn pairs(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        let others = self.fields.iter().map(|(f, v)| (&f[..], &v[..]));
+        std::iter::once((FIELD_HEADER, &self.header[..])).chain(others)
+    }
 }
 
 /// The stored state of a key, from its header (and names).
@@ -203,6 +214,57 @@ pub fn encode_header(
     Bytes::from_slice(line.as_slice())
 }
 
+/// A stored value's comma-separated items, read left to right in one pass
+/// (the header is read on every call).
+struct Items<'a> {
+    /// What follows the last separator; `None` once the last item is read.
+    rest: Option<&'a [u8]>,
+}
+
+impl<'a> Items<'a> {
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let rest = self.rest?;
+        match rest.iter().position(|&b| b == b',') {
+            Some(end) => {
+                self.rest = Some(&rest[end + 1..]);
+                Some(&rest[..end])
+            }
+            None => {
+                self.rest = None;
+                Some(rest)
+            }
+        }
+    }
+
+    /// The next item as a number: an optional `-` and 1 to 18 digits (rl
+    /// writes no longer one, and the sum cannot overflow). Digits are read
+    /// and summed in one pass up to the separator.
+    fn int(&mut self) -> Option<i64> {
+        let rest = self.rest?;
+        let neg = rest.first() == Some(&b'-');
+        let start = usize::from(neg);
+        let mut at = start;
+        let mut v: i64 = 0;
+        while let Some(&b) = rest.get(at) {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 || at - start == 18 {
+                break;
+            }
+            v = v * 10 + i64::from(digit);
+            at += 1;
+        }
+        self.rest = match rest.get(at) {
+            None => None,
+            Some(b',') => Some(&rest[at + 1..]),
+            Some(_) => return None,
+        };
+        if at == start {
+            return None;
+        }
+        Some(if neg { -v } else { v })
+    }
+}
+
 fn signed(bytes: &[u8]) -> Option<i64> {
     let (neg, digits) = match bytes.split_first() {
         Some((b'-', rest)) => (true, rest),
@@ -230,6 +292,40 @@ pub fn default_precision(window_ms: u64) -> u64 {
     window_ms.div_ceil(DEFAULT_BUCKETS).max(1)
 }
 
+/// The header's items as stored, before they are checked against the
+/// command and the names.
+struct Header {
+    kind: Kind,
+    precision: i64,
+    newest: i64,
+    held: HeldBuckets,
+    /// Totals, then (RL.BUCKETS) the newest bucket's counts.
+    counts: Counts,
+}
+
+impl Header {
+    /// `None` for anything rl did not write. One pass, no error values
+    /// made on the way (the header is read on every call).
+    fn parse(bytes: &[u8]) -> Option<Header> {
+        let mut items = Items { rest: Some(bytes) };
+        let kind = Kind::from_tag(items.next()?)?;
+        let precision = items.int()?;
+        let newest = items.int()?;
+        let held = HeldBuckets::parse(items.next()?)?;
+        let mut counts = Counts::new();
+        while items.rest.is_some() {
+            counts.push(items.int()?.try_into().ok()?);
+        }
+        Some(Header {
+            kind,
+            precision,
+            newest,
+            held,
+            counts,
+        })
+    }
+}
+
 /// Reads the key's state. `None` for a missing key; an error when the key
 /// belongs to the other command or holds a hash rl did not write.
 pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlError> {
@@ -237,26 +333,18 @@ pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlErr
         return Ok(None);
     }
     let header = view.get(FIELD_HEADER).ok_or(RlError::ForeignHash)?;
-    let mut items = header.split(|&b| b == b',');
-    let found = items
-        .next()
-        .and_then(Kind::from_tag)
-        .ok_or(RlError::ForeignHash)?;
+    let Header {
+        kind: found,
+        precision,
+        newest,
+        held,
+        counts,
+    } = Header::parse(&header).ok_or(RlError::ForeignHash)?;
     if found != kind {
         return Err(RlError::WrongKind {
             found: found.command(),
             wanted: kind.command(),
         });
-    }
-    let mut int = || items.next().and_then(signed).ok_or(RlError::ForeignHash);
-    let (precision, newest) = (int()?, int()?);
-    let held = items
-        .next()
-        .and_then(HeldBuckets::parse)
-        .ok_or(RlError::ForeignHash)?;
-    let mut counts = Counts::new();
-    for item in items {
-        counts.push(unsigned(item).ok_or(RlError::ForeignHash)?);
     }
     let names: Vec<Vec<u8>> = match kind {
         Kind::Buckets => Vec::new(),
@@ -480,7 +568,7 @@ pub fn write(
     totals: &[u64],
     names: Option<&[Vec<u8>]>,
 ) -> HashWrite {
-    let mut set = SmallVec::new();
+    let mut fields = SmallVec::new();
     let in_header: &[u64] = if kind.header_holds_newest() {
         bucket
     } else {
@@ -507,17 +595,17 @@ pub fn write(
         }
     }
     let header = encode_header(kind, win.precision, win.target, &held, totals, in_header);
-    set.push((Bytes::from_slice(FIELD_HEADER), header));
     if let (Kind::Count, Some(names)) = (kind, names) {
-        set.push((Bytes::from_slice(FIELD_NAMES), names.join(&b","[..]).into()));
+        fields.push((Bytes::from_slice(FIELD_NAMES), names.join(&b","[..]).into()));
     }
     if !kind.header_holds_newest() {
-        set.push((bucket_field(win.target), encode_counts(bucket)));
+        fields.push((bucket_field(win.target), encode_counts(bucket)));
     } else if let Some(newest) = flush {
-        set.push((bucket_field(newest), encode_counts(&win.newest_counts)));
+        fields.push((bucket_field(newest), encode_counts(&win.newest_counts)));
     }
     HashWrite {
-        set,
+        header,
+        fields,
         delete: win.stale.iter().map(|&b| bucket_field(b)).collect(),
         expiry: Expiry::new(win.leaves_at(win.target), win.window_ms),
     }
@@ -600,7 +688,7 @@ impl MemoryHash {
 
     /// Applies a write the way the host does on the hash.
     pub fn apply(&mut self, w: &HashWrite) {
-        for (f, v) in &w.set {
+        for (f, v) in w.pairs() {
             self.fields.insert(f.to_vec(), v.to_vec());
         }
         for f in &w.delete {
@@ -822,6 +910,36 @@ mod tests {
             decide(&mut h, &req(5, 1000, 100, 1), 1),
             Err(RlError::ForeignHash)
         );
+    }
+
+    #[test]
+    fn headers_parse_exactly_as_written() {
+        let h = Header::parse(b"b,1000,-17,1f,000000003,000000001").expect("rl's");
+        assert_eq!((h.kind, h.precision, h.newest), (Kind::Buckets, 1000, -17));
+        assert_eq!((h.held.highest(), &h.counts[..]), (Some(4), &[3, 1][..]));
+        let h = Header::parse(b"c,1,999999999999999999,0,0").expect("18 digits");
+        assert_eq!(
+            (h.newest, &h.counts[..]),
+            (999_999_999_999_999_999, &[0][..])
+        );
+        for bad in [
+            &b""[..],
+            b"b",
+            b"x,1,0,0,1,1",
+            b"b,1,0,0,1,1,",
+            b"b,1,,0,1,1",
+            b"b,1,-,0,1,1",
+            b"b,1,0,0,-1,1",
+            b"b,1,0,0,1 ,1",
+            b"b,1,1000000000000000000,0,1,1",
+            b"b,1,0,g,1,1",
+        ] {
+            assert!(
+                Header::parse(bad).is_none(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
     }
 
     #[test]

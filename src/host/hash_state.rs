@@ -111,8 +111,8 @@ impl<'a> HashState<'a> {
             set: SmallVec::new(),
             delete: Vec::with_capacity(w.delete.len()),
         };
-        for (field, value) in &w.set {
-            let f = if field[..] == *FIELD_HEADER {
+        for (field, value) in w.pairs() {
+            let f = if field == FIELD_HEADER {
                 kept_strings::HEADER_FIELD.get(0, make_header_field)
             } else {
                 create(field)
