@@ -51,29 +51,26 @@ impl<const N: usize> Line<N> {
 
     /// `v` in decimal, zero-padded to at least `width` digits (at most 20).
     pub fn unsigned(&mut self, mut v: u64, width: usize) {
-        let digits = if v == 0 { 1 } else { v.ilog10() as usize + 1 };
-        let n = digits.max(width.min(20));
-        let end = self.len + n;
-        let out = &mut self.buf[self.len..end];
-        let mut at = n;
+        // Built right to left in a buffer of zeros (the padding comes free),
+        // two digits a step, then copied once.
+        let mut digits = [b'0'; 20];
+        let mut at = digits.len();
         while v >= 100 {
             let pair = (v % 100) as usize * 2;
             v /= 100;
             at -= 2;
-            out[at] = PAIRS[pair];
-            out[at + 1] = PAIRS[pair + 1];
+            digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
         }
         if v >= 10 {
             let pair = v as usize * 2;
             at -= 2;
-            out[at] = PAIRS[pair];
-            out[at + 1] = PAIRS[pair + 1];
+            digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
         } else {
             at -= 1;
-            out[at] = b'0' + v as u8;
+            digits[at] = b'0' + v as u8;
         }
-        out[..at].fill(b'0');
-        self.len = end;
+        let from = at.min(digits.len() - width.min(digits.len()));
+        self.bytes(&digits[from..]);
     }
 
     /// `v` in decimal, with a `-` when negative.
