@@ -1,6 +1,6 @@
 //! Decimal text as rl stores it, written on the stack: no allocation, no
-//! `format!`, no per-number copy call (the bucket header is formatted on
-//! every admission).
+//! `format!` (the bucket header is formatted on every admission, RL.SLIDE's
+//! member on every admission too).
 
 /// Two-digit pairs "00".."99", so each step writes two digits.
 const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
