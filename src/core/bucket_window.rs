@@ -263,15 +263,13 @@ impl<'a> Items<'a> {
         }
         Some(if neg { -v } else { v })
     }
-}
 
-fn signed(bytes: &[u8]) -> Option<i64> {
-    let (neg, digits) = match bytes.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, bytes),
-    };
-    let v = i64::try_from(unsigned(digits)?).ok()?;
-    Some(if neg { -v } else { v })
+    /// `bytes` as one such number and nothing else (a bucket field's name).
+    fn whole_int(bytes: &[u8]) -> Option<i64> {
+        let mut items = Items { rest: Some(bytes) };
+        let v = items.int()?;
+        items.rest.is_none().then_some(v)
+    }
 }
 
 /// `precision` fits `window`: at most the window and at most
@@ -728,7 +726,11 @@ impl MemoryHash {
 
     /// The bucket fields there are.
     pub fn bucket_indexes(&self) -> Vec<i64> {
-        let mut found: Vec<i64> = self.fields.keys().filter_map(|k| signed(k)).collect();
+        let mut found: Vec<i64> = self
+            .fields
+            .keys()
+            .filter_map(|k| Items::whole_int(k))
+            .collect();
         found.sort_unstable();
         found
     }

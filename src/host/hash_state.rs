@@ -111,12 +111,13 @@ impl<'a> HashState<'a> {
             set: SmallVec::new(),
             delete: Vec::with_capacity(w.delete.len()),
         };
-        for (field, value) in w.pairs() {
-            let f = if field == FIELD_HEADER {
-                kept_strings::HEADER_FIELD.get(0, make_header_field)
-            } else {
-                create(field)
-            };
+        // The header first, by the kept string of its name.
+        let header = (
+            kept_strings::HEADER_FIELD.get(0, make_header_field),
+            &w.header[..],
+        );
+        let others = w.fields.iter().map(|(f, v)| (create(f), &v[..]));
+        for (f, value) in std::iter::once(header).chain(others) {
             let v = create(value);
             applied.set.extend([f, v]);
             // SAFETY: key is open for writing; the server copies field and
