@@ -36,11 +36,11 @@ fn reply_fields_and_hash_layout() {
             "{f:?} {h:?}"
         );
         // The key lives until the newest bucket leaves the window, and at
-        // most window/8 longer.
+        // most window/4 longer.
         let needed = (h.newest + 1) * 1000 - 1 + 60_000;
         let expire: i64 = redis::cmd("PEXPIRETIME").arg("u").query(&mut c).unwrap();
         assert!(
-            (needed..=needed + 7_500).contains(&expire),
+            (needed..=needed + 15_000).contains(&expire),
             "{f:?}: expiry {expire}, needed {needed}"
         );
         let enc: String = redis::cmd("OBJECT")

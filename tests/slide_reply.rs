@@ -141,7 +141,7 @@ fn key_expires_when_newest_entry_leaves_the_window() {
     on_every_server(|server| {
         let f = server.flavor;
         let mut c = server.conn();
-        // Slack: window / 8 = 100 ms.
+        // Slack: window / 4 = 200 ms.
         let window = 800;
         let mut expiry = -1;
         for i in 0..8 {
@@ -152,11 +152,11 @@ fn key_expires_when_newest_entry_leaves_the_window() {
             // the slack beyond it; when it moves, it moves to the far end.
             let needed = newest + window as i64;
             assert!(
-                (needed..=needed + 100).contains(&now_expiry),
+                (needed..=needed + 200).contains(&now_expiry),
                 "{f:?} after admit {i}: expiry {now_expiry}, needed {needed}"
             );
             if now_expiry != expiry {
-                assert_eq!(now_expiry, needed + 100, "{f:?} after admit {i}");
+                assert_eq!(now_expiry, needed + 200, "{f:?} after admit {i}");
             }
             expiry = now_expiry;
             std::thread::sleep(Duration::from_millis(30));

@@ -802,8 +802,8 @@ mod tests {
         assert_eq!(h.fields.len(), 1);
         assert_eq!(h.fields[&b"h"[..]], b"b,100,500,0,000000003,000000003");
         // It must live until 51_099; the expiry moved with a slack of
-        // window/8.
-        assert_eq!(h.expire_at_ms, Some(51_099 + 125));
+        // window/4.
+        assert_eq!(h.expire_at_ms, Some(51_099 + 250));
     }
 
     #[test]
