@@ -118,12 +118,20 @@ impl<'a> HashState<'a> {
         );
         let others = w.fields.iter().map(|(f, v)| (create(f), &v[..]));
         for (f, value) in std::iter::once(header).chain(others) {
-            let v = create(value);
-            applied.set.extend([f, v]);
-            // SAFETY: key is open for writing; the server copies field and
-            // value; the argument list ends with NULL.
+            applied.set.extend([f, create(value)]);
+        }
+        // Two pairs at a time: the usual admit that starts a bucket sets the
+        // header and the bucket that just became older in one call.
+        let end = ptr::null::<c_char>();
+        for pairs in applied.set.chunks(4) {
+            // SAFETY: key is open for writing; the server copies fields and
+            // values; the argument list ends with NULL.
             unsafe {
-                api!(HashSet)(self.key, ffi::HASH_NONE, f, v, ptr::null::<c_char>());
+                match *pairs {
+                    [f, v, g, u] => api!(HashSet)(self.key, ffi::HASH_NONE, f, v, g, u, end),
+                    [f, v] => api!(HashSet)(self.key, ffi::HASH_NONE, f, v, end),
+                    _ => 0, // never: `set` holds whole pairs
+                };
             }
         }
         for field in &w.delete {
