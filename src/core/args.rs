@@ -5,36 +5,18 @@ use super::error::RlError;
 /// Parses a decimal integer in `1..=max`; anything else (sign, spaces,
 /// overflow, non-digits, empty) names `arg` in the error.
 pub fn positive(bytes: &[u8], arg: &'static str, max: u64) -> Result<u64, RlError> {
-    let err = RlError::OutOfRange { arg, max };
-    if bytes.is_empty() || bytes.len() > 20 {
-        return Err(err);
+    match unsigned(bytes) {
+        Some(v) if (1..=max).contains(&v) => Ok(v),
+        _ => Err(RlError::OutOfRange { arg, max }),
     }
-    let mut value: u64 = 0;
-    for &b in bytes {
-        if !b.is_ascii_digit() {
-            return Err(err);
-        }
-        match value
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(u64::from(b - b'0')))
-        {
-            Some(v) => value = v,
-            None => return Err(err),
-        }
-    }
-    if value == 0 || value > max {
-        return Err(err);
-    }
-    Ok(value)
 }
 
 /// Parses a decimal integer in `0..=max` (for arguments where zero means
 /// something, like a burst of none or a quantity that only peeks).
 pub fn non_negative(bytes: &[u8], arg: &'static str, max: u64) -> Result<u64, RlError> {
-    let err = RlError::NotInRange { arg, min: 0, max };
     match unsigned(bytes) {
         Some(v) if v <= max => Ok(v),
-        _ => Err(err),
+        _ => Err(RlError::NotInRange { arg, min: 0, max }),
     }
 }
 
