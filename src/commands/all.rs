@@ -7,10 +7,10 @@ use crate::command_callback;
 use crate::commands::limiter::{self, Access, Now};
 use crate::core::all_of::combine;
 use crate::core::error::RlError;
-use crate::core::limit_request::{all_key_indexes, AllRequest, ALL_FIRST_KEY};
+use crate::core::limit_request::{all_key_indexes, AllRequest, ALL_ARGS, ALL_FIRST_KEY};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
-use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
 use crate::host::reply::Reply;
 
 fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
@@ -59,12 +59,7 @@ static ALL: CommandSpec = CommandSpec {
     summary: c"Several limits at once: clause i (SLIDE|BUCKETS|THROTTLE|FIXED and that limiter's parameters) applies to key i. Admits and records the request only if every clause admits it; otherwise records nothing. Replies [allowed, retry_after_ms, [clause 1: allowed, remaining, retry_after_ms, reset_after_ms], ...].",
     complexity: c"The sum of the clauses' complexities.",
     since: c"0.1.0",
-    arity: -4,
     key: KeyAccess::ReadWriteUpdateKeyNum(1),
-    args: &[
-        ArgSpec { name: c"numkeys", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"key", kind: ArgKind::Keys, token: None, optional: false },
-        ArgSpec { name: c"clause", kind: ArgKind::Strings, token: None, optional: false },
-    ],
+    args: ALL_ARGS,
     callback: all_callback,
 };

@@ -5,12 +5,12 @@ use linkme::distributed_slice;
 
 use crate::command_callback;
 use crate::core::bucket_window::{decide, HashWrite};
-use crate::core::buckets_request::BucketsRequest;
+use crate::core::buckets_request::{self, BucketsRequest};
 use crate::core::error::RlError;
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::hash_state::HashState;
-use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
 use crate::host::replicate;
 use crate::host::reply::Reply;
 
@@ -54,14 +54,7 @@ static BUCKETS: CommandSpec = CommandSpec {
     summary: c"Sliding-window rate limit in buckets of PRECISION ms (default window/60): admits the request if the buckets still overlapping the last `window` ms plus `cost` hold at most `limit`. Memory depends on the bucket count, not the rate. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
     complexity: c"O(1) amortised; O(B) at most, with B = window / PRECISION buckets (after an idle gap, or to compute retry_after_ms on a denial).",
     since: c"0.1.0",
-    arity: -4,
     key: KeyAccess::ReadWriteUpdate,
-    args: &[
-        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-        ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"precision", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
-        ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
-    ],
+    args: buckets_request::ARGS,
     callback: buckets_callback,
 };

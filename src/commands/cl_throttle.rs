@@ -5,9 +5,9 @@
 use linkme::distributed_slice;
 
 use crate::command_callback;
-use crate::commands::throttle::{decide_and_apply, THROTTLE_ARGS};
+use crate::commands::throttle::decide_and_apply;
 use crate::core::error::RlError;
-use crate::core::throttle_request::ThrottleRequest;
+use crate::core::throttle_request::{self, ThrottleRequest};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
@@ -29,8 +29,7 @@ static CL_THROTTLE: CommandSpec = CommandSpec {
     summary: c"redis-cell compatible GCRA rate limit: `count` per `period` seconds with bursts up to `max_burst + 1`. Replies [limited, limit, remaining, retry_after_s, reset_after_s].",
     complexity: c"O(1)",
     since: c"0.1.0",
-    arity: -5,
     key: KeyAccess::ReadWriteUpdate,
-    args: THROTTLE_ARGS,
+    args: throttle_request::ARGS,
     callback: cl_throttle_callback,
 };

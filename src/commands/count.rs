@@ -5,13 +5,13 @@ use linkme::distributed_slice;
 
 use crate::command_callback;
 use crate::commands::buckets;
-use crate::core::count_request::CountRequest;
+use crate::core::count_request::{CountRequest, COUNT_ARGS};
 use crate::core::error::RlError;
 use crate::core::event_counter::count;
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::hash_state::HashState;
-use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
 use crate::host::reply::Reply;
 
 const KEY: usize = 1;
@@ -35,14 +35,7 @@ static COUNT: CommandSpec = CommandSpec {
     summary: c"Sliding-window event counter: adds n (default 1) to `field` in the current bucket and replies with every field's total over the last `window` ms, as field/total pairs sorted by field (a map in RESP3).",
     complexity: c"O(F) amortised with F the fields of the key; O(B + F) at most, with B = window / PRECISION buckets (after an idle gap).",
     since: c"0.1.0",
-    arity: -4,
     key: KeyAccess::ReadWriteUpdate,
-    args: &[
-        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"field", kind: ArgKind::String, token: None, optional: false },
-        ArgSpec { name: c"n", kind: ArgKind::Integer, token: Some(c"BY"), optional: true },
-        ArgSpec { name: c"precision", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
-    ],
+    args: COUNT_ARGS,
     callback: count_callback,
 };

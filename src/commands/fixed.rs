@@ -4,11 +4,11 @@ use linkme::distributed_slice;
 
 use crate::command_callback;
 use crate::core::error::RlError;
-use crate::core::fixed_request::FixedRequest;
+use crate::core::fixed_request::{self, FixedRequest};
 use crate::core::fixed_window::{decide, stored_count, FixedState, FixedWrite};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
-use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
 use crate::host::replicate;
 use crate::host::reply::Reply;
 use crate::host::string_state::StringState;
@@ -59,13 +59,7 @@ static FIXED: CommandSpec = CommandSpec {
     summary: c"Fixed-window rate limit: one counter per key, its window starting at the first admitted request and lasting `window` ms. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
     complexity: c"O(1)",
     since: c"0.1.0",
-    arity: -4,
     key: KeyAccess::ReadWriteUpdate,
-    args: &[
-        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-        ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
-    ],
+    args: fixed_request::ARGS,
     callback: fixed_callback,
 };

@@ -7,10 +7,10 @@ use linkme::distributed_slice;
 use crate::command_callback;
 use crate::commands::limiter::{self, Access, Now};
 use crate::core::error::RlError;
-use crate::core::limit_request::{parse_peek, PEEK_KEY};
+use crate::core::limit_request::{parse_peek, PEEK_ARGS, PEEK_KEY};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
-use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
 use crate::host::reply::Reply;
 
 fn peek(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
@@ -31,12 +31,7 @@ static PEEK: CommandSpec = CommandSpec {
     summary: c"What RL.SLIDE, RL.BUCKETS, RL.THROTTLE or RL.FIXED would answer for this request, without recording it: same parameters after the limiter's name, same reply [allowed, remaining, retry_after_ms, reset_after_ms]. Never writes; runs on replicas and in read-only scripts.",
     complexity: c"That of the named limiter's decision (its write excluded).",
     since: c"0.1.0",
-    arity: -3,
     key: KeyAccess::ReadOnlyAt(PEEK_KEY as i32),
-    args: &[
-        ArgSpec { name: c"limiter", kind: ArgKind::String, token: None, optional: false },
-        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-        ArgSpec { name: c"parameter", kind: ArgKind::Strings, token: None, optional: true },
-    ],
+    args: PEEK_ARGS,
     callback: peek_callback,
 };

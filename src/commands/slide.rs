@@ -4,11 +4,11 @@ use linkme::distributed_slice;
 
 use crate::command_callback;
 use crate::core::error::RlError;
-use crate::core::slide_request::SlideRequest;
+use crate::core::slide_request::{self, SlideRequest};
 use crate::core::sliding_log::{decide, Admission};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
-use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
 use crate::host::replicate;
 use crate::host::reply::Reply;
 use crate::host::zset_log::ZsetLog;
@@ -52,13 +52,7 @@ static SLIDE: CommandSpec = CommandSpec {
     summary: c"Exact sliding-window rate limit: admits the request if the cost admitted in the last `window` ms plus `cost` is at most `limit`. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
     complexity: c"O(log(N) * (M + C)) with N the entries held, M the entries leaving the window and C the cost.",
     since: c"0.1.0",
-    arity: -4,
     key: KeyAccess::ReadWriteUpdate,
-    args: &[
-        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-        ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
-    ],
+    args: slide_request::ARGS,
     callback: slide_callback,
 };

@@ -5,10 +5,10 @@ use linkme::distributed_slice;
 use crate::command_callback;
 use crate::core::error::RlError;
 use crate::core::gcra::{decide, stored_tat, GcraOutcome, TatWrite};
-use crate::core::throttle_request::ThrottleRequest;
+use crate::core::throttle_request::{self, ThrottleRequest};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
-use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
 use crate::host::replicate;
 use crate::host::reply::Reply;
 use crate::host::string_state::StringState;
@@ -57,16 +57,6 @@ fn throttle(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     Ok(Reply::Decision(outcome.to_decision()))
 }
 
-/// The arguments of both throttle commands (the period's unit differs).
-#[rustfmt::skip]
-pub(crate) const THROTTLE_ARGS: &[ArgSpec] = &[
-    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-    ArgSpec { name: c"max_burst", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"count", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"period", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"quantity", kind: ArgKind::Integer, token: None, optional: true },
-];
-
 const HANDLER: Handler = throttle;
 command_callback!(throttle_callback => HANDLER);
 
@@ -77,8 +67,7 @@ static THROTTLE: CommandSpec = CommandSpec {
     summary: c"GCRA rate limit: `count` per `period` ms with bursts up to `max_burst + 1`; `quantity` (default 1, 0 peeks) is the cost. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
     complexity: c"O(1)",
     since: c"0.1.0",
-    arity: -5,
     key: KeyAccess::ReadWriteUpdate,
-    args: THROTTLE_ARGS,
+    args: throttle_request::ARGS,
     callback: throttle_callback,
 };

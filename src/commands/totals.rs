@@ -4,13 +4,13 @@
 use linkme::distributed_slice;
 
 use crate::command_callback;
-use crate::core::count_request::TotalsRequest;
+use crate::core::count_request::{TotalsRequest, TOTALS_ARGS};
 use crate::core::error::RlError;
 use crate::core::event_counter::totals;
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::hash_state::HashState;
-use crate::host::registry::{ArgKind, ArgSpec, CommandSpec, KeyAccess, COMMANDS};
+use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
 use crate::host::reply::Reply;
 
 const KEY: usize = 1;
@@ -32,12 +32,7 @@ static TOTALS: CommandSpec = CommandSpec {
     summary: c"Totals of an RL.COUNT key over the last `window` ms, as field/total pairs sorted by field (a map in RESP3). Never writes.",
     complexity: c"O(F) with F the fields of the key; O(B + F) at most, with B = window / PRECISION buckets.",
     since: c"0.1.0",
-    arity: -3,
     key: KeyAccess::ReadOnly,
-    args: &[
-        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
-        ArgSpec { name: c"precision", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
-    ],
+    args: TOTALS_ARGS,
     callback: totals_callback,
 };

@@ -1,6 +1,7 @@
 //! Small parsers shared by every command's request type.
 
 use super::error::RlError;
+use super::syntax::{for_each_option, ArgSpec};
 
 /// Parses a decimal integer in `1..=max`; anything else (sign, spaces,
 /// overflow, non-digits, empty) names `arg` in the error.
@@ -36,33 +37,11 @@ pub fn unsigned(bytes: &[u8]) -> Option<u64> {
     Some(value)
 }
 
-/// Walks the `NAME value` option pairs from `args[from]` on, handing each
-/// to `on_option` under its name in `names` (matched case-insensitively).
-/// An unknown token or a name without its value is an error naming it.
-pub fn for_each_option<'a>(
-    args: &[&'a [u8]],
-    from: usize,
-    names: &[&'static str],
-    mut on_option: impl FnMut(&'static str, &'a [u8]) -> Result<(), RlError>,
-) -> Result<(), RlError> {
-    let mut at = from;
-    while at < args.len() {
-        let token = args[at];
-        let name = names
-            .iter()
-            .find(|n| token.eq_ignore_ascii_case(n.as_bytes()))
-            .ok_or_else(|| RlError::UnknownOption(token_text(token)))?;
-        on_option(name, option_value(args, at + 1, name)?)?;
-        at += 2;
-    }
-    Ok(())
-}
-
-/// The trailing `[COST cost]` of a command line, from `args[from]` on:
-/// `cost` in `1..=max`, default 1. Any other token is an unknown option.
-pub fn cost_option(args: &[&[u8]], from: usize, max: u64) -> Result<u64, RlError> {
+/// The trailing `[COST cost]` of a command declared by `syntax` (whose only
+/// option is `COST`): `cost` in `1..=max`, default 1.
+pub fn cost_option(syntax: &[ArgSpec], args: &[&[u8]], max: u64) -> Result<u64, RlError> {
     let mut cost = None;
-    for_each_option(args, from, &["COST"], |name, value| {
+    for_each_option(syntax, args, |name, value| {
         set_once(&mut cost, positive(value, name, max)?, name)
     })?;
     Ok(cost.unwrap_or(1))
@@ -75,17 +54,6 @@ pub fn set_once<T>(slot: &mut Option<T>, value: T, option: &'static str) -> Resu
     }
     *slot = Some(value);
     Ok(())
-}
-
-/// The value following an option token, or the error naming the option.
-pub fn option_value<'a>(
-    args: &[&'a [u8]],
-    at: usize,
-    option: &'static str,
-) -> Result<&'a [u8], RlError> {
-    args.get(at)
-        .copied()
-        .ok_or(RlError::MissingValue { option })
 }
 
 /// An option token as the client sent it, made safe to echo in an error

@@ -1,10 +1,11 @@
 //! `RL.COUNT key window field [BY n] [PRECISION ms]` and
 //! `RL.TOTALS key window [PRECISION ms]` parsed into typed requests.
 
-use super::args::{for_each_option, positive, set_once};
+use super::args::{positive, set_once};
 use super::buckets_request::precision_option;
 use super::error::RlError;
 use super::slide_request::MAX_WINDOW_MS;
+use super::syntax::{check_count, for_each_option, ArgKind, ArgSpec};
 
 /// Longest field name, in bytes.
 pub const MAX_FIELD_LEN: usize = 32;
@@ -14,6 +15,24 @@ pub const MAX_FIELDS: usize = 8;
 
 /// Largest `BY`.
 pub const MAX_BY: u64 = 1_000_000;
+
+/// `RL.COUNT`'s arguments after the name.
+#[rustfmt::skip]
+pub const COUNT_ARGS: &[ArgSpec] = &[
+    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+    ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
+    ArgSpec { name: c"field", kind: ArgKind::String, token: None, optional: false },
+    ArgSpec { name: c"n", kind: ArgKind::Integer, token: Some(c"BY"), optional: true },
+    ArgSpec { name: c"precision", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
+];
+
+/// `RL.TOTALS`'s arguments after the name.
+#[rustfmt::skip]
+pub const TOTALS_ARGS: &[ArgSpec] = &[
+    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+    ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
+    ArgSpec { name: c"precision", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
+];
 
 /// What one `RL.COUNT` call asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,17 +69,13 @@ pub fn check_field(field: &[u8]) -> Result<(), RlError> {
 impl<'a> CountRequest<'a> {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&'a [u8]]) -> Result<Self, RlError> {
-        if args.len() < 4 {
-            return Err(RlError::WrongArity {
-                command: "rl.count",
-            });
-        }
+        check_count(COUNT_ARGS, args.len(), "rl.count")?;
         let window_ms = positive(args[2], "window", MAX_WINDOW_MS)?;
         let field = args[3];
         check_field(field)?;
         let mut by = None;
         let mut precision = None;
-        for_each_option(args, 4, &["BY", "PRECISION"], |name, value| match name {
+        for_each_option(COUNT_ARGS, args, |name, value| match name {
             "BY" => set_once(&mut by, positive(value, name, MAX_BY)?, name),
             _ => precision_option(value, window_ms, &mut precision),
         })?;
@@ -76,14 +91,10 @@ impl<'a> CountRequest<'a> {
 impl TotalsRequest {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
-        if args.len() < 3 {
-            return Err(RlError::WrongArity {
-                command: "rl.totals",
-            });
-        }
+        check_count(TOTALS_ARGS, args.len(), "rl.totals")?;
         let window_ms = positive(args[2], "window", MAX_WINDOW_MS)?;
         let mut precision = None;
-        for_each_option(args, 3, &["PRECISION"], |_, value| {
+        for_each_option(TOTALS_ARGS, args, |_, value| {
             precision_option(value, window_ms, &mut precision)
         })?;
         Ok(TotalsRequest {
@@ -97,6 +108,7 @@ impl TotalsRequest {
 mod tests {
     use super::*;
     use crate::core::bucket_window::MAX_BUCKETS;
+    use crate::core::syntax::tests::errors_name_declared_arguments;
 
     fn split(line: &str) -> Vec<&[u8]> {
         line.split(' ').map(str::as_bytes).collect()
@@ -228,5 +240,13 @@ mod tests {
         for (line, want) in cases {
             assert_eq!(TotalsRequest::parse(&split(line)), Err(want), "{line}");
         }
+    }
+
+    #[test]
+    fn errors_name_the_declared_arguments() {
+        errors_name_declared_arguments(COUNT_ARGS, "RL.COUNT k 1000 ok", |a| {
+            CountRequest::parse(a).map(|_| ())
+        });
+        errors_name_declared_arguments(TOTALS_ARGS, "RL.TOTALS k 1000", TotalsRequest::parse);
     }
 }

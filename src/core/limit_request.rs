@@ -9,6 +9,7 @@ use super::buckets_request::BucketsRequest;
 use super::error::RlError;
 use super::fixed_request::FixedRequest;
 use super::slide_request::SlideRequest;
+use super::syntax::{check_count, ArgKind, ArgSpec};
 use super::throttle_request::ThrottleRequest;
 
 /// The limiters a request can name.
@@ -86,11 +87,17 @@ impl LimitRequest {
 /// Where `RL.PEEK`'s key is: `RL.PEEK <algorithm> key ...`.
 pub const PEEK_KEY: usize = 2;
 
+/// `RL.PEEK`'s arguments after the name.
+#[rustfmt::skip]
+pub const PEEK_ARGS: &[ArgSpec] = &[
+    ArgSpec { name: c"limiter", kind: ArgKind::String, token: None, optional: false },
+    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+    ArgSpec { name: c"parameter", kind: ArgKind::Strings, token: None, optional: true },
+];
+
 /// `RL.PEEK <algorithm> key <parameters>`: the request it would check.
 pub fn parse_peek(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
-    if args.len() < 3 {
-        return Err(RlError::WrongArity { command: "rl.peek" });
-    }
+    check_count(PEEK_ARGS, args.len(), "rl.peek")?;
     LimitRequest::parse(&args[1..])
 }
 
@@ -99,6 +106,14 @@ pub const MAX_CLAUSES: u64 = 16;
 
 /// Where `RL.ALL`'s keys start: `RL.ALL numkeys key [key ...] clause ...`.
 pub const ALL_FIRST_KEY: usize = 2;
+
+/// `RL.ALL`'s arguments after the name.
+#[rustfmt::skip]
+pub const ALL_ARGS: &[ArgSpec] = &[
+    ArgSpec { name: c"numkeys", kind: ArgKind::Integer, token: None, optional: false },
+    ArgSpec { name: c"key", kind: ArgKind::Keys, token: None, optional: false },
+    ArgSpec { name: c"clause", kind: ArgKind::Strings, token: None, optional: false },
+];
 
 /// `RL.ALL numkeys key [key ...] clause [clause ...]`, clause `i` applying
 /// to key `i`. A clause is an algorithm token and that limiter's parameters;
@@ -114,15 +129,12 @@ pub struct AllRequest {
 impl AllRequest {
     /// `args` is the whole command line, name included.
     pub fn parse(args: &[&[u8]]) -> Result<AllRequest, RlError> {
-        let arity = RlError::WrongArity { command: "rl.all" };
-        if args.len() < 4 {
-            return Err(arity);
-        }
+        check_count(ALL_ARGS, args.len(), "rl.all")?;
         let numkeys = positive(args[1], "numkeys", MAX_CLAUSES)? as usize;
         let first_clause = ALL_FIRST_KEY + numkeys;
         // Each clause needs at least its algorithm token.
         if args.len() < first_clause + numkeys {
-            return Err(arity);
+            return Err(RlError::WrongArity { command: "rl.all" });
         }
         let keys = &args[ALL_FIRST_KEY..first_clause];
         for (i, key) in keys.iter().enumerate() {
@@ -172,6 +184,7 @@ pub fn all_key_indexes(args: &[&[u8]]) -> std::ops::Range<usize> {
 mod tests {
     use super::*;
     use crate::core::gcra::Gcra;
+    use crate::core::syntax::tests::errors_name_declared_arguments;
 
     fn split(line: &str) -> Vec<&[u8]> {
         line.split(' ').map(str::as_bytes).collect()
@@ -332,5 +345,10 @@ mod tests {
         for (line, want) in cases {
             assert_eq!(AllRequest::parse(&split(line)), Err(want), "{line}");
         }
+    }
+
+    #[test]
+    fn errors_name_the_declared_arguments() {
+        errors_name_declared_arguments(ALL_ARGS, "RL.ALL 1 k SLIDE 10 1000", AllRequest::parse);
     }
 }

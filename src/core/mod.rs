@@ -20,4 +20,5 @@ pub mod limit_request;
 pub mod load_options;
 pub mod slide_request;
 pub mod sliding_log;
+pub mod syntax;
 pub mod throttle_request;

@@ -5,6 +5,7 @@
 use super::args::{non_negative, positive};
 use super::error::RlError;
 use super::gcra::Gcra;
+use super::syntax::{check_count, ArgKind, ArgSpec};
 
 /// Largest `max_burst`, `count` and `quantity` accepted by the parser; the
 /// burst tolerance check ([`Gcra::new`]) bounds the useful range further.
@@ -15,6 +16,16 @@ pub const MAX_PERIOD_MS: u64 = 1_000_000_000_000;
 
 /// Largest `CL.THROTTLE` period in seconds (about 31.7 years).
 pub const MAX_PERIOD_S: u64 = 1_000_000_000;
+
+/// `RL.THROTTLE`'s and `CL.THROTTLE`'s arguments after the name.
+#[rustfmt::skip]
+pub const ARGS: &[ArgSpec] = &[
+    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+    ArgSpec { name: c"max_burst", kind: ArgKind::Integer, token: None, optional: false },
+    ArgSpec { name: c"count", kind: ArgKind::Integer, token: None, optional: false },
+    ArgSpec { name: c"period", kind: ArgKind::Integer, token: None, optional: false },
+    ArgSpec { name: c"quantity", kind: ArgKind::Integer, token: None, optional: true },
+];
 
 /// What one throttle call asks for. The key stays with the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,9 +74,7 @@ impl ThrottleRequest {
     }
 
     fn parse(args: &[&[u8]], d: &Dialect) -> Result<Self, RlError> {
-        if args.len() != 5 && args.len() != 6 {
-            return Err(RlError::WrongArity { command: d.command });
-        }
+        check_count(ARGS, args.len(), d.command)?;
         let max_burst = non_negative(args[2], "max_burst", MAX_UNITS)?;
         let count = positive(args[3], "count", MAX_UNITS)?;
         let period = positive(args[4], "period", d.max_period)?;
@@ -84,6 +93,7 @@ impl ThrottleRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::syntax::tests::errors_name_declared_arguments;
 
     fn split(line: &str) -> Vec<&[u8]> {
         line.split(' ').map(str::as_bytes).collect()
@@ -169,5 +179,12 @@ mod tests {
             };
             assert_eq!(got, Err(want), "{line}");
         }
+    }
+
+    #[test]
+    fn errors_name_the_declared_arguments() {
+        let line = "RL.THROTTLE k 5 10 1000 1";
+        errors_name_declared_arguments(ARGS, line, ThrottleRequest::parse_ms);
+        errors_name_declared_arguments(ARGS, line, ThrottleRequest::parse_cell);
     }
 }

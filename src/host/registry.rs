@@ -17,6 +17,7 @@ use linkme::distributed_slice;
 use super::ffi::OK;
 use super::ffi::{api, optional_api};
 use crate::core::load_options::LoadOptions;
+use crate::core::syntax::{self, ArgKind, ArgSpec};
 
 /// The server's callback type for a command.
 pub type Callback = extern "C" fn(*mut ffi::Ctx, *mut *mut ffi::Str, c_int) -> c_int;
@@ -49,27 +50,6 @@ impl KeyAccess {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-pub enum ArgKind {
-    Key,
-    Integer,
-    String,
-    /// One or more keys.
-    Keys,
-    /// One or more strings.
-    Strings,
-}
-
-/// One argument as `COMMAND DOCS` shows it.
-#[derive(Debug, Clone, Copy)]
-pub struct ArgSpec {
-    pub name: &'static CStr,
-    pub kind: ArgKind,
-    /// The option token that precedes the value (`COST`), if any.
-    pub token: Option<&'static CStr>,
-    pub optional: bool,
-}
-
 /// A command's full declaration.
 pub struct CommandSpec {
     pub name: &'static CStr,
@@ -78,11 +58,11 @@ pub struct CommandSpec {
     pub summary: &'static CStr,
     pub complexity: &'static CStr,
     pub since: &'static CStr,
-    /// Negative: at least that many arguments, name included.
-    pub arity: c_int,
     /// The key layout: the single key at argument 1 unless the variant
     /// says otherwise.
     pub key: KeyAccess,
+    /// The arguments after the name, as the parser reads them; the arity
+    /// follows from them.
     pub args: &'static [ArgSpec],
     pub callback: Callback,
 }
@@ -151,7 +131,7 @@ fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec, category: bool) -> Result<()
             since: spec.since.as_ptr(),
             history: ptr::null_mut(),
             tips: ptr::null(),
-            arity: spec.arity,
+            arity: syntax::arity(spec.args),
             key_specs: key_specs.as_mut_ptr(),
             args: args.as_mut_ptr(),
         };

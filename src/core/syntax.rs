@@ -1,0 +1,213 @@
+//! A command's syntax, declared once: the server shows it in `COMMAND DOCS`
+//! (and derives the arity from it), and the parsers take their argument
+//! count and option tokens from it, so the two cannot drift apart.
+
+use std::ffi::CStr;
+
+use super::error::RlError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKind {
+    Key,
+    Integer,
+    String,
+    /// One or more keys.
+    Keys,
+    /// One or more strings.
+    Strings,
+}
+
+/// One argument, in command-line order after the command name.
+#[derive(Debug, Clone, Copy)]
+pub struct ArgSpec {
+    pub name: &'static CStr,
+    pub kind: ArgKind,
+    /// The option token that precedes the value (`COST`), if any.
+    pub token: Option<&'static CStr>,
+    pub optional: bool,
+}
+
+impl ArgSpec {
+    fn multiple(&self) -> bool {
+        matches!(self.kind, ArgKind::Keys | ArgKind::Strings)
+    }
+
+    /// The option token as text (declared tokens are ASCII).
+    fn token_text(&self) -> Option<&'static str> {
+        self.token.and_then(|t| t.to_str().ok())
+    }
+}
+
+/// Arguments a call needs at least, the command name included.
+pub const fn min_args(args: &[ArgSpec]) -> usize {
+    let mut n = 1;
+    let mut i = 0;
+    while i < args.len() {
+        if !args[i].optional {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The server's arity: the exact count, or minus the minimum when optional
+/// or repeated arguments make the count vary.
+pub const fn arity(args: &[ArgSpec]) -> i32 {
+    let mut varies = false;
+    let mut i = 0;
+    while i < args.len() {
+        if args[i].optional || matches!(args[i].kind, ArgKind::Keys | ArgKind::Strings) {
+            varies = true;
+        }
+        i += 1;
+    }
+    let n = min_args(args) as i32;
+    if varies {
+        -n
+    } else {
+        n
+    }
+}
+
+/// Refuses a call of `len` arguments (name included) that `args` cannot
+/// spell: too few, or more than its positional arguments when it has no
+/// options or repeated arguments to take the rest.
+pub fn check_count(args: &[ArgSpec], len: usize, command: &'static str) -> Result<(), RlError> {
+    let open_ended = args.iter().any(|a| a.token.is_some() || a.multiple());
+    if len < min_args(args) || (!open_ended && len > 1 + args.len()) {
+        return Err(RlError::WrongArity { command });
+    }
+    Ok(())
+}
+
+/// Where the options start: after the name and the positional arguments.
+fn options_start(args: &[ArgSpec]) -> usize {
+    1 + args.iter().filter(|a| a.token.is_none()).count()
+}
+
+/// Walks the `TOKEN value` pairs after the positional arguments, handing
+/// each to `on_option` under its declared token (matched case-insensitively).
+/// An undeclared token or a token without its value is an error naming it.
+pub fn for_each_option<'a>(
+    syntax: &[ArgSpec],
+    line: &[&'a [u8]],
+    mut on_option: impl FnMut(&'static str, &'a [u8]) -> Result<(), RlError>,
+) -> Result<(), RlError> {
+    let mut at = options_start(syntax);
+    while at < line.len() {
+        let given = line[at];
+        let token = syntax
+            .iter()
+            .filter_map(ArgSpec::token_text)
+            .find(|t| given.eq_ignore_ascii_case(t.as_bytes()))
+            .ok_or_else(|| RlError::UnknownOption(super::args::token_text(given)))?;
+        let value = line
+            .get(at + 1)
+            .copied()
+            .ok_or(RlError::MissingValue { option: token })?;
+        on_option(token, value)?;
+        at += 2;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Checks that `parse` names each declared integer argument in its
+    /// error when that argument is not a number: the parser's names are the
+    /// declaration's. `valid` is a line `parse` accepts, written out with
+    /// every positional argument and without options.
+    pub(crate) fn errors_name_declared_arguments<T: std::fmt::Debug>(
+        syntax: &[ArgSpec],
+        valid: &str,
+        parse: impl Fn(&[&[u8]]) -> Result<T, RlError>,
+    ) {
+        let words: Vec<&str> = valid.split(' ').collect();
+        parse(&words.iter().map(|w| w.as_bytes()).collect::<Vec<_>>())
+            .unwrap_or_else(|e| panic!("{valid}: {e}"));
+        for (i, arg) in syntax.iter().enumerate() {
+            if arg.kind != ArgKind::Integer {
+                continue;
+            }
+            let name = arg.name.to_str().unwrap();
+            let mut line = words.clone();
+            let named = match arg.token_text() {
+                Some(token) => {
+                    line.extend([token, "x"]);
+                    token
+                }
+                None => {
+                    line[1 + i] = "x";
+                    name
+                }
+            };
+            let bytes: Vec<&[u8]> = line.iter().map(|w| w.as_bytes()).collect();
+            let err = parse(&bytes).expect_err(&line.join(" ")).to_string();
+            assert!(
+                err.starts_with(&format!("ERR {named} ")),
+                "{}: error {err:?} does not name '{named}'",
+                line.join(" ")
+            );
+        }
+    }
+
+    const DECL: &[ArgSpec] = &[
+        ArgSpec {
+            name: c"key",
+            kind: ArgKind::Key,
+            token: None,
+            optional: false,
+        },
+        ArgSpec {
+            name: c"limit",
+            kind: ArgKind::Integer,
+            token: None,
+            optional: false,
+        },
+        ArgSpec {
+            name: c"cost",
+            kind: ArgKind::Integer,
+            token: Some(c"COST"),
+            optional: true,
+        },
+    ];
+
+    #[test]
+    fn arity_and_counts_follow_the_declaration() {
+        assert_eq!(min_args(DECL), 3);
+        assert_eq!(arity(DECL), -3);
+        assert_eq!(arity(&DECL[..2]), 3);
+        assert!(check_count(DECL, 2, "t").is_err());
+        assert!(check_count(DECL, 9, "t").is_ok());
+        assert!(check_count(&DECL[..2], 3, "t").is_ok());
+        assert_eq!(
+            check_count(&DECL[..2], 4, "t"),
+            Err(RlError::WrongArity { command: "t" })
+        );
+    }
+
+    #[test]
+    fn options_are_the_declared_tokens() {
+        let line: Vec<&[u8]> = vec![b"T", b"k", b"5", b"cost", b"2"];
+        let mut seen = Vec::new();
+        for_each_option(DECL, &line, |t, v| {
+            seen.push((t, v.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, [("COST", b"2".to_vec())]);
+        let line: Vec<&[u8]> = vec![b"T", b"k", b"5", b"BY", b"2"];
+        assert_eq!(
+            for_each_option(DECL, &line, |_, _| Ok(())),
+            Err(RlError::UnknownOption("BY".into()))
+        );
+        let line: Vec<&[u8]> = vec![b"T", b"k", b"5", b"COST"];
+        assert_eq!(
+            for_each_option(DECL, &line, |_, _| Ok(())),
+            Err(RlError::MissingValue { option: "COST" })
+        );
+    }
+}
