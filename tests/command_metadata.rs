@@ -39,7 +39,7 @@ const COMMANDS: &[Expect] = &[
         legacy: [1, 1, 1],
         example: &["k", "10", "1000"],
         keys: &["k"],
-        args: &["key", "limit", "window", "precision", "cost"],
+        args: &["key", "limit", "window", "ms", "cost"],
     },
     Expect {
         name: "rl.count",
@@ -48,7 +48,7 @@ const COMMANDS: &[Expect] = &[
         legacy: [1, 1, 1],
         example: &["k", "1000", "f"],
         keys: &["k"],
-        args: &["key", "window", "field", "n", "precision"],
+        args: &["key", "window", "field", "n", "ms"],
     },
     Expect {
         name: "rl.totals",
@@ -57,7 +57,7 @@ const COMMANDS: &[Expect] = &[
         legacy: [1, 1, 1],
         example: &["k", "1000"],
         keys: &["k"],
-        args: &["key", "window", "precision"],
+        args: &["key", "window", "ms"],
     },
     Expect {
         name: "rl.throttle",

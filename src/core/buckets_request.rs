@@ -17,7 +17,7 @@ pub const ARGS: &[ArgSpec] = &[
     ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
     ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
     ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"precision", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
+    ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
     ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
 ];
 

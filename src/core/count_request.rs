@@ -23,7 +23,7 @@ pub const COUNT_ARGS: &[ArgSpec] = &[
     ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
     ArgSpec { name: c"field", kind: ArgKind::String, token: None, optional: false },
     ArgSpec { name: c"n", kind: ArgKind::Integer, token: Some(c"BY"), optional: true },
-    ArgSpec { name: c"precision", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
+    ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
 ];
 
 /// `RL.TOTALS`'s arguments after the name.
@@ -31,7 +31,7 @@ pub const COUNT_ARGS: &[ArgSpec] = &[
 pub const TOTALS_ARGS: &[ArgSpec] = &[
     ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
     ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"precision", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
+    ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
 ];
 
 /// What one `RL.COUNT` call asks for.

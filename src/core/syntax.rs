@@ -81,6 +81,28 @@ pub fn check_count(args: &[ArgSpec], len: usize, command: &'static str) -> Resul
     Ok(())
 }
 
+/// The usage line the README shows, e.g. `RL.SLIDE key limit window [COST
+/// cost]`: optional arguments in brackets, repeated ones as `name [name ...]`.
+pub fn synopsis(command: &str, args: &[ArgSpec]) -> String {
+    let mut line = command.to_string();
+    for arg in args {
+        let name = arg.name.to_string_lossy();
+        let mut word = match arg.token_text() {
+            Some(token) => format!("{token} {name}"),
+            None => name.to_string(),
+        };
+        if arg.multiple() {
+            word = format!("{word} [{word} ...]");
+        }
+        if arg.optional {
+            word = format!("[{word}]");
+        }
+        line.push(' ');
+        line.push_str(&word);
+    }
+    line
+}
+
 /// Where the options start: after the name and the positional arguments.
 fn options_start(args: &[ArgSpec]) -> usize {
     1 + args.iter().filter(|a| a.token.is_none()).count()
@@ -187,6 +209,26 @@ pub(crate) mod tests {
             check_count(&DECL[..2], 4, "t"),
             Err(RlError::WrongArity { command: "t" })
         );
+    }
+
+    #[test]
+    fn synopsis_spells_optional_and_repeated_arguments() {
+        assert_eq!(synopsis("T", DECL), "T key limit [COST cost]");
+        let repeated = [
+            ArgSpec {
+                name: c"key",
+                kind: ArgKind::Keys,
+                token: None,
+                optional: false,
+            },
+            ArgSpec {
+                name: c"arg",
+                kind: ArgKind::Strings,
+                token: None,
+                optional: true,
+            },
+        ];
+        assert_eq!(synopsis("T", &repeated), "T key [key ...] [arg [arg ...]]");
     }
 
     #[test]

@@ -222,3 +222,32 @@ fn zeroed_arg() -> ffi::CommandArg {
     // SAFETY: an all-zero argument is the documented array terminator.
     unsafe { std::mem::zeroed() }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README's command reference shows each command's usage line as
+    /// its declaration spells it. `RL.PEEK`'s line names the limiter
+    /// choices and their parameters instead of the generic `limiter key
+    /// [parameter ...]`.
+    #[test]
+    fn readme_usage_lines_follow_the_declarations() {
+        let readme = include_str!("../../README.md");
+        let lines: Vec<&str> = readme.lines().collect();
+        let mut checked = 0;
+        for spec in COMMANDS {
+            let name = spec.name.to_string_lossy().to_uppercase();
+            if name == "RL.PEEK" {
+                continue;
+            }
+            let usage = syntax::synopsis(&name, spec.args);
+            assert!(
+                lines.contains(&usage.as_str()),
+                "README lacks the line `{usage}`"
+            );
+            checked += 1;
+        }
+        assert!(checked >= 8, "only {checked} commands declared");
+    }
+}
