@@ -7,8 +7,8 @@
 //! server main-thread CPU µs per op (from INFO) and each row's capacity
 //! ratio to its references (reference CPU per op / row CPU per op, taken
 //! per round and the median reported; it stays meaningful when the load
-//! generator, not the server, is the bottleneck). Then a memory report (MEMORY USAGE) and the targets, each
-//! marked met or missed. Tables go to target/bench/ as Markdown and CSV.
+//! generator, not the server, is the bottleneck). Then a memory report
+//! (MEMORY USAGE) and the targets, each marked met or missed. Tables go to target/bench/ as Markdown and CSV.
 //! Nothing here is a pass/fail test.
 
 #[path = "../tests/common/mod.rs"]

@@ -8,9 +8,8 @@
 //! key used more often than that rewrites its expiry once per slack rather
 //! than per call, and an idle key lingers at most 1/4 of a window longer.
 //! Each move costs about a quarter of an admission (the expiry write and a
-//! replicated `PEXPIREAT`), so a key revisited in bursts a few seconds
-//! apart, as API clients do, should not pay it on every burst; 1/8 did,
-//! for bursts more than 7.5 s apart under a one-minute window.
+//! replicated `PEXPIREAT`), so a key revisited in bursts several seconds
+//! apart, as API clients do, should not pay it on every burst.
 
 /// How long an admitted key must live, and how far past that its expiry
 /// goes when it moves.

@@ -39,31 +39,15 @@ impl ArgSpec {
 }
 
 /// Arguments a call needs at least, the command name included.
-pub const fn min_args(args: &[ArgSpec]) -> usize {
-    let mut n = 1;
-    let mut i = 0;
-    while i < args.len() {
-        if !args[i].optional {
-            n += 1;
-        }
-        i += 1;
-    }
-    n
+fn min_args(args: &[ArgSpec]) -> usize {
+    1 + args.iter().filter(|a| !a.optional).count()
 }
 
 /// The server's arity: the exact count, or minus the minimum when optional
 /// or repeated arguments make the count vary.
-pub const fn arity(args: &[ArgSpec]) -> i32 {
-    let mut varies = false;
-    let mut i = 0;
-    while i < args.len() {
-        if args[i].optional || matches!(args[i].kind, ArgKind::Keys | ArgKind::Strings) {
-            varies = true;
-        }
-        i += 1;
-    }
+pub fn arity(args: &[ArgSpec]) -> i32 {
     let n = min_args(args) as i32;
-    if varies {
+    if args.iter().any(|a| a.optional || a.multiple()) {
         -n
     } else {
         n
