@@ -7,7 +7,7 @@ use crate::command_callback;
 use crate::commands::limiter::{self, Access, Now};
 use crate::core::all_of::combine;
 use crate::core::error::RlError;
-use crate::core::limit_request::{all_key_indexes, AllRequest, ALL_ARGS, ALL_FIRST_KEY};
+use crate::core::limit_request::{self, all_key_indexes, AllRequest, ALL_FIRST_KEY};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
@@ -51,7 +51,6 @@ command_callback!(all_callback => HANDLER);
 
 #[distributed_slice(COMMANDS)]
 static ALL: CommandSpec = CommandSpec {
-    name: c"rl.all",
     // `getkeys-api` as well as the key spec: servers route a command by key
     // only if it has a legacy key range or a key callback, and a key count
     // has no legacy range.
@@ -60,6 +59,6 @@ static ALL: CommandSpec = CommandSpec {
     complexity: c"The sum of the clauses' complexities.",
     since: c"0.1.0",
     key: KeyAccess::ReadWriteUpdateKeyNum(1),
-    args: ALL_ARGS,
+    syntax: &limit_request::ALL,
     callback: all_callback,
 };

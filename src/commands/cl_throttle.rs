@@ -24,12 +24,11 @@ command_callback!(cl_throttle_callback => HANDLER);
 
 #[distributed_slice(COMMANDS)]
 static CL_THROTTLE: CommandSpec = CommandSpec {
-    name: c"cl.throttle",
     flags: c"write deny-oom",
     summary: c"redis-cell compatible GCRA rate limit: `count` per `period` seconds with bursts up to `max_burst + 1`. Replies [limited, limit, remaining, retry_after_s, reset_after_s].",
     complexity: c"O(1)",
     since: c"0.1.0",
     key: KeyAccess::ReadWriteUpdate,
-    args: throttle_request::ARGS,
+    syntax: &throttle_request::CL_THROTTLE,
     callback: cl_throttle_callback,
 };

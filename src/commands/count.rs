@@ -5,7 +5,7 @@ use linkme::distributed_slice;
 
 use crate::command_callback;
 use crate::commands::buckets;
-use crate::core::count_request::{CountRequest, COUNT_ARGS};
+use crate::core::count_request::{self, CountRequest};
 use crate::core::error::RlError;
 use crate::core::event_counter::count;
 use crate::host::command::Handler;
@@ -30,12 +30,11 @@ command_callback!(count_callback => HANDLER);
 
 #[distributed_slice(COMMANDS)]
 static COUNT: CommandSpec = CommandSpec {
-    name: c"rl.count",
     flags: c"write deny-oom",
     summary: c"Sliding-window event counter: adds n (default 1) to `field` in the current bucket and replies with every field's total over the last `window` ms, as field/total pairs sorted by field (a map in RESP3).",
     complexity: c"O(F) amortised with F the fields of the key; O(B + F) at most, with B = window / PRECISION buckets (after an idle gap).",
     since: c"0.1.0",
     key: KeyAccess::ReadWriteUpdate,
-    args: COUNT_ARGS,
+    syntax: &count_request::COUNT,
     callback: count_callback,
 };

@@ -54,12 +54,11 @@ command_callback!(fixed_callback => HANDLER);
 
 #[distributed_slice(COMMANDS)]
 static FIXED: CommandSpec = CommandSpec {
-    name: c"rl.fixed",
     flags: c"write deny-oom",
     summary: c"Fixed-window rate limit: one counter per key, its window starting at the first admitted request and lasting `window` ms. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
     complexity: c"O(1)",
     since: c"0.1.0",
     key: KeyAccess::ReadWriteUpdate,
-    args: fixed_request::ARGS,
+    syntax: &fixed_request::SYNTAX,
     callback: fixed_callback,
 };

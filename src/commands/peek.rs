@@ -7,7 +7,7 @@ use linkme::distributed_slice;
 use crate::command_callback;
 use crate::commands::limiter::{self, Access, Now};
 use crate::core::error::RlError;
-use crate::core::limit_request::{parse_peek, PEEK_ARGS, PEEK_KEY};
+use crate::core::limit_request::{self, parse_peek, PEEK_KEY};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
@@ -26,12 +26,11 @@ command_callback!(peek_callback => HANDLER);
 
 #[distributed_slice(COMMANDS)]
 static PEEK: CommandSpec = CommandSpec {
-    name: c"rl.peek",
     flags: c"readonly",
     summary: c"What RL.SLIDE, RL.BUCKETS, RL.THROTTLE or RL.FIXED would answer for this request, without recording it: same parameters after the limiter's name, same reply [allowed, remaining, retry_after_ms, reset_after_ms]. Never writes; runs on replicas and in read-only scripts.",
     complexity: c"That of the named limiter's decision (its write excluded).",
     since: c"0.1.0",
     key: KeyAccess::ReadOnlyAt(PEEK_KEY as i32),
-    args: PEEK_ARGS,
+    syntax: &limit_request::PEEK,
     callback: peek_callback,
 };

@@ -47,12 +47,11 @@ command_callback!(slide_callback => HANDLER);
 
 #[distributed_slice(COMMANDS)]
 static SLIDE: CommandSpec = CommandSpec {
-    name: c"rl.slide",
     flags: c"write deny-oom",
     summary: c"Exact sliding-window rate limit: admits the request if the cost admitted in the last `window` ms plus `cost` is at most `limit`. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
     complexity: c"O(log(N) * (M + C)) with N the entries held, M the entries leaving the window and C the cost.",
     since: c"0.1.0",
     key: KeyAccess::ReadWriteUpdate,
-    args: slide_request::ARGS,
+    syntax: &slide_request::SYNTAX,
     callback: slide_callback,
 };

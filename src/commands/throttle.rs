@@ -62,12 +62,11 @@ command_callback!(throttle_callback => HANDLER);
 
 #[distributed_slice(COMMANDS)]
 static THROTTLE: CommandSpec = CommandSpec {
-    name: c"rl.throttle",
     flags: c"write deny-oom",
     summary: c"GCRA rate limit: `count` per `period` ms with bursts up to `max_burst + 1`; `quantity` (default 1, 0 peeks) is the cost. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
     complexity: c"O(1)",
     since: c"0.1.0",
     key: KeyAccess::ReadWriteUpdate,
-    args: throttle_request::ARGS,
+    syntax: &throttle_request::RL_THROTTLE,
     callback: throttle_callback,
 };

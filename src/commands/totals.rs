@@ -4,7 +4,7 @@
 use linkme::distributed_slice;
 
 use crate::command_callback;
-use crate::core::count_request::{TotalsRequest, TOTALS_ARGS};
+use crate::core::count_request::{self, TotalsRequest};
 use crate::core::error::RlError;
 use crate::core::event_counter::totals;
 use crate::host::command::Handler;
@@ -27,12 +27,11 @@ command_callback!(totals_callback => HANDLER);
 
 #[distributed_slice(COMMANDS)]
 static TOTALS: CommandSpec = CommandSpec {
-    name: c"rl.totals",
     flags: c"readonly",
     summary: c"Totals of an RL.COUNT key over the last `window` ms, as field/total pairs sorted by field (a map in RESP3). Never writes.",
     complexity: c"O(F) with F the fields of the key; O(B + F) at most, with B = window / PRECISION buckets.",
     since: c"0.1.0",
     key: KeyAccess::ReadOnly,
-    args: TOTALS_ARGS,
+    syntax: &count_request::TOTALS,
     callback: totals_callback,
 };

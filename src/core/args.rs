@@ -1,7 +1,7 @@
 //! Small parsers shared by every command's request type.
 
 use super::error::RlError;
-use super::syntax::{for_each_option, ArgSpec};
+use super::syntax::Syntax;
 
 /// Parses a decimal integer in `1..=max`; anything else (sign, spaces,
 /// overflow, non-digits, empty) names `arg` in the error.
@@ -39,9 +39,9 @@ pub fn unsigned(bytes: &[u8]) -> Option<u64> {
 
 /// The trailing `[COST cost]` of a command declared by `syntax` (whose only
 /// option is `COST`): `cost` in `1..=max`, default 1.
-pub fn cost_option(syntax: &[ArgSpec], args: &[&[u8]], max: u64) -> Result<u64, RlError> {
+pub fn cost_option(syntax: &Syntax, args: &[&[u8]], max: u64) -> Result<u64, RlError> {
     let mut cost = None;
-    for_each_option(syntax, args, |name, value| {
+    syntax.for_each_option(args, |name, value| {
         set_once(&mut cost, positive(value, name, max)?, name)
     })?;
     Ok(cost.unwrap_or(1))

@@ -5,21 +5,24 @@ use super::args::{positive, set_once};
 use super::bucket_window::check_precision;
 use super::error::RlError;
 use super::slide_request::MAX_WINDOW_MS;
-use super::syntax::{check_count, for_each_option, ArgKind, ArgSpec};
+use super::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `limit`: counters are written with a fixed 9 digits, so a bucket
 /// or the total never needs more (memory independent of the rate).
 pub const MAX_LIMIT: u64 = 100_000_000;
 
-/// `RL.BUCKETS`'s arguments after the name.
+/// `RL.BUCKETS key limit window [PRECISION ms] [COST cost]`.
 #[rustfmt::skip]
-pub const ARGS: &[ArgSpec] = &[
-    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-    ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
-    ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
-];
+pub const SYNTAX: Syntax = Syntax {
+    command: c"rl.buckets",
+    args: &[
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+        ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
+        ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
+    ],
+};
 
 /// What one `RL.BUCKETS` call asks for. The key stays with the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,12 +48,12 @@ pub fn precision_option(
 impl BucketsRequest {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
-        check_count(ARGS, args.len(), "rl.buckets")?;
+        SYNTAX.check_count(args.len())?;
         let limit = positive(args[2], "limit", MAX_LIMIT)?;
         let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
         let mut cost = None;
         let mut precision = None;
-        for_each_option(ARGS, args, |name, value| match name {
+        SYNTAX.for_each_option(args, |name, value| match name {
             "COST" => set_once(&mut cost, positive(value, name, MAX_LIMIT)?, name),
             _ => precision_option(value, window_ms, &mut precision),
         })?;
@@ -166,6 +169,6 @@ mod tests {
 
     #[test]
     fn errors_name_the_declared_arguments() {
-        errors_name_declared_arguments(ARGS, "RL.BUCKETS k 10 1000", BucketsRequest::parse);
+        errors_name_declared_arguments(&SYNTAX, "RL.BUCKETS k 10 1000", BucketsRequest::parse);
     }
 }

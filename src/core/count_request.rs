@@ -5,7 +5,7 @@ use super::args::{positive, set_once};
 use super::buckets_request::precision_option;
 use super::error::RlError;
 use super::slide_request::MAX_WINDOW_MS;
-use super::syntax::{check_count, for_each_option, ArgKind, ArgSpec};
+use super::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Longest field name, in bytes.
 pub const MAX_FIELD_LEN: usize = 32;
@@ -16,23 +16,29 @@ pub const MAX_FIELDS: usize = 8;
 /// Largest `BY`.
 pub const MAX_BY: u64 = 1_000_000;
 
-/// `RL.COUNT`'s arguments after the name.
+/// `RL.COUNT key window field [BY n] [PRECISION ms]`.
 #[rustfmt::skip]
-pub const COUNT_ARGS: &[ArgSpec] = &[
-    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-    ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"field", kind: ArgKind::String, token: None, optional: false },
-    ArgSpec { name: c"n", kind: ArgKind::Integer, token: Some(c"BY"), optional: true },
-    ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
-];
+pub const COUNT: Syntax = Syntax {
+    command: c"rl.count",
+    args: &[
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"field", kind: ArgKind::String, token: None, optional: false },
+        ArgSpec { name: c"n", kind: ArgKind::Integer, token: Some(c"BY"), optional: true },
+        ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
+    ],
+};
 
-/// `RL.TOTALS`'s arguments after the name.
+/// `RL.TOTALS key window [PRECISION ms]`.
 #[rustfmt::skip]
-pub const TOTALS_ARGS: &[ArgSpec] = &[
-    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-    ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
-];
+pub const TOTALS: Syntax = Syntax {
+    command: c"rl.totals",
+    args: &[
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
+    ],
+};
 
 /// What one `RL.COUNT` call asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,13 +75,13 @@ pub fn check_field(field: &[u8]) -> Result<(), RlError> {
 impl<'a> CountRequest<'a> {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&'a [u8]]) -> Result<Self, RlError> {
-        check_count(COUNT_ARGS, args.len(), "rl.count")?;
+        COUNT.check_count(args.len())?;
         let window_ms = positive(args[2], "window", MAX_WINDOW_MS)?;
         let field = args[3];
         check_field(field)?;
         let mut by = None;
         let mut precision = None;
-        for_each_option(COUNT_ARGS, args, |name, value| match name {
+        COUNT.for_each_option(args, |name, value| match name {
             "BY" => set_once(&mut by, positive(value, name, MAX_BY)?, name),
             _ => precision_option(value, window_ms, &mut precision),
         })?;
@@ -91,10 +97,10 @@ impl<'a> CountRequest<'a> {
 impl TotalsRequest {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
-        check_count(TOTALS_ARGS, args.len(), "rl.totals")?;
+        TOTALS.check_count(args.len())?;
         let window_ms = positive(args[2], "window", MAX_WINDOW_MS)?;
         let mut precision = None;
-        for_each_option(TOTALS_ARGS, args, |_, value| {
+        TOTALS.for_each_option(args, |_, value| {
             precision_option(value, window_ms, &mut precision)
         })?;
         Ok(TotalsRequest {
@@ -244,9 +250,9 @@ mod tests {
 
     #[test]
     fn errors_name_the_declared_arguments() {
-        errors_name_declared_arguments(COUNT_ARGS, "RL.COUNT k 1000 ok", |a| {
+        errors_name_declared_arguments(&COUNT, "RL.COUNT k 1000 ok", |a| {
             CountRequest::parse(a).map(|_| ())
         });
-        errors_name_declared_arguments(TOTALS_ARGS, "RL.TOTALS k 1000", TotalsRequest::parse);
+        errors_name_declared_arguments(&TOTALS, "RL.TOTALS k 1000", TotalsRequest::parse);
     }
 }

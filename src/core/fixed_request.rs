@@ -2,7 +2,7 @@
 
 use super::args::{cost_option, positive};
 use super::error::RlError;
-use super::syntax::{check_count, ArgKind, ArgSpec};
+use super::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `limit` (and so `COST`): counters stay below the smallest
 /// throttle state (`gcra::MIN_STORED_TAT_US`), so a key written by one
@@ -12,14 +12,17 @@ pub const MAX_LIMIT: u64 = 100_000_000_000_000;
 /// Largest window in ms (about 31.7 years).
 pub const MAX_WINDOW_MS: u64 = 1_000_000_000_000;
 
-/// `RL.FIXED`'s arguments after the name.
+/// `RL.FIXED key limit window [COST cost]`.
 #[rustfmt::skip]
-pub const ARGS: &[ArgSpec] = &[
-    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-    ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
-];
+pub const SYNTAX: Syntax = Syntax {
+    command: c"rl.fixed",
+    args: &[
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+        ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
+    ],
+};
 
 /// What one `RL.FIXED` call asks for. The key stays with the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,10 +35,10 @@ pub struct FixedRequest {
 impl FixedRequest {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
-        check_count(ARGS, args.len(), "rl.fixed")?;
+        SYNTAX.check_count(args.len())?;
         let limit = positive(args[2], "limit", MAX_LIMIT)?;
         let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
-        let cost = cost_option(ARGS, args, MAX_LIMIT)?;
+        let cost = cost_option(&SYNTAX, args, MAX_LIMIT)?;
         if cost > limit {
             return Err(RlError::CostAboveLimit);
         }
@@ -117,6 +120,6 @@ mod tests {
 
     #[test]
     fn errors_name_the_declared_arguments() {
-        errors_name_declared_arguments(ARGS, "RL.FIXED k 10 1000", FixedRequest::parse);
+        errors_name_declared_arguments(&SYNTAX, "RL.FIXED k 10 1000", FixedRequest::parse);
     }
 }

@@ -9,7 +9,7 @@ use super::buckets_request::BucketsRequest;
 use super::error::RlError;
 use super::fixed_request::FixedRequest;
 use super::slide_request::SlideRequest;
-use super::syntax::{check_count, ArgKind, ArgSpec};
+use super::syntax::{ArgKind, ArgSpec, Syntax};
 use super::throttle_request::ThrottleRequest;
 
 /// The limiters a request can name.
@@ -87,17 +87,20 @@ impl LimitRequest {
 /// Where `RL.PEEK`'s key is: `RL.PEEK <algorithm> key ...`.
 pub const PEEK_KEY: usize = 2;
 
-/// `RL.PEEK`'s arguments after the name.
+/// `RL.PEEK limiter key [parameter ...]`.
 #[rustfmt::skip]
-pub const PEEK_ARGS: &[ArgSpec] = &[
-    ArgSpec { name: c"limiter", kind: ArgKind::String, token: None, optional: false },
-    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-    ArgSpec { name: c"parameter", kind: ArgKind::Strings, token: None, optional: true },
-];
+pub const PEEK: Syntax = Syntax {
+    command: c"rl.peek",
+    args: &[
+        ArgSpec { name: c"limiter", kind: ArgKind::String, token: None, optional: false },
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+        ArgSpec { name: c"parameter", kind: ArgKind::Strings, token: None, optional: true },
+    ],
+};
 
 /// `RL.PEEK <algorithm> key <parameters>`: the request it would check.
 pub fn parse_peek(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
-    check_count(PEEK_ARGS, args.len(), "rl.peek")?;
+    PEEK.check_count(args.len())?;
     LimitRequest::parse(&args[1..])
 }
 
@@ -107,13 +110,16 @@ pub const MAX_CLAUSES: u64 = 16;
 /// Where `RL.ALL`'s keys start: `RL.ALL numkeys key [key ...] clause ...`.
 pub const ALL_FIRST_KEY: usize = 2;
 
-/// `RL.ALL`'s arguments after the name.
+/// `RL.ALL numkeys key [key ...] clause [clause ...]`.
 #[rustfmt::skip]
-pub const ALL_ARGS: &[ArgSpec] = &[
-    ArgSpec { name: c"numkeys", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"key", kind: ArgKind::Keys, token: None, optional: false },
-    ArgSpec { name: c"clause", kind: ArgKind::Strings, token: None, optional: false },
-];
+pub const ALL: Syntax = Syntax {
+    command: c"rl.all",
+    args: &[
+        ArgSpec { name: c"numkeys", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"key", kind: ArgKind::Keys, token: None, optional: false },
+        ArgSpec { name: c"clause", kind: ArgKind::Strings, token: None, optional: false },
+    ],
+};
 
 /// `RL.ALL numkeys key [key ...] clause [clause ...]`, clause `i` applying
 /// to key `i`. A clause is an algorithm token and that limiter's parameters;
@@ -129,12 +135,14 @@ pub struct AllRequest {
 impl AllRequest {
     /// `args` is the whole command line, name included.
     pub fn parse(args: &[&[u8]]) -> Result<AllRequest, RlError> {
-        check_count(ALL_ARGS, args.len(), "rl.all")?;
+        ALL.check_count(args.len())?;
         let numkeys = positive(args[1], "numkeys", MAX_CLAUSES)? as usize;
         let first_clause = ALL_FIRST_KEY + numkeys;
         // Each clause needs at least its algorithm token.
         if args.len() < first_clause + numkeys {
-            return Err(RlError::WrongArity { command: "rl.all" });
+            return Err(RlError::WrongArity {
+                command: ALL.name(),
+            });
         }
         let keys = &args[ALL_FIRST_KEY..first_clause];
         for (i, key) in keys.iter().enumerate() {
@@ -349,6 +357,6 @@ mod tests {
 
     #[test]
     fn errors_name_the_declared_arguments() {
-        errors_name_declared_arguments(ALL_ARGS, "RL.ALL 1 k SLIDE 10 1000", AllRequest::parse);
+        errors_name_declared_arguments(&ALL, "RL.ALL 1 k SLIDE 10 1000", AllRequest::parse);
     }
 }

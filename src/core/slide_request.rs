@@ -2,7 +2,7 @@
 
 use super::args::{cost_option, positive};
 use super::error::RlError;
-use super::syntax::{check_count, ArgKind, ArgSpec};
+use super::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `limit` the exact log accepts: every admitted unit is a
 /// sorted-set member, and members of one millisecond are numbered below
@@ -14,14 +14,17 @@ pub const MAX_LIMIT: u64 = 1_000_000;
 /// score stay exact in a double and far from integer overflow.
 pub const MAX_WINDOW_MS: u64 = 1_000_000_000_000;
 
-/// `RL.SLIDE`'s arguments after the name.
+/// `RL.SLIDE key limit window [COST cost]`.
 #[rustfmt::skip]
-pub const ARGS: &[ArgSpec] = &[
-    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-    ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
-    ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
-];
+pub const SYNTAX: Syntax = Syntax {
+    command: c"rl.slide",
+    args: &[
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+        ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
+    ],
+};
 
 /// What one `RL.SLIDE` call asks for. The key stays with the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,10 +37,10 @@ pub struct SlideRequest {
 impl SlideRequest {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
-        check_count(ARGS, args.len(), "rl.slide")?;
+        SYNTAX.check_count(args.len())?;
         let limit = positive(args[2], "limit", MAX_LIMIT)?;
         let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
-        let cost = cost_option(ARGS, args, MAX_LIMIT)?;
+        let cost = cost_option(&SYNTAX, args, MAX_LIMIT)?;
         if cost > limit {
             return Err(RlError::CostAboveLimit);
         }
@@ -125,6 +128,6 @@ mod tests {
 
     #[test]
     fn errors_name_the_declared_arguments() {
-        errors_name_declared_arguments(ARGS, "RL.SLIDE k 10 1000", SlideRequest::parse);
+        errors_name_declared_arguments(&SYNTAX, "RL.SLIDE k 10 1000", SlideRequest::parse);
     }
 }

@@ -1,6 +1,8 @@
-//! A command's syntax, declared once: the server shows it in `COMMAND DOCS`
-//! (and derives the arity from it), and the parsers take their argument
-//! count and option tokens from it, so the two cannot drift apart.
+//! A command's syntax, declared once next to its parser: its name and its
+//! arguments. The server shows it in `COMMAND DOCS` (and derives the arity
+//! from it); the parser takes its argument count, option tokens and the
+//! name its errors give from it; tests check that the parser's argument
+//! names and the README's usage lines agree with it.
 
 use std::ffi::CStr;
 
@@ -38,84 +40,100 @@ impl ArgSpec {
     }
 }
 
-/// Arguments a call needs at least, the command name included.
-fn min_args(args: &[ArgSpec]) -> usize {
-    1 + args.iter().filter(|a| !a.optional).count()
+/// A command: its name and its arguments after the name.
+#[derive(Debug, Clone, Copy)]
+pub struct Syntax {
+    /// Lower-case, as the server registers it and errors name it.
+    pub command: &'static CStr,
+    pub args: &'static [ArgSpec],
 }
 
-/// The server's arity: the exact count, or minus the minimum when optional
-/// or repeated arguments make the count vary.
-pub fn arity(args: &[ArgSpec]) -> i32 {
-    let n = min_args(args) as i32;
-    if args.iter().any(|a| a.optional || a.multiple()) {
-        -n
-    } else {
-        n
+impl Syntax {
+    /// The command name as text (declared names are ASCII).
+    pub fn name(&self) -> &'static str {
+        self.command.to_str().unwrap_or("rl")
     }
-}
 
-/// Refuses a call of `len` arguments (name included) that `args` cannot
-/// spell: too few, or more than its positional arguments when it has no
-/// options or repeated arguments to take the rest.
-pub fn check_count(args: &[ArgSpec], len: usize, command: &'static str) -> Result<(), RlError> {
-    let open_ended = args.iter().any(|a| a.token.is_some() || a.multiple());
-    if len < min_args(args) || (!open_ended && len > 1 + args.len()) {
-        return Err(RlError::WrongArity { command });
+    /// Arguments a call needs at least, the command name included.
+    fn min_args(&self) -> usize {
+        1 + self.args.iter().filter(|a| !a.optional).count()
     }
-    Ok(())
-}
 
-/// The usage line the README shows, e.g. `RL.SLIDE key limit window [COST
-/// cost]`: optional arguments in brackets, repeated ones as `name [name ...]`.
-pub fn synopsis(command: &str, args: &[ArgSpec]) -> String {
-    let mut line = command.to_string();
-    for arg in args {
-        let name = arg.name.to_string_lossy();
-        let mut word = match arg.token_text() {
-            Some(token) => format!("{token} {name}"),
-            None => name.to_string(),
-        };
-        if arg.multiple() {
-            word = format!("{word} [{word} ...]");
+    /// The server's arity: the exact count, or minus the minimum when
+    /// optional or repeated arguments make the count vary.
+    pub fn arity(&self) -> i32 {
+        let n = self.min_args() as i32;
+        if self.args.iter().any(|a| a.optional || a.multiple()) {
+            -n
+        } else {
+            n
         }
-        if arg.optional {
-            word = format!("[{word}]");
+    }
+
+    /// Refuses a call of `len` arguments (name included) that the command
+    /// cannot spell: too few, or more than its positional arguments when it
+    /// has no options or repeated arguments to take the rest.
+    pub fn check_count(&self, len: usize) -> Result<(), RlError> {
+        let open_ended = self.args.iter().any(|a| a.token.is_some() || a.multiple());
+        if len < self.min_args() || (!open_ended && len > 1 + self.args.len()) {
+            return Err(RlError::WrongArity {
+                command: self.name(),
+            });
         }
-        line.push(' ');
-        line.push_str(&word);
+        Ok(())
     }
-    line
-}
 
-/// Where the options start: after the name and the positional arguments.
-fn options_start(args: &[ArgSpec]) -> usize {
-    1 + args.iter().filter(|a| a.token.is_none()).count()
-}
-
-/// Walks the `TOKEN value` pairs after the positional arguments, handing
-/// each to `on_option` under its declared token (matched case-insensitively).
-/// An undeclared token or a token without its value is an error naming it.
-pub fn for_each_option<'a>(
-    syntax: &[ArgSpec],
-    line: &[&'a [u8]],
-    mut on_option: impl FnMut(&'static str, &'a [u8]) -> Result<(), RlError>,
-) -> Result<(), RlError> {
-    let mut at = options_start(syntax);
-    while at < line.len() {
-        let given = line[at];
-        let token = syntax
-            .iter()
-            .filter_map(ArgSpec::token_text)
-            .find(|t| given.eq_ignore_ascii_case(t.as_bytes()))
-            .ok_or_else(|| RlError::UnknownOption(super::args::token_text(given)))?;
-        let value = line
-            .get(at + 1)
-            .copied()
-            .ok_or(RlError::MissingValue { option: token })?;
-        on_option(token, value)?;
-        at += 2;
+    /// The usage line the README shows, e.g. `RL.SLIDE key limit window
+    /// [COST cost]`: optional arguments in brackets, repeated ones as
+    /// `name [name ...]`.
+    pub fn synopsis(&self) -> String {
+        let mut line = self.name().to_uppercase();
+        for arg in self.args {
+            let name = arg.name.to_string_lossy();
+            let mut word = match arg.token_text() {
+                Some(token) => format!("{token} {name}"),
+                None => name.to_string(),
+            };
+            if arg.multiple() {
+                word = format!("{word} [{word} ...]");
+            }
+            if arg.optional {
+                word = format!("[{word}]");
+            }
+            line.push(' ');
+            line.push_str(&word);
+        }
+        line
     }
-    Ok(())
+
+    /// Walks the `TOKEN value` pairs after the positional arguments, handing
+    /// each to `on_option` under its declared token (matched
+    /// case-insensitively). An undeclared token or a token without its value
+    /// is an error naming it.
+    pub fn for_each_option<'a>(
+        &self,
+        line: &[&'a [u8]],
+        mut on_option: impl FnMut(&'static str, &'a [u8]) -> Result<(), RlError>,
+    ) -> Result<(), RlError> {
+        // The options start after the name and the positional arguments.
+        let mut at = 1 + self.args.iter().filter(|a| a.token.is_none()).count();
+        while at < line.len() {
+            let given = line[at];
+            let token = self
+                .args
+                .iter()
+                .filter_map(ArgSpec::token_text)
+                .find(|t| given.eq_ignore_ascii_case(t.as_bytes()))
+                .ok_or_else(|| RlError::UnknownOption(super::args::token_text(given)))?;
+            let value = line
+                .get(at + 1)
+                .copied()
+                .ok_or(RlError::MissingValue { option: token })?;
+            on_option(token, value)?;
+            at += 2;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -127,14 +145,14 @@ pub(crate) mod tests {
     /// declaration's. `valid` is a line `parse` accepts, written out with
     /// every positional argument and without options.
     pub(crate) fn errors_name_declared_arguments<T: std::fmt::Debug>(
-        syntax: &[ArgSpec],
+        syntax: &Syntax,
         valid: &str,
         parse: impl Fn(&[&[u8]]) -> Result<T, RlError>,
     ) {
         let words: Vec<&str> = valid.split(' ').collect();
         parse(&words.iter().map(|w| w.as_bytes()).collect::<Vec<_>>())
             .unwrap_or_else(|e| panic!("{valid}: {e}"));
-        for (i, arg) in syntax.iter().enumerate() {
+        for (i, arg) in syntax.args.iter().enumerate() {
             if arg.kind != ArgKind::Integer {
                 continue;
             }
@@ -160,66 +178,54 @@ pub(crate) mod tests {
         }
     }
 
-    const DECL: &[ArgSpec] = &[
-        ArgSpec {
-            name: c"key",
-            kind: ArgKind::Key,
-            token: None,
-            optional: false,
-        },
-        ArgSpec {
-            name: c"limit",
-            kind: ArgKind::Integer,
-            token: None,
-            optional: false,
-        },
-        ArgSpec {
-            name: c"cost",
-            kind: ArgKind::Integer,
-            token: Some(c"COST"),
-            optional: true,
-        },
+    #[rustfmt::skip]
+    const ARGS: &[ArgSpec] = &[
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+        ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
+        ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
     ];
+    const DECL: Syntax = Syntax {
+        command: c"t",
+        args: ARGS,
+    };
+    const POSITIONAL: Syntax = Syntax {
+        command: c"t",
+        args: &[ARGS[0], ARGS[1]],
+    };
 
     #[test]
     fn arity_and_counts_follow_the_declaration() {
-        assert_eq!(min_args(DECL), 3);
-        assert_eq!(arity(DECL), -3);
-        assert_eq!(arity(&DECL[..2]), 3);
-        assert!(check_count(DECL, 2, "t").is_err());
-        assert!(check_count(DECL, 9, "t").is_ok());
-        assert!(check_count(&DECL[..2], 3, "t").is_ok());
+        assert_eq!(DECL.min_args(), 3);
+        assert_eq!(DECL.arity(), -3);
+        assert_eq!(POSITIONAL.arity(), 3);
+        assert!(DECL.check_count(2).is_err());
+        assert!(DECL.check_count(9).is_ok());
+        assert!(POSITIONAL.check_count(3).is_ok());
         assert_eq!(
-            check_count(&DECL[..2], 4, "t"),
+            POSITIONAL.check_count(4),
             Err(RlError::WrongArity { command: "t" })
         );
     }
 
     #[test]
     fn synopsis_spells_optional_and_repeated_arguments() {
-        assert_eq!(synopsis("T", DECL), "T key limit [COST cost]");
-        let repeated = [
-            ArgSpec {
-                name: c"key",
-                kind: ArgKind::Keys,
-                token: None,
-                optional: false,
-            },
-            ArgSpec {
-                name: c"arg",
-                kind: ArgKind::Strings,
-                token: None,
-                optional: true,
-            },
-        ];
-        assert_eq!(synopsis("T", &repeated), "T key [key ...] [arg [arg ...]]");
+        assert_eq!(DECL.synopsis(), "T key limit [COST cost]");
+        #[rustfmt::skip]
+        let repeated = Syntax {
+            command: c"t",
+            args: &[
+                ArgSpec { name: c"key", kind: ArgKind::Keys, token: None, optional: false },
+                ArgSpec { name: c"arg", kind: ArgKind::Strings, token: None, optional: true },
+            ],
+        };
+        assert_eq!(repeated.synopsis(), "T key [key ...] [arg [arg ...]]");
     }
 
     #[test]
     fn options_are_the_declared_tokens() {
         let line: Vec<&[u8]> = vec![b"T", b"k", b"5", b"cost", b"2"];
         let mut seen = Vec::new();
-        for_each_option(DECL, &line, |t, v| {
+        DECL.for_each_option(&line, |t, v| {
             seen.push((t, v.to_vec()));
             Ok(())
         })
@@ -227,12 +233,12 @@ pub(crate) mod tests {
         assert_eq!(seen, [("COST", b"2".to_vec())]);
         let line: Vec<&[u8]> = vec![b"T", b"k", b"5", b"BY", b"2"];
         assert_eq!(
-            for_each_option(DECL, &line, |_, _| Ok(())),
+            DECL.for_each_option(&line, |_, _| Ok(())),
             Err(RlError::UnknownOption("BY".into()))
         );
         let line: Vec<&[u8]> = vec![b"T", b"k", b"5", b"COST"];
         assert_eq!(
-            for_each_option(DECL, &line, |_, _| Ok(())),
+            DECL.for_each_option(&line, |_, _| Ok(())),
             Err(RlError::MissingValue { option: "COST" })
         );
     }

@@ -5,7 +5,7 @@
 use super::args::{non_negative, positive};
 use super::error::RlError;
 use super::gcra::Gcra;
-use super::syntax::{check_count, ArgKind, ArgSpec};
+use super::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `max_burst`, `count` and `quantity` accepted by the parser; the
 /// burst tolerance check ([`Gcra::new`]) bounds the useful range further.
@@ -17,15 +17,27 @@ pub const MAX_PERIOD_MS: u64 = 1_000_000_000_000;
 /// Largest `CL.THROTTLE` period in seconds (about 31.7 years).
 pub const MAX_PERIOD_S: u64 = 1_000_000_000;
 
-/// `RL.THROTTLE`'s and `CL.THROTTLE`'s arguments after the name.
+/// The arguments of both throttle commands (the period's unit differs).
 #[rustfmt::skip]
-pub const ARGS: &[ArgSpec] = &[
+const ARGS: &[ArgSpec] = &[
     ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
     ArgSpec { name: c"max_burst", kind: ArgKind::Integer, token: None, optional: false },
     ArgSpec { name: c"count", kind: ArgKind::Integer, token: None, optional: false },
     ArgSpec { name: c"period", kind: ArgKind::Integer, token: None, optional: false },
     ArgSpec { name: c"quantity", kind: ArgKind::Integer, token: None, optional: true },
 ];
+
+/// `RL.THROTTLE key max_burst count period [quantity]`, period in ms.
+pub const RL_THROTTLE: Syntax = Syntax {
+    command: c"rl.throttle",
+    args: ARGS,
+};
+
+/// `CL.THROTTLE key max_burst count period [quantity]`, period in seconds.
+pub const CL_THROTTLE: Syntax = Syntax {
+    command: c"cl.throttle",
+    args: ARGS,
+};
 
 /// What one throttle call asks for. The key stays with the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +49,7 @@ pub struct ThrottleRequest {
 
 /// The differences between the two commands.
 struct Dialect {
-    command: &'static str,
+    syntax: &'static Syntax,
     period_unit_us: u64,
     max_period: u64,
     /// RL.THROTTLE refuses a quantity that could never pass; CL.THROTTLE
@@ -52,7 +64,7 @@ impl ThrottleRequest {
         Self::parse(
             args,
             &Dialect {
-                command: "rl.throttle",
+                syntax: &RL_THROTTLE,
                 period_unit_us: 1_000,
                 max_period: MAX_PERIOD_MS,
                 refuse_oversized: true,
@@ -65,7 +77,7 @@ impl ThrottleRequest {
         Self::parse(
             args,
             &Dialect {
-                command: "cl.throttle",
+                syntax: &CL_THROTTLE,
                 period_unit_us: 1_000_000,
                 max_period: MAX_PERIOD_S,
                 refuse_oversized: false,
@@ -74,7 +86,7 @@ impl ThrottleRequest {
     }
 
     fn parse(args: &[&[u8]], d: &Dialect) -> Result<Self, RlError> {
-        check_count(ARGS, args.len(), d.command)?;
+        d.syntax.check_count(args.len())?;
         let max_burst = non_negative(args[2], "max_burst", MAX_UNITS)?;
         let count = positive(args[3], "count", MAX_UNITS)?;
         let period = positive(args[4], "period", d.max_period)?;
@@ -184,7 +196,7 @@ mod tests {
     #[test]
     fn errors_name_the_declared_arguments() {
         let line = "RL.THROTTLE k 5 10 1000 1";
-        errors_name_declared_arguments(ARGS, line, ThrottleRequest::parse_ms);
-        errors_name_declared_arguments(ARGS, line, ThrottleRequest::parse_cell);
+        errors_name_declared_arguments(&RL_THROTTLE, line, ThrottleRequest::parse_ms);
+        errors_name_declared_arguments(&CL_THROTTLE, line, ThrottleRequest::parse_cell);
     }
 }

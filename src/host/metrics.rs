@@ -164,7 +164,7 @@ extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
             if !counters.registered.load(Relaxed) {
                 continue;
             }
-            let prefix = field_prefix(&spec.name.to_string_lossy());
+            let prefix = field_prefix(spec.syntax.name());
             for (field, value) in FIELDS.iter().zip(counters.read()) {
                 let Ok(name) = CString::new(format!("{prefix}_{field}")) else {
                     continue;

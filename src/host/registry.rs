@@ -17,7 +17,7 @@ use linkme::distributed_slice;
 use super::ffi::OK;
 use super::ffi::{api, optional_api};
 use crate::core::load_options::LoadOptions;
-use crate::core::syntax::{self, ArgKind, ArgSpec};
+use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// The server's callback type for a command.
 pub type Callback = extern "C" fn(*mut ffi::Ctx, *mut *mut ffi::Str, c_int) -> c_int;
@@ -52,7 +52,9 @@ impl KeyAccess {
 
 /// A command's full declaration.
 pub struct CommandSpec {
-    pub name: &'static CStr,
+    /// Its name and arguments, as the parser reads them; the arity follows
+    /// from them.
+    pub syntax: &'static Syntax,
     /// Server flags, e.g. `write deny-oom`.
     pub flags: &'static CStr,
     pub summary: &'static CStr,
@@ -61,9 +63,6 @@ pub struct CommandSpec {
     /// The key layout: the single key at argument 1 unless the variant
     /// says otherwise.
     pub key: KeyAccess,
-    /// The arguments after the name, as the parser reads them; the arity
-    /// follows from them.
-    pub args: &'static [ArgSpec],
     pub callback: Callback,
 }
 
@@ -79,7 +78,7 @@ pub const ACL_CATEGORY: &CStr = c"ratelimit";
 pub(crate) fn register_all(ctx: *mut ffi::Ctx, options: &LoadOptions) -> Result<bool, String> {
     let category = add_acl_category(ctx);
     for spec in COMMANDS {
-        if options.registers(&spec.name.to_string_lossy()) {
+        if options.registers(spec.syntax.name()) {
             register(ctx, spec, category)?;
         }
     }
@@ -100,14 +99,14 @@ fn add_acl_category(ctx: *mut ffi::Ctx) -> bool {
 }
 
 fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec, category: bool) -> Result<(), String> {
-    let name = spec.name.to_string_lossy();
+    let name = spec.syntax.name();
     let (first, last, step) = spec.key.legacy_range();
     // SAFETY: all pointers are 'static C strings or live for this call; the
     // server copies the command info.
     unsafe {
         if api!(CreateCommand)(
             ctx,
-            spec.name.as_ptr(),
+            spec.syntax.command.as_ptr(),
             Some(spec.callback),
             spec.flags.as_ptr(),
             first,
@@ -117,12 +116,12 @@ fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec, category: bool) -> Result<()
         {
             return Err(format!("could not create command {name}"));
         }
-        let command = api!(GetCommand)(ctx, spec.name.as_ptr());
+        let command = api!(GetCommand)(ctx, spec.syntax.command.as_ptr());
         if command.is_null() {
             return Err(format!("could not find command {name} after creating it"));
         }
         let mut key_specs = [key_spec(spec.key), zeroed_key_spec()];
-        let mut args: Vec<ffi::CommandArg> = spec.args.iter().map(command_arg).collect();
+        let mut args: Vec<ffi::CommandArg> = spec.syntax.args.iter().map(command_arg).collect();
         args.push(zeroed_arg());
         let mut info = ffi::CommandInfo {
             version: &INFO_VERSION,
@@ -131,7 +130,7 @@ fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec, category: bool) -> Result<()
             since: spec.since.as_ptr(),
             history: ptr::null_mut(),
             tips: ptr::null(),
-            arity: syntax::arity(spec.args),
+            arity: spec.syntax.arity(),
             key_specs: key_specs.as_mut_ptr(),
             args: args.as_mut_ptr(),
         };
@@ -237,11 +236,10 @@ mod tests {
         let lines: Vec<&str> = readme.lines().collect();
         let mut checked = 0;
         for spec in COMMANDS {
-            let name = spec.name.to_string_lossy().to_uppercase();
-            if name == "RL.PEEK" {
+            if spec.syntax.name() == "rl.peek" {
                 continue;
             }
-            let usage = syntax::synopsis(&name, spec.args);
+            let usage = spec.syntax.synopsis();
             assert!(
                 lines.contains(&usage.as_str()),
                 "README lacks the line `{usage}`"
