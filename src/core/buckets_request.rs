@@ -11,7 +11,7 @@ use super::syntax::{ArgKind, ArgSpec, Syntax};
 /// or the total never needs more (memory independent of the rate).
 pub const MAX_LIMIT: u64 = 100_000_000;
 
-/// `RL.BUCKETS key limit window [PRECISION ms] [COST cost]`.
+/// `RL.BUCKETS`'s name and arguments.
 #[rustfmt::skip]
 pub const SYNTAX: Syntax = Syntax {
     command: c"rl.buckets",

@@ -16,7 +16,7 @@ pub const MAX_FIELDS: usize = 8;
 /// Largest `BY`.
 pub const MAX_BY: u64 = 1_000_000;
 
-/// `RL.COUNT key window field [BY n] [PRECISION ms]`.
+/// `RL.COUNT`'s name and arguments.
 #[rustfmt::skip]
 pub const COUNT: Syntax = Syntax {
     command: c"rl.count",
@@ -29,7 +29,7 @@ pub const COUNT: Syntax = Syntax {
     ],
 };
 
-/// `RL.TOTALS key window [PRECISION ms]`.
+/// `RL.TOTALS`'s name and arguments.
 #[rustfmt::skip]
 pub const TOTALS: Syntax = Syntax {
     command: c"rl.totals",

@@ -12,7 +12,7 @@ pub const MAX_LIMIT: u64 = 100_000_000_000_000;
 /// Largest window in ms (about 31.7 years).
 pub const MAX_WINDOW_MS: u64 = 1_000_000_000_000;
 
-/// `RL.FIXED key limit window [COST cost]`.
+/// `RL.FIXED`'s name and arguments.
 #[rustfmt::skip]
 pub const SYNTAX: Syntax = Syntax {
     command: c"rl.fixed",

@@ -87,7 +87,7 @@ impl LimitRequest {
 /// Where `RL.PEEK`'s key is: `RL.PEEK <algorithm> key ...`.
 pub const PEEK_KEY: usize = 2;
 
-/// `RL.PEEK limiter key [parameter ...]`.
+/// `RL.PEEK`'s name and arguments.
 #[rustfmt::skip]
 pub const PEEK: Syntax = Syntax {
     command: c"rl.peek",
@@ -110,7 +110,7 @@ pub const MAX_CLAUSES: u64 = 16;
 /// Where `RL.ALL`'s keys start: `RL.ALL numkeys key [key ...] clause ...`.
 pub const ALL_FIRST_KEY: usize = 2;
 
-/// `RL.ALL numkeys key [key ...] clause [clause ...]`.
+/// `RL.ALL`'s name and arguments.
 #[rustfmt::skip]
 pub const ALL: Syntax = Syntax {
     command: c"rl.all",

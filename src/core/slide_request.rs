@@ -14,7 +14,7 @@ pub const MAX_LIMIT: u64 = 1_000_000;
 /// score stay exact in a double and far from integer overflow.
 pub const MAX_WINDOW_MS: u64 = 1_000_000_000_000;
 
-/// `RL.SLIDE key limit window [COST cost]`.
+/// `RL.SLIDE`'s name and arguments.
 #[rustfmt::skip]
 pub const SYNTAX: Syntax = Syntax {
     command: c"rl.slide",

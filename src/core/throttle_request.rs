@@ -27,13 +27,13 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: c"quantity", kind: ArgKind::Integer, token: None, optional: true },
 ];
 
-/// `RL.THROTTLE key max_burst count period [quantity]`, period in ms.
+/// `RL.THROTTLE`'s name and arguments (period in ms).
 pub const RL_THROTTLE: Syntax = Syntax {
     command: c"rl.throttle",
     args: ARGS,
 };
 
-/// `CL.THROTTLE key max_burst count period [quantity]`, period in seconds.
+/// `CL.THROTTLE`'s name and arguments (period in seconds).
 pub const CL_THROTTLE: Syntax = Syntax {
     command: c"cl.throttle",
     args: ARGS,
