@@ -35,7 +35,7 @@ impl ArgSpec {
     }
 
     /// The option token as text (declared tokens are ASCII).
-    fn token_text(&self) -> Option<&'static str> {
+    fn token_str(&self) -> Option<&'static str> {
         self.token.and_then(|t| t.to_str().ok())
     }
 }
@@ -90,7 +90,7 @@ impl Syntax {
         let mut line = self.name().to_uppercase();
         for arg in self.args {
             let name = arg.name.to_string_lossy();
-            let mut word = match arg.token_text() {
+            let mut word = match arg.token_str() {
                 Some(token) => format!("{token} {name}"),
                 None => name.to_string(),
             };
@@ -122,7 +122,7 @@ impl Syntax {
             let token = self
                 .args
                 .iter()
-                .filter_map(ArgSpec::token_text)
+                .filter_map(ArgSpec::token_str)
                 .find(|t| given.eq_ignore_ascii_case(t.as_bytes()))
                 .ok_or_else(|| RlError::UnknownOption(super::args::token_text(given)))?;
             let value = line
@@ -158,7 +158,7 @@ pub(crate) mod tests {
             }
             let name = arg.name.to_str().unwrap();
             let mut line = words.clone();
-            let named = match arg.token_text() {
+            let named = match arg.token_str() {
                 Some(token) => {
                     line.extend([token, "x"]);
                     token
