@@ -515,8 +515,8 @@ fn targets(reports: &[Report], md: &mut String, csv: &mut String) {
         for regime in ["pipelined"] {
             let samples = &r.samples[regime];
             for &(row, reference, at_least) in CAPACITY_TARGETS {
-                let x = capacity(samples, row, reference);
                 let rounds = round_ratios(samples, row, reference);
+                let x = median(&rounds);
                 let low = rounds.iter().copied().fold(f64::INFINITY, f64::min);
                 let high = rounds.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 line(
