@@ -105,7 +105,7 @@ fn bad_input_names_the_problem_and_writes_nothing() {
             (
                 "1000",
                 &["BY", "0"],
-                "ERR BY must be an integer from 1 to 1000000",
+                "ERR BY must be an integer from 1 to 1000000000000000",
             ),
             ("1000", &["BY"], "ERR BY needs a value"),
             (

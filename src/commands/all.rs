@@ -25,7 +25,8 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     // Decide every clause first: all keys read, nothing written.
     let mut decided = Vec::with_capacity(req.clauses.len());
     for (i, clause) in req.clauses.iter().enumerate() {
-        let d = limiter::decide(cmd, clause, ALL_FIRST_KEY + i, Access::Write, now)
+        let slides = req.slide_clauses();
+        let d = limiter::decide(cmd, clause, ALL_FIRST_KEY + i, Access::Write, now, slides)
             .map_err(|e| e.in_clause(i + 1))?;
         decided.push(d);
     }

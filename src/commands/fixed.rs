@@ -5,7 +5,7 @@ use linkme::distributed_slice;
 use crate::command_callback;
 use crate::core::error::RlError;
 use crate::core::fixed_request::{self, FixedRequest};
-use crate::core::fixed_window::{decide, stored_count, FixedState, FixedWrite};
+use crate::core::fixed_window::{decide, stored_state, FixedState, FixedWrite};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
@@ -28,13 +28,10 @@ fn fixed(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
 
 /// The stored counter and its expiry; `None` for a missing key.
 pub(crate) fn read(state: &StringState) -> Result<Option<FixedState>, RlError> {
-    match state.bytes() {
-        Some(bytes) => Ok(Some(FixedState {
-            count: stored_count(bytes)?,
-            expire_at_ms: state.expire_at_ms(),
-        })),
-        None => Ok(None),
-    }
+    state
+        .bytes()
+        .map(|bytes| stored_state(bytes, state.expire_at_ms()))
+        .transpose()
 }
 
 /// Writes an admission to the counter at `key` and replicates it.

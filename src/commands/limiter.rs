@@ -67,12 +67,15 @@ pub struct Decided<'a> {
 }
 
 /// Opens the key at `key` and decides `req` at `now`. Writes nothing.
+/// `slide_clauses` sliding logs are decided in this call: they share its
+/// budget of removals.
 pub fn decide<'a>(
     cmd: &'a CommandCtx,
     req: &LimitRequest,
     key: usize,
     access: Access,
     now: Now,
+    slide_clauses: u64,
 ) -> Result<Decided<'a>, RlError> {
     let write = access == Access::Write;
     let (state, decision, effect) = match req {
@@ -82,7 +85,8 @@ pub fn decide<'a>(
             } else {
                 ZsetLog::open_read(cmd, key)?
             };
-            let out = sliding_log::decide(&mut log, r, now.ms)?;
+            let budget = sliding_log::evict_budget(r.cost, slide_clauses);
+            let out = sliding_log::decide_within(&mut log, r, now.ms, budget)?;
             let effect = out.admission.map(Effect::Slide);
             (State::Log(log), out.decision, effect)
         }

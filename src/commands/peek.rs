@@ -17,7 +17,7 @@ fn peek(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let req = parse_peek(args)?;
     // The key is opened for reading only: no write, eviction, expiry change,
     // notification or modified-key signal can follow.
-    let decided = limiter::decide(cmd, &req, PEEK_KEY, Access::Read, Now::read(cmd))?;
+    let decided = limiter::decide(cmd, &req, PEEK_KEY, Access::Read, Now::read(cmd), 1)?;
     Ok(Reply::Decision(decided.decision))
 }
 

@@ -36,8 +36,8 @@ pub(crate) fn record(
 ) -> Result<(), RlError> {
     let written = log.apply(admission)?;
     replicate::zadd(cmd, key, &written);
-    if let Some(cutoff) = admission.evict_through {
-        replicate::zrem_through(cmd, key, cutoff);
+    if admission.evict > 0 {
+        replicate::zrem_oldest(cmd, key, admission.evict);
     }
     log.keep_alive(&admission.expiry)
 }
@@ -49,7 +49,7 @@ command_callback!(slide_callback => HANDLER);
 static SLIDE: CommandSpec = CommandSpec {
     flags: c"write deny-oom",
     summary: c"Exact sliding-window rate limit: admits the request if the cost admitted in the last `window` ms plus `cost` is at most `limit`. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
-    complexity: c"O(log(N) * (M + C)) with N the entries held, M the entries leaving the window and C the cost.",
+    complexity: c"O(log(N) * (M + C)) with N the entries held, C the cost (at most 250) and M the entries removed because they left the window (at most max(500, 2C) per call; the rest go in later calls).",
     since: c"0.1.0",
     key: KeyAccess::ReadWriteUpdate,
     syntax: &slide_request::SYNTAX,

@@ -4,7 +4,7 @@ use linkme::distributed_slice;
 
 use crate::command_callback;
 use crate::core::error::RlError;
-use crate::core::gcra::{decide, stored_tat, GcraOutcome, TatWrite};
+use crate::core::gcra::{decide, stored_state, GcraOutcome, TatWrite};
 use crate::core::throttle_request::{self, ThrottleRequest};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
@@ -35,7 +35,10 @@ pub(crate) fn decide_and_apply(
 
 /// The stored TAT; `None` for a missing key.
 pub(crate) fn read(state: &StringState) -> Result<Option<i64>, RlError> {
-    state.bytes().map(stored_tat).transpose()
+    state
+        .bytes()
+        .map(|bytes| stored_state(bytes, state.expire_at_ms()))
+        .transpose()
 }
 
 /// Writes an admission's TAT to `key` and replicates it.

@@ -4,9 +4,9 @@ use super::error::RlError;
 use super::syntax::Syntax;
 
 /// Parses a decimal integer in `1..=max`; anything else (sign, spaces,
-/// overflow, non-digits, empty) names `arg` in the error.
+/// leading zeros, overflow, non-digits, empty) names `arg` in the error.
 pub fn positive(bytes: &[u8], arg: &'static str, max: u64) -> Result<u64, RlError> {
-    match unsigned(bytes) {
+    match argument(bytes) {
         Some(v) if (1..=max).contains(&v) => Ok(v),
         _ => Err(RlError::OutOfRange { arg, max }),
     }
@@ -15,14 +15,26 @@ pub fn positive(bytes: &[u8], arg: &'static str, max: u64) -> Result<u64, RlErro
 /// Parses a decimal integer in `0..=max` (for arguments where zero means
 /// something, like a burst of none or a quantity that only peeks).
 pub fn non_negative(bytes: &[u8], arg: &'static str, max: u64) -> Result<u64, RlError> {
-    match unsigned(bytes) {
+    match argument(bytes) {
         Some(v) if v <= max => Ok(v),
         _ => Err(RlError::NotInRange { arg, min: 0, max }),
     }
 }
 
-/// A plain unsigned decimal (digits only, no sign, no spaces) that fits in a
-/// `u64`, as rl writes its integer states; `None` for anything else.
+/// A non-negative integer argument written as the server writes integers
+/// (`string2ll`): digits only, no sign, no leading zero (`05` and `00` are
+/// refused, as `SET k v EX 05` is). Stored states are read with the more
+/// lenient [`unsigned`], since earlier releases wrote zero-padded counts.
+pub fn argument(bytes: &[u8]) -> Option<u64> {
+    if bytes.len() > 1 && bytes[0] == b'0' {
+        return None;
+    }
+    unsigned(bytes)
+}
+
+/// A plain unsigned decimal (digits only, no sign, no spaces, leading zeros
+/// allowed) that fits in a `u64`, as rl reads its stored integer states;
+/// `None` for anything else.
 pub fn unsigned(bytes: &[u8]) -> Option<u64> {
     if bytes.is_empty() || bytes.len() > 20 {
         return None;
@@ -77,13 +89,16 @@ mod tests {
 
     #[test]
     fn positive_accepts_only_integers_in_range() {
-        let ok: &[(&[u8], u64)] = &[(b"1", 1), (b"100", 100), (b"007", 7), (b"1000", 1000)];
+        let ok: &[(&[u8], u64)] = &[(b"1", 1), (b"100", 100), (b"1000", 1000)];
         for (input, want) in ok {
             assert_eq!(positive(input, "n", 1000), Ok(*want));
         }
         let bad: &[&[u8]] = &[
             b"",
             b"0",
+            b"007",
+            b"01",
+            b"-0",
             b"-1",
             b"+1",
             b" 1",
@@ -109,12 +124,15 @@ mod tests {
 
     #[test]
     fn non_negative_accepts_zero_and_names_the_argument() {
-        let ok: &[(&[u8], u64)] = &[(b"0", 0), (b"00", 0), (b"7", 7), (b"1000", 1000)];
+        let ok: &[(&[u8], u64)] = &[(b"0", 0), (b"7", 7), (b"1000", 1000)];
         for (input, want) in ok {
             assert_eq!(non_negative(input, "n", 1000), Ok(*want));
         }
         let bad: &[&[u8]] = &[
             b"",
+            b"00",
+            b"05",
+            b"-0",
             b"-1",
             b"+0",
             b" 0",
@@ -138,6 +156,12 @@ mod tests {
     #[test]
     fn unsigned_reads_only_plain_digits() {
         assert_eq!(unsigned(b"0"), Some(0));
+        assert_eq!(
+            unsigned(b"000000042"),
+            Some(42),
+            "earlier releases' padded counts"
+        );
+        assert_eq!(argument(b"000000042"), None, "but not as an argument");
         assert_eq!(unsigned(b"18446744073709551615"), Some(u64::MAX));
         for bad in [&b""[..], b"18446744073709551616", b"-1", b"1.0", b"12 "] {
             assert_eq!(unsigned(bad), None, "{bad:?}");

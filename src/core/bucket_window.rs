@@ -30,8 +30,10 @@
 //! with several counts the header would outgrow a listpack value (64 bytes)
 //! and cost the compact encoding.
 //!
-//! Counts are written zero-padded to [`COUNTER_DIGITS`] digits and joined by
-//! commas, so a value's size does not depend on how many requests it counts.
+//! Counts are plain canonical decimals joined by commas: a listpack stores a
+//! lone small count as an integer in one or two bytes. (Releases before
+//! 0.2 padded every count to 9 digits; such keys are read as they are and
+//! rewritten plainly as they change.)
 
 use smallvec::SmallVec;
 
@@ -42,10 +44,6 @@ use super::decision::Decision;
 use super::error::RlError;
 use super::expiry::Expiry;
 use super::held_buckets::HeldBuckets;
-
-/// Counters are written with this many digits (zero-padded): the same bytes
-/// for 1 and for 100,000,000, so memory does not depend on the rate.
-pub const COUNTER_DIGITS: usize = 9;
 
 /// Most buckets one window may need (`ceil(window / precision)`).
 pub const MAX_BUCKETS: u64 = 1_000;
@@ -166,11 +164,11 @@ fn push_counts<const N: usize>(line: &mut Line<N>, counts: &[u64]) {
         if i > 0 {
             line.byte(b',');
         }
-        line.unsigned(c, COUNTER_DIGITS);
+        line.unsigned(c, 1);
     }
 }
 
-/// Counts as stored: fixed-width decimals joined by commas.
+/// Counts as stored: canonical decimals joined by commas.
 pub fn encode_counts(counts: &[u64]) -> Bytes {
     // At most eight counts (RL.COUNT), each at most 21 bytes with its comma.
     let mut line: Line<192> = Line::new();
@@ -178,7 +176,8 @@ pub fn encode_counts(counts: &[u64]) -> Bytes {
     Bytes::from_slice(line.as_slice())
 }
 
-/// Parses stored counts; `None` when they are not ours.
+/// Parses stored counts (zero-padded ones too, as earlier releases wrote
+/// them); `None` when they are not ours.
 pub fn decode_counts(bytes: &[u8]) -> Option<Counts> {
     let mut counts = Counts::new();
     for item in bytes.split(|&b| b == b',') {
@@ -800,7 +799,7 @@ mod tests {
         // bucket's count.
         assert_eq!(h.bucket_count(), 0);
         assert_eq!(h.fields.len(), 1);
-        assert_eq!(h.fields[&b"h"[..]], b"b,100,500,0,000000003,000000003");
+        assert_eq!(h.fields[&b"h"[..]], b"b,100,500,0,3,3");
         // It must live until 51_099; the expiry moved with a slack of
         // window/4.
         assert_eq!(h.expire_at_ms, Some(51_099 + 250));
@@ -835,8 +834,8 @@ mod tests {
         h.apply(&w);
         // Bucket 9 got its own field when bucket 13 started: bit 3
         // (13 - 1 - 3) of the held set.
-        assert_eq!(h.fields[&b"9"[..]], b"000000001");
-        assert_eq!(h.fields[&b"h"[..]], b"b,100,13,8,000000002,000000001");
+        assert_eq!(h.fields[&b"9"[..]], b"1");
+        assert_eq!(h.fields[&b"h"[..]], b"b,100,13,8,2,1");
     }
 
     #[test]
@@ -882,7 +881,7 @@ mod tests {
         assert_eq!(call(&mut h, &r, 5_000), [1, 1, 0, 1099]);
         // Back 3 s: the event goes into the newest bucket (50), not bucket 20.
         assert_eq!(call(&mut h, &r, 2_000), [1, 0, 0, 4099]);
-        assert_eq!(h.fields[&b"h"[..]], b"b,100,50,0,000000002,000000002");
+        assert_eq!(h.fields[&b"h"[..]], b"b,100,50,0,2,2");
         assert_eq!(call(&mut h, &r, 2_001), [0, 0, 4098, 4098]);
     }
 
@@ -958,10 +957,16 @@ mod tests {
     }
 
     #[test]
-    fn counters_have_a_fixed_width() {
-        assert_eq!(&encode_counts(&[1])[..], b"000000001");
-        assert_eq!(&encode_counts(&[100_000_000])[..], b"100000000");
-        assert_eq!(&encode_counts(&[3, 12])[..], b"000000003,000000012");
+    fn counters_are_plain_and_padded_ones_still_read() {
+        assert_eq!(&encode_counts(&[1])[..], b"1");
+        assert_eq!(&encode_counts(&[0])[..], b"0");
+        assert_eq!(
+            &encode_counts(&[1_000_000_000_000_000])[..],
+            b"1000000000000000"
+        );
+        assert_eq!(&encode_counts(&[3, 12])[..], b"3,12");
+        assert_eq!(decode_counts(b"3,12").as_deref(), Some(&[3, 12][..]));
+        // As releases before 0.2 wrote them.
         assert_eq!(
             decode_counts(b"000000003,000000012").as_deref(),
             Some(&[3, 12][..])

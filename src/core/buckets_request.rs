@@ -7,9 +7,10 @@ use super::error::RlError;
 use super::slide_request::MAX_WINDOW_MS;
 use super::syntax::{ArgKind, ArgSpec, Syntax};
 
-/// Largest `limit`: counters are written with a fixed 9 digits, so a bucket
-/// or the total never needs more (memory independent of the rate).
-pub const MAX_LIMIT: u64 = 100_000_000;
+/// Largest `limit` (and `COST`), 10^15: a byte quota of a petabyte per
+/// window. Totals never exceed it, so every stored count has at most 16
+/// digits and no sum can overflow.
+pub const MAX_LIMIT: u64 = 1_000_000_000_000_000;
 
 /// `RL.BUCKETS`'s name and arguments.
 #[rustfmt::skip]
@@ -96,8 +97,8 @@ mod tests {
             ),
             ("RL.BUCKETS k 10 1000 PRECISION 1", (10, 1000, Some(1), 1)),
             (
-                "RL.BUCKETS k 100000000 1000000000000",
-                (100_000_000, 1_000_000_000_000, None, 1),
+                "RL.BUCKETS k 1000000000000000 1000000000000",
+                (1_000_000_000_000_000, 1_000_000_000_000, None, 1),
             ),
         ];
         for (line, (limit, window_ms, precision, cost)) in cases {
@@ -125,7 +126,10 @@ mod tests {
                 },
             ),
             ("RL.BUCKETS k 0 1000", range("limit", MAX_LIMIT)),
-            ("RL.BUCKETS k 100000001 1000", range("limit", MAX_LIMIT)),
+            (
+                "RL.BUCKETS k 1000000000000001 1000",
+                range("limit", MAX_LIMIT),
+            ),
             ("RL.BUCKETS k 10 -1", range("window", MAX_WINDOW_MS)),
             ("RL.BUCKETS k 10 1000 COST 0", range("COST", MAX_LIMIT)),
             ("RL.BUCKETS k 10 1000 COST 11", RlError::CostAboveLimit),

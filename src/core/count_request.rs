@@ -13,8 +13,13 @@ pub const MAX_FIELD_LEN: usize = 32;
 /// Most distinct field names one key counts.
 pub const MAX_FIELDS: usize = 8;
 
-/// Largest `BY`.
-pub const MAX_BY: u64 = 1_000_000;
+/// Largest `BY`, 10^15 (as RL.BUCKETS' `COST`: bytes, tokens).
+pub const MAX_BY: u64 = 1_000_000_000_000_000;
+
+/// Largest total a field may reach over one window (18 digits, what the
+/// header reader takes); an RL.COUNT that would pass it is refused, so no
+/// stored count can overflow.
+pub const MAX_TOTAL: u64 = 999_999_999_999_999_999;
 
 /// `RL.COUNT`'s name and arguments.
 #[rustfmt::skip]
@@ -173,7 +178,10 @@ mod tests {
                 bad_field.clone(),
             ),
             ("RL.COUNT k 1000 ok BY 0", range("BY", MAX_BY)),
-            ("RL.COUNT k 1000 ok BY 1000001", range("BY", MAX_BY)),
+            (
+                "RL.COUNT k 1000 ok BY 1000000000000001",
+                range("BY", MAX_BY),
+            ),
             (
                 "RL.COUNT k 1000 ok BY",
                 RlError::MissingValue { option: "BY" },

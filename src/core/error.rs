@@ -19,8 +19,18 @@ pub enum RlError {
     DuplicateOption { option: &'static str },
     /// The key holds a value of another type.
     WrongType,
-    /// The key holds entries rl did not write, in a way that blocks it.
-    ForeignEntries,
+    /// The key is a sorted set rl did not write (or cannot continue).
+    ForeignZset,
+    /// The SLIDE clauses of one RL.ALL cost more than one call may insert.
+    SlideCostTotal { max: u64 },
+    /// An RL.COUNT field's total over the window would pass the largest.
+    TotalTooLarge { max: u64 },
+    /// A limiter's parameters after `RL.PEEK` or in an `RL.ALL` clause do
+    /// not fit its syntax.
+    LimiterArity {
+        command: &'static str,
+        usage: String,
+    },
     /// `PRECISION` (given, or the key's own) is wider than the window.
     PrecisionAboveWindow,
     /// `PRECISION` so small that the window needs more than `max` buckets.
@@ -97,9 +107,21 @@ impl fmt::Display for RlError {
                 f,
                 "WRONGTYPE Operation against a key holding the wrong kind of value"
             ),
-            RlError::ForeignEntries => {
-                write!(f, "ERR key holds sorted-set members that rl did not write")
+            RlError::ForeignZset => {
+                write!(f, "ERR key holds a sorted set that rl did not write")
             }
+            RlError::SlideCostTotal { max } => write!(
+                f,
+                "ERR the SLIDE clauses' COST must add up to at most {max}"
+            ),
+            RlError::TotalTooLarge { max } => write!(
+                f,
+                "ERR BY would take the field's total over the window past {max}"
+            ),
+            RlError::LimiterArity { command, usage } => write!(
+                f,
+                "ERR wrong number of arguments for '{command}' command (expected {usage})"
+            ),
             RlError::PrecisionAboveWindow => write!(f, "ERR PRECISION must not exceed window"),
             RlError::TooManyBuckets { max } => write!(
                 f,
@@ -145,10 +167,14 @@ impl fmt::Display for RlError {
             RlError::DuplicateKey => {
                 write!(f, "ERR each RL.ALL clause needs its own key")
             }
-            RlError::ClauseCount { keys, clauses } => write!(
-                f,
-                "ERR numkeys is {keys} but {clauses} clauses were given (one per key)"
-            ),
+            RlError::ClauseCount { keys, clauses } => {
+                let given = if *clauses == 1 {
+                    "1 clause was given".to_string()
+                } else {
+                    format!("{clauses} clauses were given")
+                };
+                write!(f, "ERR numkeys is {keys} but {given} (one per key)")
+            }
             RlError::InClause { clause, error } => {
                 let text = error.to_string();
                 let detail = text.strip_prefix("ERR ").unwrap_or(&text);
@@ -198,8 +224,23 @@ mod tests {
                 "WRONGTYPE Operation against a key holding the wrong kind of value",
             ),
             (
-                RlError::ForeignEntries,
-                "ERR key holds sorted-set members that rl did not write",
+                RlError::ForeignZset,
+                "ERR key holds a sorted set that rl did not write",
+            ),
+            (
+                RlError::SlideCostTotal { max: 250 },
+                "ERR the SLIDE clauses' COST must add up to at most 250",
+            ),
+            (
+                RlError::TotalTooLarge { max: 9 },
+                "ERR BY would take the field's total over the window past 9",
+            ),
+            (
+                RlError::LimiterArity {
+                    command: "rl.peek",
+                    usage: "SLIDE key limit window [COST cost]".into(),
+                },
+                "ERR wrong number of arguments for 'rl.peek' command (expected SLIDE key limit window [COST cost])",
             ),
             (
                 RlError::PrecisionAboveWindow,
@@ -282,6 +323,13 @@ mod tests {
                     clauses: 3,
                 },
                 "ERR numkeys is 2 but 3 clauses were given (one per key)",
+            ),
+            (
+                RlError::ClauseCount {
+                    keys: 2,
+                    clauses: 1,
+                },
+                "ERR numkeys is 2 but 1 clause was given (one per key)",
             ),
             (
                 RlError::CostAboveLimit.in_clause(2),

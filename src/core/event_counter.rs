@@ -6,7 +6,7 @@
 use super::bucket_window::{
     load, resolve_precision, slide, write, Counts, HashView, HashWrite, Kind,
 };
-use super::count_request::{CountRequest, TotalsRequest, MAX_FIELDS};
+use super::count_request::{CountRequest, TotalsRequest, MAX_FIELDS, MAX_TOTAL};
 use super::error::RlError;
 
 /// Field name and its total over the window, sorted by name (bytewise).
@@ -50,9 +50,13 @@ pub fn count(
     };
     let mut totals = Counts::from_slice(&win.totals);
     totals.resize(names.len(), 0);
+    // Totals stay at most MAX_TOTAL and `by` at most MAX_BY: no overflow.
+    if totals[idx] + req.by > MAX_TOTAL {
+        return Err(RlError::TotalTooLarge { max: MAX_TOTAL });
+    }
     let mut bucket = win.target_counts(names.len());
-    bucket[idx] = bucket[idx].saturating_add(req.by);
-    totals[idx] = totals[idx].saturating_add(req.by);
+    bucket[idx] += req.by;
+    totals[idx] += req.by;
     let changed = (new_key || new_name).then_some(&names[..]);
     let write = write(&win, Kind::Count, &bucket, &totals, changed);
     Ok(CountOutcome {
@@ -105,6 +109,28 @@ mod tests {
     }
 
     #[test]
+    fn a_total_past_the_largest_is_refused() {
+        let mut h = MemoryHash::new();
+        let big = crate::core::count_request::MAX_BY;
+        let mut sum = 0;
+        while sum + big <= MAX_TOTAL {
+            sum += big;
+            count_at(&mut h, "bytes", big, 0).unwrap();
+            if sum > MAX_TOTAL - 3 * big {
+                break;
+            }
+        }
+        let before = h.clone();
+        let room = MAX_TOTAL - sum;
+        assert_eq!(
+            count_at(&mut h, "bytes", room + 1, 0),
+            Err(RlError::TotalTooLarge { max: MAX_TOTAL })
+        );
+        assert_eq!(h, before, "refused: nothing written");
+        assert_eq!(count_at(&mut h, "bytes", room, 0).unwrap()[0].1, MAX_TOTAL);
+    }
+
+    #[test]
     fn table_of_events_with_explicit_times() {
         // 1000 ms window in 100 ms buckets; bucket b leaves at (b+1)*100 - 1 + 1000.
         let mut h = MemoryHash::new();
@@ -134,12 +160,9 @@ mod tests {
         assert_eq!(h.fields[&b"f"[..]], b"success,failure,timeout");
         // Header: kind, precision, newest, held (bucket 10, bit 0), the
         // totals; bucket 10 kept the width it had.
-        assert_eq!(
-            h.fields[&b"h"[..]],
-            &b"c,100,11,1,000000001,000000000,000000001"[..]
-        );
-        assert_eq!(h.fields[&b"10"[..]], b"000000001,000000000");
-        assert_eq!(h.fields[&b"11"[..]], b"000000000,000000000,000000001");
+        assert_eq!(h.fields[&b"h"[..]], &b"c,100,11,1,1,0,1"[..]);
+        assert_eq!(h.fields[&b"10"[..]], b"1,0");
+        assert_eq!(h.fields[&b"11"[..]], b"0,0,1");
         assert_eq!(h.bucket_count(), 2);
         // TOTALS later: everything has left, nothing is written.
         let before = h.clone();

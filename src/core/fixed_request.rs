@@ -4,10 +4,11 @@ use super::args::{cost_option, positive};
 use super::error::RlError;
 use super::syntax::{ArgKind, ArgSpec, Syntax};
 
-/// Largest `limit` (and so `COST`): counters stay below the smallest
+/// Largest `limit` (and so `COST`), 10^15 (a petabyte quota counted in
+/// bytes): counters stay at or below the largest value that is not a
 /// throttle state (`gcra::MIN_STORED_TAT_US`), so a key written by one
 /// limiter is refused, not misread, by the other.
-pub const MAX_LIMIT: u64 = 100_000_000_000_000;
+pub const MAX_LIMIT: u64 = 1_000_000_000_000_000;
 
 /// Largest window in ms (about 31.7 years).
 pub const MAX_WINDOW_MS: u64 = 1_000_000_000_000;
@@ -67,7 +68,7 @@ mod tests {
             ("RL.FIXED k 10 1000 COST 10", (10, 1000, 10)),
             ("RL.FIXED k 10 1000 cost 2", (10, 1000, 2)),
             (
-                "RL.FIXED k 100000000000000 1000000000000",
+                "RL.FIXED k 1000000000000000 1000000000000",
                 (MAX_LIMIT, MAX_WINDOW_MS, 1),
             ),
         ];
@@ -92,7 +93,10 @@ mod tests {
                 },
             ),
             ("RL.FIXED k 0 1000", range("limit", MAX_LIMIT)),
-            ("RL.FIXED k 100000000000001 1000", range("limit", MAX_LIMIT)),
+            (
+                "RL.FIXED k 1000000000000001 1000",
+                range("limit", MAX_LIMIT),
+            ),
             ("RL.FIXED k 10 -1", range("window", MAX_WINDOW_MS)),
             (
                 "RL.FIXED k 10 1000000000001",

@@ -91,6 +91,22 @@ pub fn stored_count(bytes: &[u8]) -> Result<u64, RlError> {
     }
 }
 
+/// Reads a stored counter and its key's expiry. rl writes every counter
+/// with its window's end as the TTL, so a string without one (a user's
+/// `SET cnt 5`) is not rl's: refused, never reset or overwritten.
+pub fn stored_state(bytes: &[u8], expire_at_ms: Option<i64>) -> Result<FixedState, RlError> {
+    let count = stored_count(bytes)?;
+    if expire_at_ms.is_none() {
+        return Err(RlError::ForeignString {
+            expected: STATE_NAME,
+        });
+    }
+    Ok(FixedState {
+        count,
+        expire_at_ms,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,11 +197,22 @@ mod tests {
     }
 
     #[test]
+    fn a_counter_without_ttl_is_refused() {
+        let foreign = Err(RlError::ForeignString {
+            expected: STATE_NAME,
+        });
+        assert_eq!(stored_state(b"5", None), foreign);
+        assert_eq!(stored_state(b"x", Some(9)), foreign);
+        let ok = stored_state(b"5", Some(9)).unwrap();
+        assert_eq!((ok.count, ok.expire_at_ms), (5, Some(9)));
+    }
+
+    #[test]
     fn stored_counters_are_read_or_refused() {
         assert_eq!(stored_count(b"0"), Ok(0));
-        assert_eq!(stored_count(b"100000000000000"), Ok(MAX_LIMIT));
+        assert_eq!(stored_count(b"1000000000000000"), Ok(MAX_LIMIT));
         for bad in [
-            &b"100000000000001"[..],
+            &b"1000000000000001"[..],
             b"1750000000123456",
             b"-1",
             b"x",

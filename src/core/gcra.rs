@@ -20,8 +20,9 @@ use super::error::RlError;
 /// integer overflow and below [`MIN_STORED_TAT_US`] plus any clock reading.
 pub const MAX_TOLERANCE_US: u64 = 1_000_000_000_000_000;
 
-/// Stored TATs below this (2001-09-09 in µs) cannot come from a server clock:
-/// such a string is some other counter, not a throttle state.
+/// Stored TATs at or below this (2001-09-09 in µs) cannot come from a server
+/// clock: such a string is some other counter (an RL.FIXED count is at most
+/// this), not a throttle state.
 pub const MIN_STORED_TAT_US: u64 = 1_000_000_000_000_000;
 
 /// Stored TATs from here on are nanoseconds, as redis-cell writes them (in
@@ -190,8 +191,21 @@ pub fn stored_tat(bytes: &[u8]) -> Result<i64, RlError> {
     };
     match unsigned(bytes) {
         Some(ns) if ns >= NANOS_FROM => Ok(ns.div_ceil(1000) as i64),
-        Some(us) if us >= MIN_STORED_TAT_US => Ok(us as i64),
+        Some(us) if us > MIN_STORED_TAT_US => Ok(us as i64),
         _ => Err(foreign),
+    }
+}
+
+/// Reads a stored TAT and its key's expiry. rl (and redis-cell) write
+/// every TAT with a TTL, so a string without one is not a throttle state:
+/// refused, never overwritten.
+pub fn stored_state(bytes: &[u8], expire_at_ms: Option<i64>) -> Result<i64, RlError> {
+    let tat = stored_tat(bytes)?;
+    match expire_at_ms {
+        Some(_) => Ok(tat),
+        None => Err(RlError::ForeignString {
+            expected: STATE_NAME,
+        }),
     }
 }
 
@@ -343,6 +357,18 @@ mod tests {
     }
 
     #[test]
+    fn a_tat_without_ttl_is_refused() {
+        let foreign = Err(RlError::ForeignString {
+            expected: STATE_NAME,
+        });
+        assert_eq!(stored_state(b"1750000000123456", None), foreign);
+        assert_eq!(
+            stored_state(b"1750000000123456", Some(1)),
+            Ok(1_750_000_000_123_456)
+        );
+    }
+
+    #[test]
     fn stored_states_are_read_or_refused() {
         let foreign = || {
             Err(RlError::ForeignString {
@@ -353,7 +379,9 @@ mod tests {
             (b"1750000000123456", Ok(1_750_000_000_123_456)),
             // redis-cell's nanoseconds, rounded up to µs
             (b"1750000000123456001", Ok(1_750_000_000_123_457)),
-            (b"1000000000000000", Ok(1_000_000_000_000_000)),
+            (b"1000000000000001", Ok(1_000_000_000_000_001)),
+            // the largest RL.FIXED count
+            (b"1000000000000000", foreign()),
             (b"999999999999999", foreign()),
             (b"5", foreign()),
             (b"-1750000000123456", foreign()),

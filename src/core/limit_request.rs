@@ -9,6 +9,7 @@ use super::buckets_request::BucketsRequest;
 use super::error::RlError;
 use super::fixed_request::FixedRequest;
 use super::slide_request::SlideRequest;
+use super::sliding_log::MAX_COST;
 use super::syntax::{ArgKind, ArgSpec, Syntax};
 use super::throttle_request::ThrottleRequest;
 
@@ -47,6 +48,44 @@ impl Algorithm {
         Algorithm::ALL
             .into_iter()
             .find(|a| token.eq_ignore_ascii_case(a.token().as_bytes()))
+    }
+
+    /// The declaration of the limiter's own command.
+    pub fn syntax(self) -> &'static Syntax {
+        match self {
+            Algorithm::Slide => &super::slide_request::SYNTAX,
+            Algorithm::Buckets => &super::buckets_request::SYNTAX,
+            Algorithm::Throttle => &super::throttle_request::RL_THROTTLE,
+            Algorithm::Fixed => &super::fixed_request::SYNTAX,
+        }
+    }
+
+    /// How the limiter is spelled after `RL.PEEK` (`SLIDE key limit window
+    /// [COST cost]`) or in an `RL.ALL` clause, whose key is listed apart.
+    fn usage(self, with_key: bool) -> String {
+        let line = self.syntax().synopsis();
+        let line = line.strip_prefix("RL.").unwrap_or(&line);
+        if with_key {
+            line.to_string()
+        } else {
+            line.replacen(" key", "", 1)
+        }
+    }
+}
+
+/// A limiter's own arity error, restated for the command the user called
+/// (`command`), with the limiter's usage.
+fn arity_in(
+    command: &'static str,
+    algorithm: Algorithm,
+    with_key: bool,
+) -> impl Fn(RlError) -> RlError {
+    move |e| match e {
+        RlError::WrongArity { .. } => RlError::LimiterArity {
+            command,
+            usage: algorithm.usage(with_key),
+        },
+        e => e,
     }
 }
 
@@ -101,7 +140,11 @@ pub const PEEK: Syntax = Syntax {
 /// `RL.PEEK <algorithm> key <parameters>`: the request it would check.
 pub fn parse_peek(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
     PEEK.check_count(args.len())?;
-    LimitRequest::parse(&args[1..])
+    let line = &args[1..];
+    LimitRequest::parse(line).map_err(|e| match Algorithm::from_token(line[0]) {
+        Some(a) => arity_in(PEEK.name(), a, true)(e),
+        None => e,
+    })
 }
 
 /// Most clauses (and keys) one `RL.ALL` call may name.
@@ -133,6 +176,15 @@ pub struct AllRequest {
 }
 
 impl AllRequest {
+    /// How many clauses are sliding logs (they share one call's budget of
+    /// removals, [`sliding_log::evict_budget`](super::sliding_log::evict_budget)).
+    pub fn slide_clauses(&self) -> u64 {
+        self.clauses
+            .iter()
+            .filter(|c| matches!(c, LimitRequest::Slide(_)))
+            .count() as u64
+    }
+
     /// `args` is the whole command line, name included.
     pub fn parse(args: &[&[u8]]) -> Result<AllRequest, RlError> {
         ALL.check_count(args.len())?;
@@ -171,8 +223,26 @@ impl AllRequest {
             line.push(rest[start]);
             line.push(keys[i]);
             line.extend_from_slice(&rest[start + 1..end]);
-            let clause = LimitRequest::parse(&line).map_err(|e| e.in_clause(i + 1))?;
+            let algorithm = Algorithm::from_token(rest[start]);
+            let clause = LimitRequest::parse(&line)
+                .map_err(|e| match algorithm {
+                    Some(a) => arity_in(ALL.name(), a, false)(e),
+                    None => e,
+                })
+                .map_err(|e| e.in_clause(i + 1))?;
             clauses.push(clause);
+        }
+        // Each unit of a SLIDE cost is a member to insert: one call inserts
+        // at most MAX_COST of them, across all its clauses.
+        let slide_cost: u64 = clauses
+            .iter()
+            .map(|c| match c {
+                LimitRequest::Slide(r) => r.cost,
+                _ => 0,
+            })
+            .sum();
+        if slide_cost > MAX_COST {
+            return Err(RlError::SlideCostTotal { max: MAX_COST });
         }
         Ok(AllRequest { clauses })
     }
@@ -248,8 +318,9 @@ mod tests {
             ),
             (
                 "RL.PEEK SLIDE k 10",
-                RlError::WrongArity {
-                    command: "rl.slide",
+                RlError::LimiterArity {
+                    command: "rl.peek",
+                    usage: "SLIDE key limit window [COST cost]".into(),
                 },
             ),
             ("RL.PEEK FIXED k 10 1000 COST 11", RlError::CostAboveLimit),
@@ -344,10 +415,15 @@ mod tests {
                 "RL.ALL 1 a THROTTLE 1 1",
                 clause(
                     1,
-                    RlError::WrongArity {
-                        command: "rl.throttle",
+                    RlError::LimiterArity {
+                        command: "rl.all",
+                        usage: "THROTTLE max_burst count period [quantity]".into(),
                     },
                 ),
+            ),
+            (
+                "RL.ALL 2 a b SLIDE 1000 100 COST 200 SLIDE 1000 100 COST 51",
+                RlError::SlideCostTotal { max: 250 },
             ),
         ];
         for (line, want) in cases {

@@ -2,6 +2,7 @@
 
 use super::args::{cost_option, positive};
 use super::error::RlError;
+use super::sliding_log::MAX_COST;
 use super::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `limit` the exact log accepts: every admitted unit is a
@@ -40,7 +41,7 @@ impl SlideRequest {
         SYNTAX.check_count(args.len())?;
         let limit = positive(args[2], "limit", MAX_LIMIT)?;
         let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
-        let cost = cost_option(&SYNTAX, args, MAX_LIMIT)?;
+        let cost = cost_option(&SYNTAX, args, MAX_COST)?;
         if cost > limit {
             return Err(RlError::CostAboveLimit);
         }
@@ -106,7 +107,8 @@ mod tests {
                 "RL.SLIDE k 10 99999999999999999999999",
                 range("window", MAX_WINDOW_MS),
             ),
-            ("RL.SLIDE k 10 1000 COST 0", range("COST", MAX_LIMIT)),
+            ("RL.SLIDE k 10 1000 COST 0", range("COST", MAX_COST)),
+            ("RL.SLIDE k 1000 1000 COST 251", range("COST", MAX_COST)),
             ("RL.SLIDE k 10 1000 COST 11", RlError::CostAboveLimit),
             (
                 "RL.SLIDE k 10 1000 COST",

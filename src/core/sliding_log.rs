@@ -4,6 +4,15 @@
 //! in ms. At `now`, entries with score `<= now - window` have left the window.
 //! The log is read through [`LogView`], so the same decision runs over a real
 //! sorted set (host) or over [`MemoryLog`] (tests, benches) with any `now`.
+//!
+//! Two bounds keep every call short whatever the key holds: an admission
+//! adds at most [`MAX_COST`] entries, and removes at most
+//! [`evict_budget`] of the entries that have left the window (oldest
+//! first). Entries that have left but are not removed yet never count: the
+//! log is counted by score, so the decision stays exact while a backlog
+//! (after a burst and a pause) drains over the next admissions.
+
+use smallvec::SmallVec;
 
 use super::decision::Decision;
 use super::error::RlError;
@@ -15,33 +24,82 @@ use super::slide_request::SlideRequest;
 /// at most 9 bytes, and it is unique across scores by construction.
 pub const MEMBERS_PER_MS: i64 = 1_000_000;
 
+/// Largest `COST` of one RL.SLIDE call (and of all SLIDE clauses of one
+/// RL.ALL together): each unit is a sorted-set member to insert, and this
+/// many fit in well under a millisecond. Weighted limits with larger costs
+/// belong to RL.BUCKETS, RL.THROTTLE or RL.FIXED, which record any cost in
+/// constant work.
+pub const MAX_COST: u64 = 250;
+
+/// Entries that left the window one call may remove, at least; an
+/// admission of cost `c` may remove `2c` when that is more, so removal
+/// always outpaces insertion and a backlog drains.
+pub const EVICT_PER_CALL: u64 = 500;
+
+/// How many stale entries an admission of `cost` may remove, when the call
+/// decides `clauses` sliding logs (RL.ALL shares the budget between them).
+pub fn evict_budget(cost: u64, clauses: u64) -> u64 {
+    (EVICT_PER_CALL / clauses.max(1)).max(2 * cost)
+}
+
 /// The member for the `n`-th entry admitted at `score`.
 pub fn member(score: i64, n: i64) -> i64 {
     score * MEMBERS_PER_MS + n
 }
 
+/// One stored entry: its score in whole ms (a score that is not a whole
+/// number reads as `i64::MIN`, `+inf` as `i64::MAX`) and its member, if the
+/// member is an integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub score: i64,
+    pub member: Option<i64>,
+}
+
+impl Entry {
+    /// Whether rl could have written this entry: a score it accepts and the
+    /// member it numbers from that score (`score * MEMBERS_PER_MS + n`).
+    pub fn is_rl(&self) -> bool {
+        (0..=MAX_NOW_MS).contains(&self.score)
+            && self
+                .member
+                .is_some_and(|m| m.div_euclid(MEMBERS_PER_MS) == self.score)
+    }
+}
+
+/// The oldest end of a log, as [`LogView::oldest_through`] reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Oldest {
+    /// How many entries have a score `<= cutoff` (exact, however many).
+    pub stale: u64,
+    /// The oldest entries, in order: the first `min(stale, max_read)` of
+    /// them, or just the oldest one when none is stale (none for an empty
+    /// log).
+    pub entries: SmallVec<[Entry; 4]>,
+}
+
 /// Read access to a log, in score order. Implementations answer from the
-/// stored data only; they never write.
+/// stored data only; they never write. Each answer costs bounded work.
 pub trait LogView {
     /// Number of entries, including those that have left the window.
     fn entry_count(&mut self) -> u64;
-    /// Number of entries with score `<= score`.
-    fn count_through(&mut self, score: i64) -> u64;
-    /// Score of the `n`-th (1-based) entry with score `> after`.
-    fn nth_after(&mut self, after: i64, n: u64) -> Option<i64>;
-    /// The last entry, if its score is `>= min`: highest score and, among
-    /// equal scores, the greatest member; the member only if it is an
-    /// integer. New entries are recorded at this score or later, so this
-    /// also tells which members are taken. `i64::MIN` asks for the last
-    /// entry whatever its score.
-    fn newest_from(&mut self, min: i64) -> Option<(i64, Option<i64>)>;
+    /// The oldest end: see [`Oldest`].
+    fn oldest_through(&mut self, cutoff: i64, max_read: u64) -> Oldest;
+    /// Score of the `n`-th (1-based) entry with score `> after`, knowing
+    /// that `rank` entries have a score `<= after`.
+    fn nth_after(&mut self, after: i64, rank: u64, n: u64) -> Option<i64>;
+    /// The last entry: highest score and, among equal scores, the greatest
+    /// member. New entries are recorded at its score or later, so it also
+    /// tells which members are taken.
+    fn newest(&mut self) -> Option<Entry>;
 }
 
 /// What an admitted request writes. A denied request writes nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Admission {
-    /// Remove every entry with score `<= evict_through` (there is at least one).
-    pub evict_through: Option<i64>,
+    /// Remove this many of the oldest entries, all of which have left the
+    /// window (and were checked to be rl's).
+    pub evict: u64,
     /// Score of the new entries: `now`, or the newest entry's score if the
     /// clock stepped back.
     pub at: i64,
@@ -59,54 +117,70 @@ pub struct SlideOutcome {
     pub admission: Option<Admission>,
 }
 
-/// Latest score rl accepts in a log (about year 33,658). A key holding
-/// later scores (`+inf`, `1e300`) was not written by rl; refusing it keeps
-/// every sum below exact and far from overflow.
-pub const MAX_SCORE_MS: i64 = 1_000_000_000_000_000;
-
-/// Latest `now` for which members (`now * MEMBERS_PER_MS + n`) fit in i64.
+/// Latest `now` for which members (`now * MEMBERS_PER_MS + n`) fit in i64
+/// (year 2262), and so the latest score rl writes. A key holding later
+/// scores (`+inf`, `1e300`) was not written by rl.
 pub const MAX_NOW_MS: i64 = i64::MAX / MEMBERS_PER_MS - 1;
 
-/// Decides `req` at `now` against the log. Pure: the log is only read, and
-/// every check that can fail happens here, before anything is written.
+/// Decides `req` at `now` against the log, as one RL.SLIDE call.
 pub fn decide(
     log: &mut impl LogView,
     req: &SlideRequest,
     now: i64,
 ) -> Result<SlideOutcome, RlError> {
+    decide_within(log, req, now, evict_budget(req.cost, 1))
+}
+
+/// Decides `req` at `now`, removing at most `max_evict` stale entries if
+/// admitted. Pure: the log is only read, and every check that can fail
+/// happens here, before anything is written. A log holding an entry rl
+/// could not have written among those it reads (the newest, the oldest,
+/// every one it would remove) is refused.
+pub fn decide_within(
+    log: &mut impl LogView,
+    req: &SlideRequest,
+    now: i64,
+    max_evict: u64,
+) -> Result<SlideOutcome, RlError> {
     if !(0..=MAX_NOW_MS).contains(&now) {
         return Err(RlError::Internal("server clock out of range"));
     }
-    // Only an entry at `now` or later (same ms, a clock that stepped back,
-    // or a foreign `+inf`) changes where new entries go and how they are
-    // numbered. Usually there is none, and asking for just that skips
-    // reading the member.
-    let recent = log.newest_from(now);
-    if recent.is_some_and(|(score, _)| score > MAX_SCORE_MS) {
-        return Err(RlError::ForeignEntries);
+    let newest = log.newest();
+    if newest.is_some_and(|e| !e.is_rl()) {
+        return Err(RlError::ForeignZset);
     }
     let window = req.window_ms as i64;
     let cutoff = now - window;
-    let stale = log.count_through(cutoff);
-    // Entries newer than `now` (the clock stepped back) still count: never over-admit.
-    let held = log.entry_count() - stale;
+    let (stale, held) = match newest {
+        None => (0, 0),
+        Some(_) => {
+            let oldest = log.oldest_through(cutoff, max_evict);
+            if !oldest.entries.iter().all(Entry::is_rl) {
+                return Err(RlError::ForeignZset);
+            }
+            // Entries newer than `now` (the clock stepped back) still
+            // count: never over-admit.
+            (oldest.stale, log.entry_count() - oldest.stale)
+        }
+    };
 
     if held + req.cost <= req.limit {
         // Recorded at `now`, or at the newest entry's time if the clock
         // stepped back: an entry is never older than one admitted before
         // it, so a clock stepping back and then forward again cannot make
         // it leave the window early.
-        let at = recent.map_or(now, |(s, _)| s.max(now));
+        let at = newest.map_or(now, |e| e.score.max(now));
         // The newest entry is the last member of `at` (same-ms members sort
         // by their number), so it tells which numbers are taken.
-        let taken = match recent {
-            Some((score, Some(m))) if score == at && m.div_euclid(MEMBERS_PER_MS) == at => {
-                m.rem_euclid(MEMBERS_PER_MS) + 1
-            }
+        let taken = match newest {
+            Some(Entry {
+                score,
+                member: Some(m),
+            }) if score == at => m.rem_euclid(MEMBERS_PER_MS) + 1,
             _ => 0,
         };
         if taken + req.cost as i64 > MEMBERS_PER_MS {
-            return Err(RlError::ForeignEntries);
+            return Err(RlError::ForeignZset);
         }
         return Ok(SlideOutcome {
             decision: Decision {
@@ -116,7 +190,7 @@ pub fn decide(
                 reset_after_ms: (at + window - now) as u64,
             },
             admission: Some(Admission {
-                evict_through: (stale > 0).then_some(cutoff),
+                evict: stale.min(max_evict),
                 at,
                 first_member: member(at, taken),
                 count: req.cost,
@@ -130,13 +204,9 @@ pub fn decide(
     // exactly that long is enough and one ms less is not.
     let need = held + req.cost - req.limit;
     let retry_after_ms = log
-        .nth_after(cutoff, need)
+        .nth_after(cutoff, stale, need)
         .map_or(0, |s| (s + window - now).max(1) as u64);
-    let newest = match recent {
-        Some(entry) => Some(entry),
-        None => log.newest_from(i64::MIN),
-    };
-    let reset_after_ms = newest.map_or(0, |(s, _)| (s + window - now).max(0) as u64);
+    let reset_after_ms = newest.map_or(0, |e| (e.score + window - now).max(0) as u64);
     Ok(SlideOutcome {
         decision: Decision {
             allowed: false,
@@ -163,11 +233,14 @@ impl MemoryLog {
         &self.entries
     }
 
+    /// Adds an entry as a foreign writer would (tests).
+    pub fn insert(&mut self, score: i64, member: i64) {
+        self.entries.push((score, member));
+        self.entries.sort_unstable();
+    }
+
     /// Applies an admission the way the host does on the sorted set.
     pub fn apply(&mut self, a: &Admission) {
-        if let Some(cutoff) = a.evict_through {
-            self.entries.retain(|&(s, _)| s > cutoff);
-        }
         let mut m = a.first_member;
         for _ in 0..a.count {
             while self.entries.iter().any(|&(_, x)| x == m) {
@@ -177,6 +250,8 @@ impl MemoryLog {
             m += 1;
         }
         self.entries.sort_unstable();
+        // By rank, as ZREMRANGEBYRANK 0 evict-1 does on a replica.
+        self.entries.drain(..a.evict as usize);
     }
 }
 
@@ -184,19 +259,35 @@ impl LogView for MemoryLog {
     fn entry_count(&mut self) -> u64 {
         self.entries.len() as u64
     }
-    fn count_through(&mut self, score: i64) -> u64 {
-        self.entries.partition_point(|&(s, _)| s <= score) as u64
+    fn oldest_through(&mut self, cutoff: i64, max_read: u64) -> Oldest {
+        let stale = self.entries.partition_point(|&(s, _)| s <= cutoff);
+        let read = (stale as u64).min(max_read).max(1) as usize;
+        Oldest {
+            stale: stale as u64,
+            entries: self
+                .entries
+                .iter()
+                .take(read)
+                .map(|&(score, m)| Entry {
+                    score,
+                    member: Some(m),
+                })
+                .collect(),
+        }
     }
-    fn nth_after(&mut self, after: i64, n: u64) -> Option<i64> {
-        let start = self.entries.partition_point(|&(s, _)| s <= after);
-        let idx = start + usize::try_from(n).ok()?.checked_sub(1)?;
+    fn nth_after(&mut self, after: i64, rank: u64, n: u64) -> Option<i64> {
+        debug_assert_eq!(
+            rank as usize,
+            self.entries.partition_point(|&(s, _)| s <= after)
+        );
+        let idx = usize::try_from(rank + n).ok()?.checked_sub(1)?;
         self.entries.get(idx).map(|&(s, _)| s)
     }
-    fn newest_from(&mut self, min: i64) -> Option<(i64, Option<i64>)> {
-        self.entries
-            .last()
-            .filter(|&&(s, _)| s >= min)
-            .map(|&(s, m)| (s, Some(m)))
+    fn newest(&mut self) -> Option<Entry> {
+        self.entries.last().map(|&(score, m)| Entry {
+            score,
+            member: Some(m),
+        })
     }
 }
 
@@ -273,13 +364,13 @@ mod tests {
             .unwrap()
             .admission
             .unwrap();
-        assert_eq!(a.evict_through, None);
+        assert_eq!(a.evict, 0);
         log.apply(&a);
         let a = decide(&mut log, &req(5, 100, 1), 100)
             .unwrap()
             .admission
             .unwrap();
-        assert_eq!(a.evict_through, Some(0));
+        assert_eq!(a.evict, 1);
         assert_eq!(a.expiry.needed_ms, 200);
     }
 
@@ -334,21 +425,129 @@ mod tests {
 
     #[test]
     fn foreign_scores_are_refused_before_any_write() {
-        // A score rl could not have written (+inf reads as i64::MAX).
-        for score in [i64::MAX, MAX_SCORE_MS + 1] {
+        // A score rl could not have written (+inf reads as i64::MAX, a
+        // fraction as i64::MIN).
+        for score in [i64::MAX, MAX_NOW_MS + 1, i64::MIN, -1] {
             let mut log = MemoryLog::new();
-            log.entries.push((score, 1));
+            log.insert(score, 1);
             for r in [req(5, 1000, 1), req(1, 1000, 1)] {
-                assert_eq!(decide(&mut log, &r, 1_000), Err(RlError::ForeignEntries));
+                assert_eq!(decide(&mut log, &r, 1_000), Err(RlError::ForeignZset));
             }
         }
         // Members of `now` that leave no room for this request's members.
         let mut log = MemoryLog::new();
-        log.entries.push((1_000, member(1_000, MEMBERS_PER_MS - 1)));
+        log.insert(1_000, member(1_000, MEMBERS_PER_MS - 1));
         assert_eq!(
             decide(&mut log, &req(5, 1000, 2), 1_000),
-            Err(RlError::ForeignEntries)
+            Err(RlError::ForeignZset)
         );
+    }
+
+    /// Members that do not match their score, wherever the call reads them:
+    /// the newest, the oldest, or one it would remove. Refused, nothing to
+    /// write.
+    #[test]
+    fn members_rl_did_not_number_are_refused() {
+        let r = req(10, 1000, 1);
+        let own = |s: i64| member(s, 0);
+        let cases: &[&[(i64, i64)]] = &[
+            // ZADD myz 1 a 2 b 3 c: strings read as no member at all.
+            &[(1, i64::MIN)],
+            // An integer member that is not score * 10^6 + n.
+            &[(5_000, 7)],
+            // The newest is foreign, the rest are rl's.
+            &[(4_000, own(4_000)), (5_000, 12)],
+            // The oldest is foreign (stale or not).
+            &[(100, 100), (4_000, own(4_000))],
+            &[(4_500, 1), (4_600, own(4_600))],
+            // A stale one that would be removed, behind an rl oldest.
+            &[(100, own(100)), (200, 5), (4_000, own(4_000))],
+        ];
+        for entries in cases {
+            let mut log = MemoryLog::new();
+            for &(s, m) in *entries {
+                log.insert(s, m);
+            }
+            let log = &mut ForeignMembers(log, i64::MIN);
+            assert_eq!(
+                decide(log, &r, 5_000),
+                Err(RlError::ForeignZset),
+                "{entries:?}"
+            );
+        }
+        // A foreign stale entry beyond this call's removal budget is not
+        // read: the call is admitted, and it is refused once in reach.
+        let mut log = MemoryLog::new();
+        for s in [0, 1, 4_900] {
+            log.insert(s, own(s));
+        }
+        log.insert(2, 77);
+        let out = decide_within(&mut log, &r, 5_000, 2).unwrap();
+        assert_eq!(out.admission.unwrap().evict, 2);
+        assert_eq!(decide_within(&mut log, &r, 5_000, 3), Err(RlError::ForeignZset));
+    }
+
+    /// A log whose member `sentinel` reads as a string (no integer).
+    struct ForeignMembers(MemoryLog, i64);
+
+    impl ForeignMembers {
+        fn fix(&self, e: Entry) -> Entry {
+            Entry {
+                score: e.score,
+                member: e.member.filter(|&m| m != self.1),
+            }
+        }
+    }
+
+    impl LogView for ForeignMembers {
+        fn entry_count(&mut self) -> u64 {
+            self.0.entry_count()
+        }
+        fn oldest_through(&mut self, cutoff: i64, max_read: u64) -> Oldest {
+            let mut o = self.0.oldest_through(cutoff, max_read);
+            for e in o.entries.iter_mut() {
+                *e = self.fix(*e);
+            }
+            o
+        }
+        fn nth_after(&mut self, after: i64, rank: u64, n: u64) -> Option<i64> {
+            self.0.nth_after(after, rank, n)
+        }
+        fn newest(&mut self) -> Option<Entry> {
+            self.0.newest().map(|e| self.fix(e))
+        }
+    }
+
+    /// After a burst of `limit` and a pause of a window, the backlog of
+    /// stale entries is removed a budget at a time; every decision on the
+    /// way stays exact (stale entries never count).
+    #[test]
+    fn a_backlog_drains_in_bounded_steps_and_never_counts() {
+        let limit = 2_000;
+        let mut log = MemoryLog::new();
+        for i in 0..(limit / MAX_COST) {
+            let out = decide(&mut log, &req(limit, 60_000, MAX_COST), i as i64).unwrap();
+            log.apply(&out.admission.unwrap());
+        }
+        assert_eq!(log.entries().len() as u64, limit);
+        let mut now = 60_000 + limit as i64;
+        let mut calls = 0;
+        while log.entries().len() as u64 > 1 + calls {
+            let out = decide(&mut log, &req(limit, 60_000, 1), now).unwrap();
+            assert_eq!(
+                out.decision.remaining,
+                limit - 1 - calls,
+                "only this call's own entries count"
+            );
+            let a = out.admission.unwrap();
+            assert!(a.evict <= EVICT_PER_CALL);
+            log.apply(&a);
+            calls += 1;
+            now += 1;
+        }
+        assert_eq!(calls, limit.div_ceil(EVICT_PER_CALL));
+        assert_eq!(evict_budget(MAX_COST, 16), 2 * MAX_COST);
+        assert_eq!(evict_budget(1, 1), EVICT_PER_CALL);
     }
 
     proptest! {
@@ -464,10 +663,10 @@ mod time_anomalies {
         // Entries written at the latest accepted score, read with a clock
         // near zero: they count, the wait reaches them, nothing overflows.
         let mut log = MemoryLog::new();
-        log.entries.push((MAX_SCORE_MS, 0));
+        log.insert(MAX_NOW_MS, member(MAX_NOW_MS, 0));
         let out = decide(&mut log, &req(1, MAX_WINDOW_MS, 1), 0).unwrap();
         assert!(!out.decision.allowed);
-        let wait = (MAX_SCORE_MS + MAX_WINDOW_MS as i64) as u64;
+        let wait = (MAX_NOW_MS + MAX_WINDOW_MS as i64) as u64;
         assert_eq!(out.decision.retry_after_ms, wait);
         assert_eq!(out.decision.reset_after_ms, wait);
         assert!(out.decision.to_reply().iter().all(|&v| v >= 0));

@@ -90,8 +90,15 @@ impl ThrottleRequest {
         let max_burst = non_negative(args[2], "max_burst", MAX_UNITS)?;
         let count = positive(args[3], "count", MAX_UNITS)?;
         let period = positive(args[4], "period", d.max_period)?;
+        // redis-cell reads any i64 quantity and answers one above the
+        // burst "limited, retry -1"; RL.THROTTLE refuses it below.
+        let max_quantity = if d.refuse_oversized {
+            MAX_UNITS
+        } else {
+            i64::MAX as u64
+        };
         let quantity = match args.get(5) {
-            Some(q) => non_negative(q, "quantity", MAX_UNITS)?,
+            Some(q) => non_negative(q, "quantity", max_quantity)?,
             None => 1,
         };
         let rate = Gcra::new(max_burst, count, period * d.period_unit_us)?;
@@ -180,7 +187,22 @@ mod tests {
                 range("period", MAX_PERIOD_S),
             ),
             ("CL.THROTTLE k 0 1000001 1", RlError::RateTooHigh),
-            ("CL.THROTTLE k 1 1 1 x", zero_to("quantity")),
+            (
+                "CL.THROTTLE k 1 1 1 x",
+                RlError::NotInRange {
+                    arg: "quantity",
+                    min: 0,
+                    max: i64::MAX as u64,
+                },
+            ),
+            (
+                "CL.THROTTLE k 1 1 1 9223372036854775808",
+                RlError::NotInRange {
+                    arg: "quantity",
+                    min: 0,
+                    max: i64::MAX as u64,
+                },
+            ),
         ];
         for (line, want) in cases {
             let args = split(line);

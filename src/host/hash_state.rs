@@ -22,6 +22,8 @@ pub struct HashState<'a> {
     cmd: &'a CommandCtx,
     key: *mut ffi::Key,
     key_index: usize,
+    /// The key's absolute expiry when opened (every rl hash has one).
+    expire_at_ms: Option<i64>,
 }
 
 /// Field names are rl's own (digits, `-`, letters): never a NUL byte.
@@ -67,7 +69,8 @@ impl Drop for Applied {
 
 impl<'a> HashState<'a> {
     /// Opens the key at argument `key_index`, for writing when `write`.
-    /// Another type gets `WRONGTYPE` and is left untouched.
+    /// Another type gets `WRONGTYPE`, a hash without a TTL is refused as
+    /// not rl's; both are left untouched.
     pub fn open(cmd: &'a CommandCtx, key_index: usize, write: bool) -> Result<Self, RlError> {
         let mode = if write {
             ffi::READ | ffi::WRITE
@@ -80,18 +83,27 @@ impl<'a> HashState<'a> {
         if key.is_null() && write {
             return Err(RlError::Internal("could not open the key"));
         }
-        let state = HashState {
+        let mut state = HashState {
             cmd,
             key,
             key_index,
+            expire_at_ms: None,
         };
         if key.is_null() {
             return Ok(state);
         }
         // SAFETY: key is open.
         let kind = unsafe { api!(KeyType)(key) };
-        if kind != ffi::KEYTYPE_EMPTY && kind != ffi::KEYTYPE_HASH {
+        if kind == ffi::KEYTYPE_EMPTY {
+            return Ok(state);
+        }
+        if kind != ffi::KEYTYPE_HASH {
             return Err(RlError::WrongType);
+        }
+        // rl's bucket hashes always carry a TTL.
+        state.expire_at_ms = key_expiry::abs_expire(key);
+        if state.expire_at_ms.is_none() {
+            return Err(RlError::ForeignHash);
         }
         Ok(state)
     }
@@ -160,7 +172,13 @@ impl<'a> HashState<'a> {
     /// Moves the key's expiry if it falls short of `expiry` (after the
     /// fields were written and replicated).
     pub fn keep_alive(&mut self, expiry: &Expiry) -> Result<(), RlError> {
-        key_expiry::keep_alive(self.cmd, self.key, self.key_index, expiry)
+        key_expiry::keep_alive(
+            self.cmd,
+            self.key,
+            self.key_index,
+            self.expire_at_ms,
+            expiry,
+        )
     }
 }
 

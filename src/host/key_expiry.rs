@@ -17,16 +17,17 @@ pub(super) fn abs_expire(key: *mut ffi::Key) -> Option<i64> {
 }
 
 /// Moves the expiry of the open, just written `key` (argument `key_index`)
-/// if it falls short of `expiry`, then replicates the absolute time and
+/// if its `current` one (read when the key was opened) falls short of `expiry`, then replicates the absolute time and
 /// fires `expire` as PEXPIREAT would. Call after replicating the write
 /// itself: a replica must have the key before it gets the expiry.
 pub(super) fn keep_alive(
     cmd: &CommandCtx,
     key: *mut ffi::Key,
     key_index: usize,
+    current: Option<i64>,
     expiry: &Expiry,
 ) -> Result<(), RlError> {
-    let Some(at) = expiry.next(abs_expire(key)) else {
+    let Some(at) = expiry.next(current) else {
         return Ok(());
     };
     // SAFETY: as above.

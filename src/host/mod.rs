@@ -2,6 +2,7 @@
 //! registration, key access, clock, replication of effects, reply writing.
 
 pub mod alloc;
+pub mod call;
 pub mod command;
 pub mod context;
 pub mod ffi;

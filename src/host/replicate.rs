@@ -1,8 +1,8 @@
 //! Replication of effects as plain commands carrying resolved values.
 //!
 //! Replicas and AOF replays never re-run an rl command with their own clock:
-//! they receive ZADD with explicit scores and members, ZREMRANGEBYSCORE with
-//! an explicit bound and PEXPIREAT with an absolute time. Several calls in one
+//! they receive ZADD with explicit scores and members, ZREMRANGEBYRANK with
+//! explicit ranks and PEXPIREAT with an absolute time. Several calls in one
 //! command reach replicas and the AOF wrapped in MULTI/EXEC. The result loads
 //! in a server without the module.
 
@@ -43,17 +43,21 @@ pub fn zadd(cmd: &CommandCtx, key_index: usize, written: &Written) {
     }
 }
 
-/// `ZREMRANGEBYSCORE key -inf cutoff`
-pub fn zrem_through(cmd: &CommandCtx, key_index: usize, cutoff: i64) {
+/// `ZREMRANGEBYRANK key 0 n-1`: the `n` oldest entries, as the primary
+/// removed them (a bounded part of those that left the window). The
+/// replica's set equals the primary's, so the same ranks hold the same
+/// entries.
+pub fn zrem_oldest(cmd: &CommandCtx, key_index: usize, n: u64) {
+    let last = i64::try_from(n).unwrap_or(i64::MAX) - 1;
     // SAFETY: as above.
     unsafe {
         api!(Replicate)(
             cmd.raw,
-            c"ZREMRANGEBYSCORE".as_ptr(),
+            c"ZREMRANGEBYRANK".as_ptr(),
             c"scl".as_ptr(),
             cmd.raw_arg(key_index),
-            c"-inf".as_ptr(),
-            cutoff,
+            c"0".as_ptr(),
+            last,
         );
     }
 }

@@ -7,6 +7,7 @@ use super::ffi;
 
 use smallvec::SmallVec;
 
+use super::call;
 use super::context::CommandCtx;
 use super::ffi::api;
 use super::ffi::OK;
@@ -15,13 +16,20 @@ use super::key_expiry;
 use crate::core::decimal::Line;
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
-use crate::core::sliding_log::{Admission, LogView, MEMBERS_PER_MS};
+use crate::core::sliding_log::{Admission, Entry, LogView, Oldest, MEMBERS_PER_MS};
+
+/// Entries an iterator walks before a count or an index goes through the
+/// server's rank lookup (O(log N)) instead: a handful in the steady state,
+/// a backlog after a burst and a pause.
+const WALK_MAX: u64 = 64;
 
 /// An open sorted-set key. Closed on drop.
 pub struct ZsetLog<'a> {
     cmd: &'a CommandCtx,
     key: *mut ffi::Key,
     key_index: usize,
+    /// The key's absolute expiry when opened (every rl log has one).
+    expire_at_ms: Option<i64>,
 }
 
 /// What an admission wrote, as the server strings it added: the same
@@ -45,7 +53,8 @@ impl Drop for Written {
 
 impl<'a> ZsetLog<'a> {
     /// Opens the key at argument `key_index` for writing. Another type gets
-    /// `WRONGTYPE` and is left untouched.
+    /// `WRONGTYPE`, a sorted set without a TTL (rl's logs always have one)
+    /// is refused; both are left untouched.
     pub fn open(cmd: &'a CommandCtx, key_index: usize) -> Result<Self, RlError> {
         let mode = (ffi::READ | ffi::WRITE) as c_int;
         // SAFETY: ctx and key name are valid for this call.
@@ -53,17 +62,7 @@ impl<'a> ZsetLog<'a> {
         if key.is_null() {
             return Err(RlError::Internal("could not open the key"));
         }
-        let log = ZsetLog {
-            cmd,
-            key,
-            key_index,
-        };
-        // SAFETY: key is open.
-        let kind = unsafe { api!(KeyType)(key) };
-        if kind != ffi::KEYTYPE_EMPTY && kind != ffi::KEYTYPE_ZSET {
-            return Err(RlError::WrongType);
-        }
-        Ok(log)
+        Self::checked(cmd, key, key_index)
     }
 
     /// Opens the key at argument `key_index` for reading only (`RL.PEEK`):
@@ -71,15 +70,24 @@ impl<'a> ZsetLog<'a> {
     pub fn open_read(cmd: &'a CommandCtx, key_index: usize) -> Result<Self, RlError> {
         // SAFETY: ctx and key name are valid for this call.
         let key = unsafe { api!(OpenKey)(cmd.raw, cmd.raw_arg(key_index), ffi::READ) };
-        let log = ZsetLog {
+        Self::checked(cmd, key, key_index)
+    }
+
+    fn checked(cmd: &'a CommandCtx, key: *mut ffi::Key, key_index: usize) -> Result<Self, RlError> {
+        let mut log = ZsetLog {
             cmd,
             key,
             key_index,
+            expire_at_ms: None,
         };
         if !log.is_empty() {
             // SAFETY: key is open.
             if unsafe { api!(KeyType)(key) } != ffi::KEYTYPE_ZSET {
                 return Err(RlError::WrongType);
+            }
+            log.expire_at_ms = key_expiry::abs_expire(key);
+            if log.expire_at_ms.is_none() {
+                return Err(RlError::ForeignZset);
             }
         }
         Ok(log)
@@ -174,7 +182,7 @@ impl<'a> ZsetLog<'a> {
         let last_of_ms = a.at * MEMBERS_PER_MS + (MEMBERS_PER_MS - 1);
         while (written.members.len() as u64) < a.count {
             let added = if candidate > last_of_ms {
-                Err(RlError::ForeignEntries)
+                Err(RlError::ForeignZset)
             } else {
                 self.add(a.at, candidate)
             };
@@ -190,10 +198,10 @@ impl<'a> ZsetLog<'a> {
             candidate += 1;
         }
         self.cmd.notify(ffi::NOTIFY_ZSET, c"zadd", self.key_index);
-        if let Some(cutoff) = a.evict_through {
-            self.evict_through(cutoff);
+        if a.evict > 0 {
+            self.evict_oldest(a.evict);
             self.cmd
-                .notify(ffi::NOTIFY_ZSET, c"zremrangebyscore", self.key_index);
+                .notify(ffi::NOTIFY_ZSET, c"zremrangebyrank", self.key_index);
         }
         self.cmd.signal_modified(self.key_index);
         Ok(written)
@@ -202,7 +210,13 @@ impl<'a> ZsetLog<'a> {
     /// Moves the key's expiry if it falls short of `expiry` (after the
     /// entries were written and replicated).
     pub fn keep_alive(&mut self, expiry: &Expiry) -> Result<(), RlError> {
-        key_expiry::keep_alive(self.cmd, self.key, self.key_index, expiry)
+        key_expiry::keep_alive(
+            self.cmd,
+            self.key,
+            self.key_index,
+            self.expire_at_ms,
+            expiry,
+        )
     }
 
     /// Adds one member unless it exists; the member string when added
@@ -239,16 +253,17 @@ impl<'a> ZsetLog<'a> {
         }
     }
 
-    /// Removes every entry with score `<= cutoff`. The iterator cannot
-    /// survive removals, so members are collected first.
-    fn evict_through(&mut self, cutoff: i64) {
-        let mut stale = Vec::new();
-        if self.start(f64::NEG_INFINITY, cutoff as f64, false, false) {
+    /// Removes the `n` oldest entries (the core checked they are stale and
+    /// rl's). The iterator cannot survive removals, so members are
+    /// collected first.
+    fn evict_oldest(&mut self, n: u64) {
+        let mut stale: SmallVec<[*mut ffi::Str; 8]> = SmallVec::new();
+        if self.start(f64::NEG_INFINITY, f64::INFINITY, false, false) {
             loop {
                 if let (_, Some(ele)) = self.current(true) {
                     stale.push(ele);
                 }
-                if !self.next() {
+                if stale.len() as u64 >= n || !self.next() {
                     break;
                 }
             }
@@ -273,20 +288,54 @@ impl LogView for ZsetLog<'_> {
         unsafe { api!(ValueLength)(self.key) as u64 }
     }
 
-    fn count_through(&mut self, score: i64) -> u64 {
-        if !self.start(f64::NEG_INFINITY, score as f64, false, false) {
-            return 0;
+    fn oldest_through(&mut self, cutoff: i64, max_read: u64) -> Oldest {
+        let mut out = Oldest::default();
+        if !self.start(f64::NEG_INFINITY, f64::INFINITY, false, false) {
+            return out;
         }
-        let mut n = 1;
-        while self.next() {
-            n += 1;
+        let mut walked_past = false;
+        loop {
+            // The member is read only for an entry that may be kept: the
+            // oldest, or one the admission may remove.
+            let may_keep = out.entries.is_empty() || out.stale < max_read;
+            let (score, ele) = self.current(may_keep);
+            let member = ele.and_then(|e| self.take_integer(e));
+            let stale = score <= cutoff as f64;
+            if out.entries.is_empty() || (stale && out.stale < max_read) {
+                out.entries.push(Entry {
+                    score: score_ms(score),
+                    member,
+                });
+            }
+            if !stale {
+                walked_past = true;
+                break;
+            }
+            out.stale += 1;
+            if out.stale >= max_read.max(WALK_MAX) || !self.next() {
+                break;
+            }
         }
         self.stop();
-        n
+        // Walked as far as allowed and still among stale entries: the rest
+        // are counted by the server's rank lookup.
+        if !walked_past && out.stale >= max_read.max(WALK_MAX) && out.stale < self.entry_count() {
+            if let Some(n) = call::zcount_through(self.cmd, self.key_index, cutoff) {
+                out.stale = n;
+            }
+        }
+        out
     }
 
-    fn nth_after(&mut self, after: i64, n: u64) -> Option<i64> {
-        if n == 0 || !self.start(after as f64, f64::INFINITY, true, false) {
+    fn nth_after(&mut self, after: i64, rank: u64, n: u64) -> Option<i64> {
+        if n == 0 {
+            return None;
+        }
+        if n > WALK_MAX {
+            // 0-based rank of the n-th entry after the `rank` stale ones.
+            return call::zscore_at_rank(self.cmd, self.key_index, rank + n - 1).map(score_ms);
+        }
+        if !self.start(after as f64, f64::INFINITY, true, false) {
             return None;
         }
         let mut found = true;
@@ -296,29 +345,31 @@ impl LogView for ZsetLog<'_> {
                 break;
             }
         }
-        let score = found.then(|| self.current(false).0 as i64);
+        let score = found.then(|| score_ms(self.current(false).0));
         self.stop();
         score
     }
 
-    fn newest_from(&mut self, min: i64) -> Option<(i64, Option<i64>)> {
-        let min = if min == i64::MIN {
-            f64::NEG_INFINITY
-        } else {
-            min as f64
-        };
-        if !self.start(min, f64::INFINITY, false, true) {
+    fn newest(&mut self) -> Option<Entry> {
+        if !self.start(f64::NEG_INFINITY, f64::INFINITY, false, true) {
             return None;
         }
         let (score, ele) = self.current(true);
         self.stop();
-        Some((score_ms(score), ele.and_then(|e| self.take_integer(e))))
+        Some(Entry {
+            score: score_ms(score),
+            member: ele.and_then(|e| self.take_integer(e)),
+        })
     }
 }
 
-/// A score as whole ms; `as` saturates, so `+inf` reads as `i64::MAX`,
-/// which the core refuses as a foreign entry.
+/// A score as whole ms; `as` saturates, so `+inf` reads as `i64::MAX`, and
+/// a score with a fraction (rl writes whole ms) reads as `i64::MIN`: the
+/// core refuses both as foreign.
 fn score_ms(score: f64) -> i64 {
+    if score.fract() != 0.0 {
+        return i64::MIN;
+    }
     score as i64
 }
 
