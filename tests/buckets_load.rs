@@ -101,9 +101,12 @@ fn concurrent_clients_admit_exactly_the_limit() {
 
 /// Fills two keys with the same buckets, one at 10 and one at 2,000
 /// requests per bucket; each round runs in one MULTI so both keys see the
-/// same bucket. A round that straddles a bucket boundary is redone.
+/// same bucket. A round that straddles a bucket boundary is redone. Counts
+/// are plain integers: the faster key's counts take one more byte each in
+/// the listpack, and memory differs by that (rounded to the allocator's
+/// size classes), not by the rate.
 #[test]
-fn memory_is_independent_of_the_rate() {
+fn memory_differs_only_by_the_digits_of_the_counts() {
     on_every_server(|server| {
         let f = server.flavor;
         let mut c = server.conn();
@@ -132,14 +135,23 @@ fn memory_is_independent_of_the_rate() {
             if bs.keys().ne(bf.keys()) || bs.len() != 3 || hs.newest != hf.newest {
                 continue;
             }
-            assert!(bs.values().all(|v| v == "000000010"), "{f:?} {bs:?}");
-            assert!(bf.values().all(|v| v == "000002000"), "{f:?} {bf:?}");
+            assert!(bs.values().all(|v| v == "10"), "{f:?} {bs:?}");
+            assert!(bf.values().all(|v| v == "2000"), "{f:?} {bf:?}");
             assert_eq!((hs.counts[1], hf.counts[1]), (10, 2000), "{f:?}");
             let usage = |c: &mut redis::Connection, k: &str| -> i64 {
-                redis::cmd("MEMORY").arg("USAGE").arg(k).query(c).unwrap()
+                redis::cmd("MEMORY")
+                    .arg("USAGE")
+                    .arg(k)
+                    .arg("SAMPLES")
+                    .arg(0)
+                    .query(c)
+                    .unwrap()
             };
             let (ms, mf) = (usage(&mut c, &slow), usage(&mut c, &fast));
-            assert_eq!(ms, mf, "{f:?}: MEMORY USAGE differs with the rate");
+            println!("{f:?}: 4 buckets at 10 per bucket {ms} B, at 2000 {mf} B");
+            // Four counts and two totals one byte longer, in a listpack
+            // whose allocation rounds up to a 16- or 32-byte size class.
+            assert!((0..=32).contains(&(mf - ms)), "{f:?}: {ms} vs {mf}");
             break;
         }
     });
@@ -161,14 +173,18 @@ fn key_with_buckets(c: &mut redis::Connection, key: &str, n: i64) -> (i64, Strin
         r => format!("{:x}", (1 << r) - 1),
     };
     let held = format!("{lead}{}", "f".repeat(older / 4));
-    cmd.arg(key).arg("h").arg(format!(
-        "b,1000,{now_bucket},{held},{:09},000000010",
-        10 * n
-    ));
+    cmd.arg(key)
+        .arg("h")
+        .arg(format!("b,1000,{now_bucket},{held},{},10", 10 * n));
     for b in oldest..now_bucket {
-        cmd.arg(b).arg("000000010");
+        cmd.arg(b).arg("10");
     }
     let _: i64 = cmd.query(c).unwrap();
+    let _: i64 = redis::cmd("PEXPIRE")
+        .arg(key)
+        .arg(n * 2000)
+        .query(c)
+        .unwrap();
     let window = (n * 1000).to_string();
     let r = buckets(c, key, &["1000000", &window, "PRECISION", "1000"]).unwrap();
     assert_eq!(r[0], 1);
@@ -208,6 +224,9 @@ fn memory_per_key_by_bucket_count() {
             previous = usage;
             let compact = if n <= 60 { "listpack" } else { "hashtable" };
             assert_eq!(enc, compact, "{:?} at {n} buckets", server.flavor);
+            if n == 60 && server.flavor == common::Flavor::Redis7 {
+                assert!(usage <= 800, "60 buckets take {usage} bytes");
+            }
         }
     });
 }

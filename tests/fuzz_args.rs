@@ -3,8 +3,9 @@
 //! seed): random argument counts, empty strings, binary bytes, huge and
 //! negative numbers, floats, unknown options, options given twice. Each
 //! reply is a value or an error reply (never a dropped connection or an
-//! internal error), the server never dies, and keys of other types are
-//! never touched.
+//! internal error), the server never dies, and keys of other types, and
+//! keys of the right types that rl did not write (generated per seed:
+//! sorted sets, hashes and strings of random shapes), are never touched.
 
 mod common;
 
@@ -39,6 +40,69 @@ const OTHERS: &[(&str, &[&str])] = &[
 ];
 
 const RL_KEYS: &[&str] = &["fz:rl:0", "fz:rl:1", "fz:rl:2", "", "fz:\0\r\n"];
+
+/// Keys of rl's types that rl could not have written, under the names the
+/// commands use (`fz:<COMMAND>:<n>` for n of 3 and up), built from `rng`:
+/// sorted sets whose members are strings or integers that are not
+/// `score * 10^6 + n`, hashes without rl's header, strings without a TTL or
+/// that are no number. Each key gets a TTL unless a missing one is the
+/// point. Returns the setup commands, one list per key.
+fn foreign_keys(rng: &mut XorShift) -> Vec<(String, Vec<Vec<String>>)> {
+    let mut out = Vec::new();
+    for (i, name) in NAMES.iter().enumerate() {
+        let key = format!("fz:{}:{}", name.to_ascii_uppercase(), 3 + i);
+        let mut setup = Vec::new();
+        let ttl = rng.below(4) != 0;
+        match rng.below(3) {
+            0 => {
+                let mut z = vec!["ZADD".to_string(), key.clone()];
+                for _ in 0..1 + rng.below(6) {
+                    // Scores from 1 ms on: a member below 10^6 never matches.
+                    let score = 1 + rng.below(2_000_000_000_000);
+                    let member = match rng.below(3) {
+                        0 => format!("job:{}", rng.below(1000)),
+                        1 => rng.below(1_000_000).to_string(),
+                        _ => format!("{}.5", rng.below(100)),
+                    };
+                    z.extend([score.to_string(), member]);
+                }
+                setup.push(z);
+            }
+            1 => {
+                let mut h = vec!["HSET".to_string(), key.clone()];
+                for _ in 0..1 + rng.below(4) {
+                    let field = rng.pick(&["name", "t", "f", "0", "17", "hh"]).to_string();
+                    h.extend([field, format!("{}", rng.below(1000))]);
+                }
+                if rng.below(2) == 0 {
+                    h.extend(["h".to_string(), format!("b,x{},1", rng.below(9))]);
+                }
+                setup.push(h);
+            }
+            _ => {
+                let value = match rng.below(3) {
+                    0 => rng.below(1_000_000).to_string(),
+                    1 => format!("{}", 1_750_000_000_000_000 + rng.below(1 << 40)),
+                    _ => format!("v{}", rng.below(1000)),
+                };
+                let numeric = !value.starts_with('v');
+                setup.push(vec!["SET".to_string(), key.clone(), value]);
+                // A number with a TTL could be rl's own state: only text
+                // gets one.
+                if ttl && !numeric {
+                    setup.push(vec!["PEXPIRE".to_string(), key.clone(), "900000".into()]);
+                }
+                out.push((key, setup));
+                continue;
+            }
+        }
+        if ttl {
+            setup.push(vec!["PEXPIRE".to_string(), key.clone(), "900000".into()]);
+        }
+        out.push((key, setup));
+    }
+    out
+}
 
 fn number(rng: &mut XorShift) -> Vec<u8> {
     let v: String = match rng.below(8) {
@@ -121,7 +185,13 @@ fn command(rng: &mut XorShift) -> Vec<Vec<u8>> {
     let key = match rng.below(8) {
         0 | 1 => rng.pick(OTHERS).0.as_bytes().to_vec(),
         2 => rng.pick(RL_KEYS).as_bytes().to_vec(),
-        _ => format!("fz:{}:{}", name.to_ascii_uppercase(), rng.below(3)).into_bytes(),
+        // Its own keys (0..3) and the foreign ones of the same names.
+        _ => format!(
+            "fz:{}:{}",
+            name.to_ascii_uppercase(),
+            rng.below(3 + NAMES.len() as u64)
+        )
+        .into_bytes(),
     };
     line.push(key);
     if rng.below(2) == 0 {
@@ -165,12 +235,22 @@ fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
             cmd.arg(&setup[1..]);
             let _: redis::Value = cmd.query(&mut c).unwrap();
         }
-        let before: Vec<_> = OTHERS
-            .iter()
-            .map(|(k, _)| frozen_state(&mut c, k))
-            .collect();
-        let mut raw = RawConn::connect(server.port);
         let mut rng = XorShift(seed | 1);
+        let foreign = foreign_keys(&mut rng);
+        for (_, setup) in &foreign {
+            for line in setup {
+                let mut cmd = redis::cmd(&line[0]);
+                cmd.arg(&line[1..]);
+                let _: redis::Value = cmd.query(&mut c).unwrap();
+            }
+        }
+        let watched: Vec<String> = OTHERS
+            .iter()
+            .map(|(k, _)| k.to_string())
+            .chain(foreign.iter().map(|(k, _)| k.clone()))
+            .collect();
+        let before: Vec<_> = watched.iter().map(|k| frozen_state(&mut c, k)).collect();
+        let mut raw = RawConn::connect(server.port);
         let (mut values, mut errors) = (0, 0);
         for batch in 0..REQUESTS / BATCH {
             let lines: Vec<Vec<Vec<u8>>> = (0..BATCH).map(|_| command(&mut rng)).collect();
@@ -194,14 +274,15 @@ fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
                 }
             }
             server.assert_alive();
-            let now: Vec<_> = OTHERS
-                .iter()
-                .map(|(k, _)| frozen_state(&mut c, k))
-                .collect();
-            assert_eq!(
-                now, before,
-                "{flavor:?} seed {seed} batch {batch}: another key changed"
-            );
+            let now: Vec<_> = watched.iter().map(|k| frozen_state(&mut c, k)).collect();
+            for ((key, was), is) in watched.iter().zip(&before).zip(&now) {
+                assert_eq!(
+                    is,
+                    was,
+                    "{flavor:?} seed {seed} batch {batch}: {key} changed (set up as {:?})",
+                    foreign.iter().find(|(k, _)| k == key)
+                );
+            }
         }
         assert_eq!(values + errors, REQUESTS);
         // The generator reaches past the parsers: many calls decide.

@@ -164,9 +164,16 @@ fn a_redis_cell_state_in_nanoseconds_is_read_and_rewritten_in_microseconds() {
         let mut c = server.conn();
         let (secs, micros): (i64, i64) = redis::cmd("TIME").query(&mut c).unwrap();
         let now_us = secs * 1_000_000 + micros;
-        // redis-cell left a TAT 4.5 s ahead, in ns.
+        // redis-cell left a TAT 4.5 s ahead, in ns, with its TTL (it
+        // always sets one).
         let ns = (now_us + 4_500_000) * 1000 + 1;
-        let _: () = redis::cmd("SET").arg("cell").arg(ns).query(&mut c).unwrap();
+        let _: () = redis::cmd("SET")
+            .arg("cell")
+            .arg(ns)
+            .arg("PX")
+            .arg(4_500)
+            .query(&mut c)
+            .unwrap();
         // max_burst 9, one per second: τ = 10 s, 4.5 s used, 1 more now:
         // 4.5 s left, 4 whole units (on a ms or a µs clock).
         let r = throttle(&mut c, "cell", [9, 1, 1000], None);

@@ -36,7 +36,7 @@ fn expected(command: &str, kind: &str) -> Option<&'static str> {
     let own = |k: &[&str]| k.contains(&kind);
     Some(match command {
         "RL.SLIDE" if own(&["slide"]) => return None,
-        "RL.SLIDE" if kind == "zset" => "ERR key holds sorted-set members that rl did not write",
+        "RL.SLIDE" if kind == "zset" => "ERR key holds a sorted set that rl did not write",
         "RL.BUCKETS" if own(&["buckets"]) => return None,
         "RL.BUCKETS" if kind == "hash" => FOREIGN_HASH,
         "RL.BUCKETS" if kind == "count" => "ERR key holds RL.COUNT state, not RL.BUCKETS state",

@@ -484,7 +484,10 @@ mod tests {
         log.insert(2, 77);
         let out = decide_within(&mut log, &r, 5_000, 2).unwrap();
         assert_eq!(out.admission.unwrap().evict, 2);
-        assert_eq!(decide_within(&mut log, &r, 5_000, 3), Err(RlError::ForeignZset));
+        assert_eq!(
+            decide_within(&mut log, &r, 5_000, 3),
+            Err(RlError::ForeignZset)
+        );
     }
 
     /// A log whose member `sentinel` reads as a string (no integer).

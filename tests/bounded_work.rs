@@ -1,0 +1,111 @@
+//! No call does unbounded work, whatever the arguments or the key: RL.SLIDE
+//! inserts at most 250 members and removes at most max(500, 2 * cost) stale
+//! ones per call, and its decisions stay exact while a backlog drains; a
+//! replica removes the same entries. Asserted by counts, not times.
+
+mod common;
+
+use std::time::Duration;
+
+use common::buckets::err_text;
+use common::{
+    entries, on_every_server, slide, slide_cost, wait_replicas, wait_until, zcard, Flavor, Server,
+};
+
+const LIMIT: u64 = 5_000;
+const WINDOW: u64 = 1_000;
+
+/// Fills `key` with `LIMIT` entries (cost 250 per call), then waits until
+/// all of them have left the window.
+fn burst_then_pause(c: &mut redis::Connection, key: &str) {
+    for _ in 0..LIMIT / 250 {
+        assert_eq!(slide_cost(c, key, LIMIT, WINDOW, 250)[0], 1);
+    }
+    assert_eq!(zcard(c, key), LIMIT as usize);
+    // Every entry has left once a call with limit 1 is admitted; PEEK
+    // writes nothing, so the backlog stays.
+    let left = wait_until(Duration::from_secs(5), || {
+        let v: Vec<i64> = redis::cmd("RL.PEEK")
+            .arg(&["SLIDE", key, "1", &WINDOW.to_string()])
+            .query(c)
+            .unwrap();
+        v[0] == 1
+    });
+    assert!(left, "the burst never left the window");
+}
+
+#[test]
+fn a_backlog_drains_a_bounded_step_per_call_and_never_counts() {
+    on_every_server(|server| {
+        let flavor = server.flavor;
+        let mut c = server.conn();
+        burst_then_pause(&mut c, "backlog");
+        let mut held = LIMIT as usize;
+        let mut calls = 0;
+        while held > calls + 1 {
+            let reply = slide(&mut c, "backlog", LIMIT, WINDOW);
+            calls += 1;
+            // Exact: only this loop's own admissions are in the window.
+            assert_eq!(
+                reply,
+                [1, (LIMIT - calls as u64) as i64, 0, WINDOW as i64],
+                "{flavor:?}"
+            );
+            let now_held = zcard(&mut c, "backlog");
+            let removed = held + 1 - now_held;
+            let want = (held - (calls - 1)).min(500);
+            assert_eq!(removed, want, "{flavor:?} call {calls}: removed {removed}");
+            held = now_held;
+        }
+        assert_eq!(calls, (LIMIT as usize).div_ceil(500), "{flavor:?}");
+    });
+}
+
+#[test]
+fn the_replica_removes_the_same_entries() {
+    for flavor in [Flavor::Redis7, Flavor::Valkey9Native] {
+        let primary = Server::start_primary(flavor, &[]);
+        let replica = primary.start_replica(true);
+        let mut c = primary.conn();
+        burst_then_pause(&mut c, "shared");
+        for _ in 0..3 {
+            slide(&mut c, "shared", LIMIT, WINDOW);
+        }
+        wait_replicas(&mut c, 1);
+        let ours = entries(&mut c, "shared");
+        assert_eq!(ours.len(), LIMIT as usize + 3 - 1_500, "{flavor:?}");
+        assert_eq!(entries(&mut replica.conn(), "shared"), ours, "{flavor:?}");
+    }
+}
+
+#[test]
+fn weighted_slide_calls_are_capped() {
+    on_every_server(|server| {
+        let mut c = server.conn();
+        let err = |c: &mut redis::Connection, args: &[&str]| {
+            let mut cmd = redis::cmd(args[0]);
+            for a in &args[1..] {
+                cmd.arg(*a);
+            }
+            err_text(cmd.query::<redis::Value>(c))
+        };
+        assert_eq!(
+            err(
+                &mut c,
+                &["RL.SLIDE", "k", "1000000", "60000", "COST", "1000000"]
+            ),
+            "ERR COST must be an integer from 1 to 250"
+        );
+        let mut all = vec!["RL.ALL", "2", "a", "b"];
+        all.extend(["SLIDE", "1000", "60000", "COST", "200"]);
+        all.extend(["SLIDE", "1000", "60000", "COST", "51"]);
+        assert_eq!(
+            err(&mut c, &all),
+            "ERR the SLIDE clauses' COST must add up to at most 250"
+        );
+        let keys: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
+        assert_eq!(keys, 0, "nothing written");
+        assert_eq!(slide_cost(&mut c, "k", 1_000_000, 60_000, 250)[0], 1);
+        assert_eq!(zcard(&mut c, "k"), 250);
+    });
+}
