@@ -145,6 +145,14 @@ fn bad_input_and_other_types_write_nothing() {
         let cases: &[(&[&str], &str)] = &[
             (&["RL.ALL", "1", "{x}a"], "wrong number of arguments"),
             (
+                &["RL.ALL", "2", "{x}a", "{x}b", "SLIDE", "1", "1"],
+                "numkeys is 2 but 1 clause was given (one per key)",
+            ),
+            (
+                &["RL.ALL", "1", "{x}a", "SLIDE", "1"],
+                "clause 1: wrong number of arguments for 'rl.all' command (expected SLIDE limit window [COST cost])",
+            ),
+            (
                 &["RL.ALL", "0", "{x}a", "SLIDE", "1", "1"],
                 "numkeys must be an integer from 1 to 16",
             ),

@@ -33,6 +33,17 @@ fn replies_like_redis_cell() {
         );
         // Limited answers write nothing.
         assert_eq!(state(&mut c, "h"), before, "{f:?}");
+        // Any quantity redis-cell reads (an i64) gets its answer: limited,
+        // nothing used, retry -1.
+        for q in [2_000_000_000_000_000, i64::MAX as u64] {
+            assert_eq!(
+                cl_throttle(&mut c, "idle", [5, 1, 1], Some(q)),
+                [1, 6, 6, -1, 0],
+                "{f:?} quantity {q}"
+            );
+        }
+        let keys: i64 = redis::cmd("EXISTS").arg("idle").query(&mut c).unwrap();
+        assert_eq!(keys, 0, "{f:?}: a limited call writes nothing");
     });
 }
 

@@ -185,6 +185,11 @@ fn peek_refuses_bad_input_and_other_types() {
         let cases: &[(&[&str], &str)] = &[
             (&["RL.PEEK", "SLIDE"], "wrong number of arguments"),
             (
+                &["RL.PEEK", "SLIDE", "k", "3"],
+                "wrong number of arguments for 'rl.peek' command (expected SLIDE key limit window [COST cost])",
+            ),
+            (&["RL.PEEK", "SLIDE", "k", "05", "1000"], "limit must be an integer"),
+            (
                 &["RL.PEEK", "GCRA", "k", "1", "2", "3"],
                 "unknown limiter 'GCRA'",
             ),
