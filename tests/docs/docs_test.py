@@ -7,6 +7,7 @@
 - A session block (lines `127.0.0.1:6379> CMD` or `$ redis-cli ARGS`, each
   followed by the output shown) is replayed through redis-cli, one command
   at a time, and every output is compared exactly.
+- Every relative link must lead to a file, and its `#anchor` to a heading.
 
 The server is Valkey with the module, under libfaketime with a stopped
 clock: every block starts at BASE_TIME on an empty keyspace, and time moves
@@ -134,6 +135,35 @@ def read_blocks(path):
             raise ValueError(f"{path}:{i + 1}: a docs-test marker must come right before a block")
         i += 1
     return blocks
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def slug(heading):
+    """GitHub's anchor for a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(path):
+    text = re.sub(r"^```.*?^```", "", open(path, encoding="utf-8").read(), flags=re.M | re.S)
+    return {slug(m[1]) for m in re.finditer(r"^#+ (.*)$", text, flags=re.M)}
+
+
+def broken_links(path):
+    """Relative links to files or headings that do not exist."""
+    text = re.sub(r"^```.*?^```", "", open(path, encoding="utf-8").read(), flags=re.M | re.S)
+    bad = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target):
+            continue  # another site
+        file, _, anchor = target.partition("#")
+        dest = os.path.normpath(os.path.join(os.path.dirname(path), file)) if file else path
+        if not os.path.exists(dest):
+            bad.append(f"{target}: no such file")
+        elif anchor and dest.endswith(".md") and anchor not in anchors(dest):
+            bad.append(f"{target}: no such heading")
+    return bad
 
 
 # ------------------------------------------------------------------ server
@@ -371,6 +401,10 @@ def main(argv):
         die(str(e))
 
     passed, failed, skipped = 0, 0, []
+    for path in files:
+        for bad in broken_links(path):
+            failed += 1
+            print(f"FAIL {os.path.relpath(path, ROOT)}: broken link {bad}")
     server, previous_python = None, None
     started = time.monotonic()
     try:
