@@ -213,6 +213,7 @@ class Server:
         self.client = self.connect()
         now = self.client.time()
         if now != (BASE_MS // 1000, 0):
+            self.stop()
             die(f"the server's clock is not the stopped one ({now}): is {faketime} working?")
 
     def _ready(self):
@@ -236,7 +237,7 @@ class Server:
 
     def set_clock(self, ms):
         self.now_ms = ms
-        t = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
+        t = datetime.datetime.fromtimestamp(ms // 1000, tz=datetime.timezone.utc)
         part = self.clock_file + ".part"
         with open(part, "w") as f:
             # libfaketime reads the fraction as a double: 500 ns more keeps
