@@ -27,6 +27,11 @@ run: deps build ## Start a server with the module on PORT (default 6379); SERVER
 test: deps build build-valkey ## Unit, property and real-server tests: both builds on Redis 7.0, Redis 8.2 and Valkey 9.1; then check-memory
 	cargo test --release --no-fail-fast -- --test-threads=2
 	scripts/check-memory.sh
+	$(MAKE) --no-print-directory test-docs
+
+.PHONY: test-docs
+test-docs: build ## Run the Python snippets and replay the redis-cli sessions of README.md and docs/ (Valkey, stopped clock)
+	tests/docs/run
 
 bench: deps build build-valkey ## Core criterion benchmarks, then the server benchmark (tables in target/bench/)
 	cargo bench --bench core

@@ -226,24 +226,28 @@ fn zeroed_arg() -> ffi::CommandArg {
 mod tests {
     use super::*;
 
-    /// The README's command reference shows each command's usage line as
-    /// its declaration spells it. `RL.PEEK`'s line names the limiter
-    /// choices and their parameters instead of the generic `limiter key
-    /// [parameter ...]`.
+    /// The command reference (docs/commands.md) and the README's overview
+    /// show each command's usage line as its declaration spells it.
+    /// `RL.PEEK`'s line names the limiter choices and their parameters
+    /// instead of the generic `limiter key [parameter ...]`.
     #[test]
-    fn readme_usage_lines_follow_the_declarations() {
-        let readme = include_str!("../../README.md");
-        let lines: Vec<&str> = readme.lines().collect();
+    fn docs_usage_lines_follow_the_declarations() {
+        let docs = [
+            ("docs/commands.md", include_str!("../../docs/commands.md")),
+            ("README.md", include_str!("../../README.md")),
+        ];
         let mut checked = 0;
         for spec in COMMANDS {
             if spec.syntax.name() == "rl.peek" {
                 continue;
             }
             let usage = spec.syntax.synopsis();
-            assert!(
-                lines.contains(&usage.as_str()),
-                "README lacks the line `{usage}`"
-            );
+            for (file, text) in docs {
+                assert!(
+                    text.lines().any(|line| line == usage),
+                    "{file} lacks the line `{usage}`"
+                );
+            }
             checked += 1;
         }
         assert!(checked >= 8, "only {checked} commands declared");
