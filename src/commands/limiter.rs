@@ -85,7 +85,12 @@ pub fn decide<'a>(
             } else {
                 ZsetLog::open_read(cmd, key)?
             };
-            let budget = sliding_log::evict_budget(r.cost, slide_clauses);
+            // A read never removes anything: it reads only the oldest entry.
+            let budget = if write {
+                sliding_log::evict_budget(r.cost, slide_clauses)
+            } else {
+                0
+            };
             let out = sliding_log::decide_within(&mut log, r, now.ms, budget)?;
             let effect = out.admission.map(Effect::Slide);
             (State::Log(log), out.decision, effect)
