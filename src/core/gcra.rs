@@ -431,6 +431,26 @@ mod tests {
         assert_eq!(out.to_cell(r.limit).to_reply(), [0, 16, 15, -1, 2]);
     }
 
+    /// CL.THROTTLE takes any i64 quantity: one above the burst is limited,
+    /// retry -1, nothing used, nothing written, at the slowest rate too.
+    #[test]
+    fn a_quantity_up_to_i64_max_is_limited_without_overflow() {
+        for r in [
+            rate(5, 1, S as u64),
+            Gcra::new(0, 1, MAX_TOLERANCE_US).unwrap(),
+        ] {
+            for tat in [None, Some(1_800_000_000_000_000)] {
+                let out = decide(&r, tat, i64::MAX as u64, 1_800_000_000_000_000);
+                assert!(!out.allowed);
+                assert_eq!(out.retry_after_us, None);
+                assert_eq!(out.write, None);
+                assert_eq!(out.to_cell(r.limit).to_reply()[3], -1);
+            }
+        }
+        let out = decide(&rate(5, 1, S as u64), None, i64::MAX as u64, 0);
+        assert_eq!(out.to_cell(6).to_reply(), [1, 6, 6, -1, 0]);
+    }
+
     #[test]
     fn cell_waits_round_up_any_fraction() {
         let r = rate(0, 3, S as u64); // T = 333_334 µs
