@@ -1,5 +1,5 @@
 //! No call does unbounded work, whatever the arguments or the key: RL.SLIDE
-//! inserts at most 250 members and removes at most max(500, 2 * cost) stale
+//! inserts at most 100 members and removes at most max(256, 2 * cost) stale
 //! ones per call, and its decisions stay exact while a backlog drains; a
 //! replica removes the same entries. Asserted by counts, not times.
 
@@ -15,11 +15,11 @@ use common::{
 const LIMIT: u64 = 5_000;
 const WINDOW: u64 = 1_000;
 
-/// Fills `key` with `LIMIT` entries (cost 250 per call), then waits until
+/// Fills `key` with `LIMIT` entries (cost 100 per call), then waits until
 /// all of them have left the window.
 fn burst_then_pause(c: &mut redis::Connection, key: &str) {
-    for _ in 0..LIMIT / 250 {
-        assert_eq!(slide_cost(c, key, LIMIT, WINDOW, 250)[0], 1);
+    for _ in 0..LIMIT / 100 {
+        assert_eq!(slide_cost(c, key, LIMIT, WINDOW, 100)[0], 1);
     }
     assert_eq!(zcard(c, key), LIMIT as usize);
     // Every entry has left once a call with limit 1 is admitted; PEEK
@@ -53,11 +53,11 @@ fn a_backlog_drains_a_bounded_step_per_call_and_never_counts() {
             );
             let now_held = zcard(&mut c, "backlog");
             let removed = held + 1 - now_held;
-            let want = (held - (calls - 1)).min(500);
+            let want = (held - (calls - 1)).min(256);
             assert_eq!(removed, want, "{flavor:?} call {calls}: removed {removed}");
             held = now_held;
         }
-        assert_eq!(calls, (LIMIT as usize).div_ceil(500), "{flavor:?}");
+        assert_eq!(calls, (LIMIT as usize).div_ceil(256), "{flavor:?}");
     });
 }
 
@@ -73,7 +73,7 @@ fn the_replica_removes_the_same_entries() {
         }
         wait_replicas(&mut c, 1);
         let ours = entries(&mut c, "shared");
-        assert_eq!(ours.len(), LIMIT as usize + 3 - 1_500, "{flavor:?}");
+        assert_eq!(ours.len(), LIMIT as usize + 3 - 3 * 256, "{flavor:?}");
         assert_eq!(entries(&mut replica.conn(), "shared"), ours, "{flavor:?}");
     }
 }
@@ -94,18 +94,27 @@ fn weighted_slide_calls_are_capped() {
                 &mut c,
                 &["RL.SLIDE", "k", "1000000", "60000", "COST", "1000000"]
             ),
-            "ERR COST must be an integer from 1 to 250"
+            "ERR COST must be an integer from 1 to 100"
         );
         let mut all = vec!["RL.ALL", "2", "a", "b"];
-        all.extend(["SLIDE", "1000", "60000", "COST", "200"]);
-        all.extend(["SLIDE", "1000", "60000", "COST", "51"]);
+        all.extend(["SLIDE", "1000", "60000", "COST", "60"]);
+        all.extend(["SLIDE", "1000", "60000", "COST", "41"]);
         assert_eq!(
             err(&mut c, &all),
-            "ERR the SLIDE clauses' COST must add up to at most 250"
+            "ERR the SLIDE clauses' COST must add up to at most 100"
+        );
+        // BUCKETS clauses share the 1,000 buckets one call may read.
+        let shared = [
+            "RL.ALL", "2", "a", "b", "BUCKETS", "10", "1000", "PRECISION", "1", "BUCKETS", "10",
+            "1000",
+        ];
+        assert_eq!(
+            err(&mut c, &shared),
+            "ERR clause 1: PRECISION too small: the window would need more than 500 buckets (RL.ALL's BUCKETS clauses share 1000)"
         );
         let keys: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
         assert_eq!(keys, 0, "nothing written");
-        assert_eq!(slide_cost(&mut c, "k", 1_000_000, 60_000, 250)[0], 1);
-        assert_eq!(zcard(&mut c, "k"), 250);
+        assert_eq!(slide_cost(&mut c, "k", 1_000_000, 60_000, 100)[0], 1);
+        assert_eq!(zcard(&mut c, "k"), 100);
     });
 }

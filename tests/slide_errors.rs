@@ -6,7 +6,7 @@ use common::*;
 
 const LIMIT_RANGE: &str = "ERR limit must be an integer from 1 to 1000000";
 const WINDOW_RANGE: &str = "ERR window must be an integer from 1 to 1000000000000";
-const COST_RANGE: &str = "ERR COST must be an integer from 1 to 250";
+const COST_RANGE: &str = "ERR COST must be an integer from 1 to 100";
 const WRONG_ARITY: &str = "ERR wrong number of arguments for 'rl.slide' command";
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
@@ -48,10 +48,10 @@ fn bad_inputs() -> Vec<(Vec<&'static [u8]>, &'static str)> {
             "ERR COST must not exceed limit",
         ),
         (
-            vec![b"1", b"1000", b"COST", b"250"],
+            vec![b"1", b"1000", b"COST", b"100"],
             "ERR COST must not exceed limit",
         ),
-        (vec![b"1000", b"1000", b"COST", b"251"], COST_RANGE),
+        (vec![b"1000", b"1000", b"COST", b"101"], COST_RANGE),
         (vec![b"10", b"1000", b"COST", b"05"], COST_RANGE),
         (vec![b"05", b"1000"], LIMIT_RANGE),
         (vec![b"10", b"1000", b"COST"], "ERR COST needs a value"),

@@ -4,10 +4,10 @@
 use linkme::distributed_slice;
 
 use crate::command_callback;
-use crate::commands::limiter::{self, Access, Now};
+use crate::commands::limiter::{self, Access, Now, Shares};
 use crate::core::all_of::combine;
 use crate::core::error::RlError;
-use crate::core::limit_request::{self, all_key_indexes, AllRequest, ALL_FIRST_KEY};
+use crate::core::limit_request::{self, all_key_indexes, Algorithm, AllRequest, ALL_FIRST_KEY};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
@@ -22,11 +22,14 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     }
     let req = AllRequest::parse(args)?;
     let now = Now::read(cmd);
+    let shares = Shares {
+        slides: req.count_of(Algorithm::Slide),
+        buckets: req.count_of(Algorithm::Buckets),
+    };
     // Decide every clause first: all keys read, nothing written.
     let mut decided = Vec::with_capacity(req.clauses.len());
     for (i, clause) in req.clauses.iter().enumerate() {
-        let slides = req.slide_clauses();
-        let d = limiter::decide(cmd, clause, ALL_FIRST_KEY + i, Access::Write, now, slides)
+        let d = limiter::decide(cmd, clause, ALL_FIRST_KEY + i, Access::Write, now, shares)
             .map_err(|e| e.in_clause(i + 1))?;
         decided.push(d);
     }

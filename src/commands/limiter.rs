@@ -66,16 +66,30 @@ pub struct Decided<'a> {
     pub effect: Option<Effect>,
 }
 
+/// How many limiters of a kind one call decides: they share its bounds on
+/// work (removals for sliding logs, buckets read for bucket windows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shares {
+    pub slides: u64,
+    pub buckets: u64,
+}
+
+impl Shares {
+    /// A call that decides one limiter.
+    pub const ONE: Shares = Shares {
+        slides: 1,
+        buckets: 1,
+    };
+}
+
 /// Opens the key at `key` and decides `req` at `now`. Writes nothing.
-/// `slide_clauses` sliding logs are decided in this call: they share its
-/// budget of removals.
 pub fn decide<'a>(
     cmd: &'a CommandCtx,
     req: &LimitRequest,
     key: usize,
     access: Access,
     now: Now,
-    slide_clauses: u64,
+    shares: Shares,
 ) -> Result<Decided<'a>, RlError> {
     let write = access == Access::Write;
     let (state, decision, effect) = match req {
@@ -87,7 +101,7 @@ pub fn decide<'a>(
             };
             // A read never removes anything: it reads only the oldest entry.
             let budget = if write {
-                sliding_log::evict_budget(r.cost, slide_clauses)
+                sliding_log::evict_budget(r.cost, shares.slides)
             } else {
                 0
             };
@@ -97,7 +111,8 @@ pub fn decide<'a>(
         }
         LimitRequest::Buckets(r) => {
             let mut hash = HashState::open(cmd, key, write)?;
-            let out = bucket_window::decide(&mut hash, r, now.ms)?;
+            let max_buckets = bucket_window::MAX_BUCKETS / shares.buckets.max(1);
+            let out = bucket_window::decide_within(&mut hash, r, now.ms, max_buckets)?;
             let effect = out.write.map(|w| Effect::Buckets(Box::new(w)));
             (State::Hash(hash), out.decision, effect)
         }

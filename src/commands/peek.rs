@@ -5,7 +5,7 @@
 use linkme::distributed_slice;
 
 use crate::command_callback;
-use crate::commands::limiter::{self, Access, Now};
+use crate::commands::limiter::{self, Access, Now, Shares};
 use crate::core::error::RlError;
 use crate::core::limit_request::{self, parse_peek, PEEK_KEY};
 use crate::host::command::Handler;
@@ -17,7 +17,14 @@ fn peek(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let req = parse_peek(args)?;
     // The key is opened for reading only: no write, eviction, expiry change,
     // notification or modified-key signal can follow.
-    let decided = limiter::decide(cmd, &req, PEEK_KEY, Access::Read, Now::read(cmd), 1)?;
+    let decided = limiter::decide(
+        cmd,
+        &req,
+        PEEK_KEY,
+        Access::Read,
+        Now::read(cmd),
+        Shares::ONE,
+    )?;
     Ok(Reply::Decision(decided.decision))
 }
 

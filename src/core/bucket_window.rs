@@ -492,14 +492,11 @@ pub fn slide(
             stale: Vec::new(),
         });
     };
-    // Copies by `from_slice`: a SmallVec's `clone` goes item by item.
-    let mut totals = Counts::from_slice(&s.totals);
-    let mut stale = Vec::new();
     // Bit i is bucket newest - 1 - i: it has left when below `live_from`.
     let first_stale = usize::try_from(s.newest - live_from).unwrap_or(0);
     let mut held = s.held.clone();
     // Oldest first; only the digits holding stale bits are visited.
-    let mut candidates: SmallVec<[i64; 8]> = held
+    let mut stale: SmallVec<[i64; 8]> = held
         .bits_down()
         .take_while(|&i| i >= first_stale)
         .map(|i| s.newest - 1 - i as i64)
@@ -507,20 +504,42 @@ pub fn slide(
     held.truncate(first_stale);
     // An RL.COUNT newest bucket has a field too, leaving with the rest.
     if !s.kind.header_holds_newest() && s.newest < live_from {
-        candidates.push(s.newest);
+        stale.push(s.newest);
     }
-    for b in candidates {
-        if let Some(raw) = view.get(&bucket_field(b)) {
-            let counts = decode_counts(&raw).ok_or(RlError::ForeignHash)?;
-            for (t, c) in totals.iter_mut().zip(counts) {
-                *t = t.saturating_sub(c);
+    // The totals without the buckets that left, reading whichever side is
+    // smaller, so a call reads at most half the buckets a window holds.
+    // Every field read is checked to be rl's; those that left are removed
+    // by the names the (checked) header gives them.
+    let width = s.totals.len();
+    let totals = if live_from > s.newest {
+        // Everything has left (a pause of a window): nothing to read.
+        let mut zeros = Counts::new();
+        zeros.resize(width, 0);
+        zeros
+    } else {
+        let live: SmallVec<[i64; 8]> = held.bits().map(|i| s.newest - 1 - i as i64).collect();
+        if stale.len() <= live.len() {
+            // Copies by `from_slice`: a SmallVec's `clone` goes item by item.
+            let mut totals = Counts::from_slice(&s.totals);
+            for &b in &stale {
+                for (t, c) in totals.iter_mut().zip(field_counts(view, b, width)?) {
+                    *t = t.saturating_sub(c);
+                }
             }
-            stale.push(b);
+            totals
+        } else {
+            // Most have left: sum the newest bucket and the held ones that
+            // still count.
+            let mut totals = Counts::from_slice(&s.current);
+            totals.resize(width, 0);
+            for &b in &live {
+                for (t, c) in totals.iter_mut().zip(field_counts(view, b, width)?) {
+                    *t = t.saturating_add(c);
+                }
+            }
+            totals
         }
-    }
-    if live_from > s.newest {
-        totals.iter_mut().for_each(|t| *t = 0);
-    }
+    };
     let target = current.max(s.newest);
     Ok(Window {
         precision: p,
@@ -532,7 +551,7 @@ pub fn slide(
         held,
         newest_counts: Counts::from_slice(&s.current),
         totals,
-        stale,
+        stale: stale.into_vec(),
     })
 }
 
@@ -616,15 +635,34 @@ pub struct BucketsOutcome {
     pub write: Option<HashWrite>,
 }
 
-/// Decides an RL.BUCKETS request at `now`. Pure: the hash is only read, and
-/// every check that can fail happens before anything is written.
+/// Decides an RL.BUCKETS request at `now`, as one RL.BUCKETS call.
 pub fn decide(
     view: &mut impl HashView,
     req: &BucketsRequest,
     now: i64,
 ) -> Result<BucketsOutcome, RlError> {
+    decide_within(view, req, now, MAX_BUCKETS)
+}
+
+/// Decides an RL.BUCKETS request at `now` for a window of at most
+/// `max_buckets` buckets (RL.ALL shares [`MAX_BUCKETS`] between its BUCKETS
+/// clauses, so one call reads a bounded number of fields). Pure: the hash
+/// is only read, and every check that can fail happens before anything is
+/// written.
+pub fn decide_within(
+    view: &mut impl HashView,
+    req: &BucketsRequest,
+    now: i64,
+    max_buckets: u64,
+) -> Result<BucketsOutcome, RlError> {
     let state = load(view, Kind::Buckets)?;
     let precision = resolve_precision(req.window_ms, req.precision, state.as_ref())?;
+    if max_buckets < MAX_BUCKETS && req.window_ms.div_ceil(precision) > max_buckets {
+        return Err(RlError::SharedBuckets {
+            max: max_buckets,
+            total: MAX_BUCKETS,
+        });
+    }
     let win = slide(view, state.as_ref(), req.window_ms, precision, now)?;
     let held = win.totals.first().copied().unwrap_or(0);
 
@@ -814,6 +852,47 @@ mod tests {
         assert!(!out.decision.allowed);
         assert_eq!(out.write, None);
         assert_eq!(h, before);
+    }
+
+    /// A hash view that counts the fields read.
+    struct Counting<'a>(&'a mut MemoryHash, usize);
+
+    impl HashView for Counting<'_> {
+        fn exists(&mut self) -> bool {
+            self.0.exists()
+        }
+        fn get(&mut self, field: &[u8]) -> Option<Bytes> {
+            self.1 += 1;
+            self.0.get(field)
+        }
+    }
+
+    /// A call reads at most half the buckets of its window: the side of
+    /// the window that is smaller (those that left, or those that count),
+    /// and none at all when everything has left.
+    #[test]
+    fn a_call_reads_the_smaller_side_of_the_window() {
+        let r = req(1_000_000, 1000, 10, 1);
+        let filled = || {
+            let mut h = MemoryHash::new();
+            for t in (0..1000).step_by(10) {
+                call(&mut h, &r, t);
+            }
+            assert_eq!(h.bucket_count(), 99);
+            h
+        };
+        // (now, filled buckets that still count, most fields read)
+        for (now, counted, max_reads) in [(1_100, 90, 11), (1_900, 10, 11), (5_000, 0, 1)] {
+            let mut h = filled();
+            let mut view = Counting(&mut h, 0);
+            let out = decide(&mut view, &r, now).unwrap();
+            assert!(view.1 <= max_reads, "at {now}: {} reads", view.1);
+            assert_eq!(out.decision.remaining, 1_000_000 - counted - 1, "at {now}");
+            h.apply(&out.write.unwrap());
+            // The old ones that count have fields (the newest just got
+            // its own); those that left are gone.
+            assert_eq!(h.bucket_count() as u64, counted, "at {now}");
+        }
     }
 
     #[test]

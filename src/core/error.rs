@@ -21,6 +21,9 @@ pub enum RlError {
     WrongType,
     /// The key is a sorted set rl did not write (or cannot continue).
     ForeignZset,
+    /// An RL.ALL BUCKETS clause needs more than its share of the buckets
+    /// one call may read.
+    SharedBuckets { max: u64, total: u64 },
     /// The SLIDE clauses of one RL.ALL cost more than one call may insert.
     SlideCostTotal { max: u64 },
     /// An RL.COUNT field's total over the window would pass the largest.
@@ -110,6 +113,10 @@ impl fmt::Display for RlError {
             RlError::ForeignZset => {
                 write!(f, "ERR key holds a sorted set that rl did not write")
             }
+            RlError::SharedBuckets { max, total } => write!(
+                f,
+                "ERR PRECISION too small: the window would need more than {max} buckets (RL.ALL's BUCKETS clauses share {total})"
+            ),
             RlError::SlideCostTotal { max } => write!(
                 f,
                 "ERR the SLIDE clauses' COST must add up to at most {max}"
@@ -228,8 +235,12 @@ mod tests {
                 "ERR key holds a sorted set that rl did not write",
             ),
             (
-                RlError::SlideCostTotal { max: 250 },
-                "ERR the SLIDE clauses' COST must add up to at most 250",
+                RlError::SharedBuckets { max: 500, total: 1000 },
+                "ERR PRECISION too small: the window would need more than 500 buckets (RL.ALL's BUCKETS clauses share 1000)",
+            ),
+            (
+                RlError::SlideCostTotal { max: 100 },
+                "ERR the SLIDE clauses' COST must add up to at most 100",
             ),
             (
                 RlError::TotalTooLarge { max: 9 },

@@ -176,12 +176,12 @@ pub struct AllRequest {
 }
 
 impl AllRequest {
-    /// How many clauses are sliding logs (they share one call's budget of
-    /// removals, [`sliding_log::evict_budget`](super::sliding_log::evict_budget)).
-    pub fn slide_clauses(&self) -> u64 {
+    /// How many clauses use `algorithm` (clauses of a kind share one
+    /// call's bound on work: removals, buckets read).
+    pub fn count_of(&self, algorithm: Algorithm) -> u64 {
         self.clauses
             .iter()
-            .filter(|c| matches!(c, LimitRequest::Slide(_)))
+            .filter(|c| c.algorithm() == algorithm)
             .count() as u64
     }
 
@@ -422,8 +422,8 @@ mod tests {
                 ),
             ),
             (
-                "RL.ALL 2 a b SLIDE 1000 100 COST 200 SLIDE 1000 100 COST 51",
-                RlError::SlideCostTotal { max: 250 },
+                "RL.ALL 2 a b SLIDE 1000 100 COST 60 SLIDE 1000 100 COST 41",
+                RlError::SlideCostTotal { max: 100 },
             ),
         ];
         for (line, want) in cases {

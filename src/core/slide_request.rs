@@ -108,7 +108,7 @@ mod tests {
                 range("window", MAX_WINDOW_MS),
             ),
             ("RL.SLIDE k 10 1000 COST 0", range("COST", MAX_COST)),
-            ("RL.SLIDE k 1000 1000 COST 251", range("COST", MAX_COST)),
+            ("RL.SLIDE k 1000 1000 COST 101", range("COST", MAX_COST)),
             ("RL.SLIDE k 10 1000 COST 11", RlError::CostAboveLimit),
             (
                 "RL.SLIDE k 10 1000 COST",

@@ -25,16 +25,17 @@ use super::slide_request::SlideRequest;
 pub const MEMBERS_PER_MS: i64 = 1_000_000;
 
 /// Largest `COST` of one RL.SLIDE call (and of all SLIDE clauses of one
-/// RL.ALL together): each unit is a sorted-set member to insert, and this
-/// many fit in well under a millisecond. Weighted limits with larger costs
+/// RL.ALL together): each unit is a sorted-set member to insert (about
+/// 1.4 µs each in a 10^6-entry skiplist), and this many, with the
+/// removals below, fit in well under a millisecond. Weighted limits with larger costs
 /// belong to RL.BUCKETS, RL.THROTTLE or RL.FIXED, which record any cost in
 /// constant work.
-pub const MAX_COST: u64 = 250;
+pub const MAX_COST: u64 = 100;
 
-/// Entries that left the window one call may remove, at least; an
-/// admission of cost `c` may remove `2c` when that is more, so removal
-/// always outpaces insertion and a backlog drains.
-pub const EVICT_PER_CALL: u64 = 500;
+/// Entries that left the window one call may remove (about 1 µs each at
+/// 10^6 entries), at least; an admission of cost `c` may remove `2c` when
+/// that is more, so removal always outpaces insertion and a backlog drains.
+pub const EVICT_PER_CALL: u64 = 256;
 
 /// How many stale entries an admission of `cost` may remove, when the call
 /// decides `clauses` sliding logs (RL.ALL shares the budget between them).
