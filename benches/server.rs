@@ -8,11 +8,18 @@
 //! ratio to its references (reference CPU per op / row CPU per op, taken
 //! per round and the median reported; it stays meaningful when the load
 //! generator, not the server, is the bottleneck). Then a memory report
-//! (MEMORY USAGE) and the targets, each marked met or missed. Tables go to target/bench/ as Markdown and CSV.
-//! Nothing here is a pass/fail test.
+//! (MEMORY USAGE) and the targets, each marked met or missed. Last, the
+//! worst cases (benches/worst/): the server time of each command's slowest
+//! call at its documented maximums, on Redis 7.0, Valkey 9.1 and Redis 8.2.
+//! Tables go to target/bench/ as Markdown and CSV (the worst cases also to
+//! worst.md / worst.csv). Nothing here is a pass/fail test.
+//!
+//! `cargo bench --bench server -- worst` (or `RL_BENCH=worst`) runs only
+//! the worst cases (about 20 s on top of the build).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod worst;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -542,8 +549,44 @@ fn targets(reports: &[Report], md: &mut String, csv: &mut String) {
     md.push_str(&out);
 }
 
+/// Which sections to run: everything, or (`worst` as an argument or
+/// `RL_BENCH=worst`) only the worst cases.
+fn worst_only() -> bool {
+    // `cargo bench` passes `--bench`; `worst` is the only other argument.
+    let mut only = std::env::var("RL_BENCH").is_ok_and(|v| v == "worst");
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--bench" => {}
+            "worst" => only = true,
+            // A filter meant for the criterion bench (`cargo bench -- x`
+            // reaches every bench) runs everything here, as it always did.
+            other => eprintln!("server bench: ignoring {other:?} (it takes `worst`)"),
+        }
+    }
+    only
+}
+
+fn write_tables(name: &str, md: &str, csv: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.md")), md).unwrap();
+    std::fs::write(dir.join(format!("{name}.csv")), csv).unwrap();
+    dir
+}
+
+fn worst_cases() -> String {
+    let mut csv = String::from("server,command,case,median_us,max_us,runs_us\n");
+    let md = worst::run(&mut csv);
+    write_tables("worst", &md, &csv);
+    md
+}
+
 fn main() {
-    // `cargo bench` passes `--bench`; nothing else is accepted.
+    if worst_only() {
+        let md = worst_cases();
+        println!("{md}\nwritten to target/bench/worst.md and worst.csv");
+        return;
+    }
     let started = Instant::now();
     let flavors = [
         (Flavor::Redis7, "Redis 7.0"),
@@ -580,14 +623,12 @@ fn main() {
         });
     }
     targets(&reports, &mut md, &mut csv);
+    md.push_str(&worst_cases());
     let _ = writeln!(
         md,
         "\nServer benchmark took {:.0} s.",
         started.elapsed().as_secs_f64()
     );
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("server.md"), &md).unwrap();
-    std::fs::write(dir.join("server.csv"), &csv).unwrap();
+    let dir = write_tables("server", &md, &csv);
     println!("{md}\nwritten to {}", dir.display());
 }

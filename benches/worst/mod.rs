@@ -1,0 +1,750 @@
+//! Worst cases: for each command, the state that makes one call do the most
+//! work at the documented maximums, and the server time of that call.
+//!
+//! The time is the server's own: `SLOWLOG` with `slowlog-log-slower-than 0`
+//! records each call's duration in µs (the command's execution, without
+//! reading the request or writing the reply; with no replica or AOF
+//! attached, so feeding them is not included). Each case is measured
+//! `REPEATS` times, rebuilding the state first when the call consumes it,
+//! and reported as the median and the maximum. Every measured call is
+//! checked to have taken the path the case names (admitted, denied,
+//! fields removed); the times are printed, never asserted.
+//!
+//! States, at the limits the commands accept:
+//! - RL.SLIDE: one key of 1,000,000 entries written by 4,000 pipelined
+//!   `COST 250` calls (window 10 min, so none leaves while it fills). Live,
+//!   it takes the last admissions and the denials. Then, after a pause of
+//!   1 s, the same entries have all left a 1 s window: the stale backlog,
+//!   of which an admission removes at most max(500, 2 x COST).
+//! - RL.BUCKETS / RL.COUNT / RL.TOTALS / RL.PEEK BUCKETS: hashes written
+//!   with HSET in rl's layout (header `h`, bucket fields by index, a TTL),
+//!   1,000 buckets of 1 s for a 1,000 s window, every count 10^12 (RL.COUNT:
+//!   8 fields of 32 characters). Stale: the newest bucket left the window
+//!   one bucket ago (a key rl wrote lives up to a quarter window past that).
+//! - RL.ALL: 16 clauses on 16 such keys. For SLIDE clauses the removal
+//!   budget is shared, max(500 / 16, 2 x COST) each: most removals when one
+//!   clause takes COST 235 and the 15 others 1 (470 + 15 x 31 = 935).
+//!
+//! Run alone with `cargo bench --bench server -- worst` (or
+//! `RL_BENCH=worst`): about 20 s per server on an idle machine. Servers run
+//! one at a time with `lazyfree-lazy-user-del no`, so no key deleted to
+//! rebuild a state is freed beside a measured call.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use redis::{Connection, Value};
+
+use crate::common::{Flavor, Server};
+
+/// Measurements per case.
+const REPEATS: usize = 7;
+/// The server time a single call should stay under.
+const BOUND_US: u64 = 1_000;
+
+const SLIDE_MAX_LIMIT: u64 = 1_000_000;
+const SLIDE_MAX_COST: u64 = 250;
+/// Window while the sorted sets fill (nothing leaves), and the one under
+/// which, a second later, everything has left.
+const SLIDE_LIVE_WINDOW: u64 = 600_000;
+const SLIDE_STALE_WINDOW: u64 = 1_000;
+/// Entries in each of the 15 other RL.ALL SLIDE keys: far more than the
+/// removals a call may make (RL.ALL's budget is shared), so each clause
+/// walks its whole share and counts the rest through ZCOUNT.
+const ALL_SLIDE_BACKLOG: u64 = 20_000;
+
+const BUCKETS: i64 = 1_000;
+const PRECISION: i64 = 1_000;
+const WINDOW: i64 = BUCKETS * PRECISION;
+/// Every bucket's count: the 1,000 of them add up to 10^15, the largest
+/// limit.
+const BUCKET_COUNT: u64 = 1_000_000_000_000;
+const MAX_LIMIT: u64 = 1_000_000_000_000_000;
+const COUNT_FIELDS: usize = 8;
+const CLAUSES: usize = 16;
+
+/// One case's result on one server.
+struct Measured {
+    command: &'static str,
+    case: String,
+    /// Server µs of each repeat.
+    runs: Vec<u64>,
+}
+
+impl Measured {
+    fn median(&self) -> u64 {
+        let mut v = self.runs.clone();
+        v.sort_unstable();
+        v[v.len() / 2]
+    }
+    fn max(&self) -> u64 {
+        self.runs.iter().copied().max().unwrap_or(0)
+    }
+}
+
+fn int(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) => *i,
+        Value::BulkString(b) => String::from_utf8_lossy(b).parse().unwrap_or(i64::MIN),
+        other => panic!("not an integer: {other:?}"),
+    }
+}
+
+fn items(v: &Value) -> &[Value] {
+    match v {
+        Value::Array(a) => a,
+        other => panic!("not an array: {other:?}"),
+    }
+}
+
+/// Server time of one call of `cmd`, in µs, and its reply. The call runs
+/// alone between `SLOWLOG RESET` and `SLOWLOG GET`; the entry is the one
+/// named like the command (calls the module makes through the server, such
+/// as ZCOUNT, may log entries of their own; their time is inside it).
+fn timed(c: &mut Connection, cmd: &redis::Cmd, name: &str) -> (u64, Value) {
+    let () = redis::cmd("SLOWLOG").arg("RESET").query(c).unwrap();
+    let reply: Value = cmd.query(c).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let log: Value = redis::cmd("SLOWLOG").arg("GET").arg(64).query(c).unwrap();
+    let us = items(&log)
+        .iter()
+        .find_map(|entry| {
+            let e = items(entry);
+            let argv = items(&e[3]);
+            let first = match &argv[0] {
+                Value::BulkString(b) => String::from_utf8_lossy(b).to_string(),
+                _ => return None,
+            };
+            first.eq_ignore_ascii_case(name).then(|| int(&e[2]) as u64)
+        })
+        .unwrap_or_else(|| panic!("no SLOWLOG entry for {name}: {log:?}"));
+    (us, reply)
+}
+
+fn cmd(args: &[String]) -> redis::Cmd {
+    let mut c = redis::cmd(&args[0]);
+    for a in &args[1..] {
+        c.arg(a);
+    }
+    c
+}
+
+fn words(line: &str) -> Vec<String> {
+    line.split(' ').map(str::to_string).collect()
+}
+
+fn server_ms(c: &mut Connection) -> i64 {
+    let (s, us): (i64, i64) = redis::cmd("TIME").query(c).unwrap();
+    s * 1000 + us / 1000
+}
+
+fn zcard(c: &mut Connection, key: &str) -> u64 {
+    redis::cmd("ZCARD").arg(key).query(c).unwrap()
+}
+
+fn hlen(c: &mut Connection, key: &str) -> u64 {
+    redis::cmd("HLEN").arg(key).query(c).unwrap()
+}
+
+/// Runs `n` `RL.SLIDE key limit window COST cost` calls, pipelined.
+fn fill_slide(c: &mut Connection, key: &str, calls: u64, cost: u64) {
+    let mut left = calls;
+    while left > 0 {
+        let chunk = left.min(200);
+        let mut pipe = redis::pipe();
+        for _ in 0..chunk {
+            pipe.cmd("RL.SLIDE")
+                .arg(key)
+                .arg(SLIDE_MAX_LIMIT)
+                .arg(SLIDE_LIVE_WINDOW)
+                .arg("COST")
+                .arg(cost)
+                .ignore();
+        }
+        let () = pipe.query(c).unwrap();
+        left -= chunk;
+    }
+}
+
+/// `bits` set bits in the held-buckets hex (bit i is bucket newest - 1 - i).
+fn held_hex(bits: usize) -> String {
+    let lead = match bits % 4 {
+        0 => String::new(),
+        r => format!("{:x}", (1u32 << r) - 1),
+    };
+    format!("{lead}{}", "f".repeat(bits / 4))
+}
+
+fn field_name(i: usize) -> String {
+    // 32 characters, the longest field name RL.COUNT takes.
+    format!("{:x<32}", format!("field{i}"))
+}
+
+/// Writes `key` as rl writes an RL.BUCKETS (`fields` 0) or RL.COUNT key
+/// with `BUCKETS` filled buckets, the newest one `newest`, and a TTL.
+fn bucket_key(pipe: &mut redis::Pipeline, key: &str, newest: i64, fields: usize) {
+    let oldest = newest - BUCKETS + 1;
+    let older = (BUCKETS - 1) as usize;
+    pipe.cmd("DEL").arg(key).ignore();
+    let mut hset = redis::cmd("HSET");
+    hset.arg(key);
+    if fields == 0 {
+        let total = BUCKET_COUNT * BUCKETS as u64;
+        hset.arg("h").arg(format!(
+            "b,{PRECISION},{newest},{},{total},{BUCKET_COUNT}",
+            held_hex(older)
+        ));
+        for b in oldest..newest {
+            hset.arg(b).arg(BUCKET_COUNT);
+        }
+    } else {
+        let total = BUCKET_COUNT * BUCKETS as u64;
+        let totals = vec![total.to_string(); fields].join(",");
+        let counts = vec![BUCKET_COUNT.to_string(); fields].join(",");
+        let names: Vec<String> = (0..fields).map(field_name).collect();
+        hset.arg("h")
+            .arg(format!(
+                "c,{PRECISION},{newest},{},{totals}",
+                held_hex(older)
+            ))
+            .arg("f")
+            .arg(names.join(","));
+        // RL.COUNT's newest bucket has a field of its own too.
+        for b in oldest..=newest {
+            hset.arg(b).arg(&counts);
+        }
+    }
+    pipe.add_command(hset).ignore();
+    pipe.cmd("PEXPIRE").arg(key).arg(3_600_000).ignore();
+}
+
+/// The newest bucket for a key whose buckets all count now (`live`), or
+/// all left the window (the newest one just left).
+fn newest_bucket(c: &mut Connection, live: bool) -> i64 {
+    let current = server_ms(c) / PRECISION;
+    if live {
+        current
+    } else {
+        current - BUCKETS - 1
+    }
+}
+
+fn write_buckets(c: &mut Connection, keys: &[String], live: bool, fields: usize) {
+    let newest = newest_bucket(c, live);
+    let mut pipe = redis::pipe();
+    for k in keys {
+        bucket_key(&mut pipe, k, newest, fields);
+    }
+    let () = pipe.query(c).unwrap();
+}
+
+fn all_keys(prefix: &str) -> Vec<String> {
+    (0..CLAUSES).map(|i| format!("{{w}}:{prefix}{i}")).collect()
+}
+
+/// `RL.ALL` over `keys` with one clause each.
+fn all_line(keys: &[String], clause: impl Fn(usize) -> String) -> Vec<String> {
+    let mut line = format!("RL.ALL {}", keys.len());
+    for k in keys {
+        let _ = write!(line, " {k}");
+    }
+    for i in 0..keys.len() {
+        let _ = write!(line, " {}", clause(i));
+    }
+    words(&line)
+}
+
+/// Measures `line` `REPEATS` times, `setup` before each call, `check`
+/// after it (the call must have taken the path the case names).
+fn case(
+    out: &mut Vec<Measured>,
+    command: &'static str,
+    description: String,
+    c: &mut Connection,
+    setup: &mut dyn FnMut(&mut Connection),
+    line: &[String],
+    check: &mut dyn FnMut(&mut Connection, &Value),
+) {
+    let mut runs = Vec::new();
+    for _ in 0..REPEATS {
+        setup(c);
+        let (us, reply) = timed(c, &cmd(line), &line[0]);
+        check(c, &reply);
+        runs.push(us);
+    }
+    out.push(Measured {
+        command,
+        case: description,
+        runs,
+    });
+}
+
+/// A check that the reply's first integer (allowed) is `want`.
+fn allowed(want: i64, what: &'static str) -> impl FnMut(&mut Connection, &Value) {
+    move |_, r| {
+        let got = int(&items(r)[0]);
+        assert_eq!(got, want, "{what}: reply {r:?}");
+    }
+}
+
+/// The cases on one server: the O(1) limiters, the bucket commands, then
+/// the sorted sets (last: their 10^6-entry key is left to the server's
+/// shutdown, not freed before other calls).
+fn run_cases(c: &mut Connection) -> Vec<Measured> {
+    let mut out = Vec::new();
+    o1_cases(c, &mut out);
+    bucket_cases(c, &mut out);
+    slide_cases(c, &mut out);
+    out
+}
+
+/// RL.THROTTLE, CL.THROTTLE and RL.FIXED: O(1), at large arguments (for
+/// the GCRA, as large as its rate checks take together).
+fn o1_cases(c: &mut Connection, out: &mut Vec<Measured>) {
+    let none = &mut |_: &mut Connection| {};
+    let o1: [(&'static str, String); 3] = [
+        (
+            "RL.THROTTLE",
+            "RL.THROTTLE {w}:t 100000000000000 100000000000000 100000000000 1".into(),
+        ),
+        (
+            "CL.THROTTLE",
+            "CL.THROTTLE {w}:cl 100000000000000 100000000000000 100000000 1".into(),
+        ),
+        (
+            "RL.FIXED",
+            format!("RL.FIXED {{w}}:f {MAX_LIMIT} 1000000000000 COST {MAX_LIMIT}"),
+        ),
+    ];
+    for (command, line) in o1 {
+        case(
+            out,
+            command,
+            "O(1), large arguments".into(),
+            c,
+            none,
+            &words(&line),
+            &mut |_, r| assert!(!items(r).is_empty(), "{command}: {r:?}"),
+        );
+    }
+}
+
+/// RL.BUCKETS, RL.PEEK BUCKETS, RL.COUNT, RL.TOTALS and RL.ALL over 16
+/// BUCKETS clauses, on hashes written in rl's layout.
+fn bucket_cases(c: &mut Connection, out: &mut Vec<Measured>) {
+    let none = &mut |_: &mut Connection| {};
+
+    // ---- RL.BUCKETS ----
+    let b = vec!["{w}:b".to_string()];
+    let line = words(&format!(
+        "RL.BUCKETS {} {MAX_LIMIT} {WINDOW} PRECISION {PRECISION}",
+        b[0]
+    ));
+    case(
+        out,
+        "RL.BUCKETS",
+        "admit on a key whose 1,000 buckets all left the window (999 fields removed)".into(),
+        c,
+        &mut |c| write_buckets(c, &b, false, 0),
+        &line,
+        &mut |c, r| {
+            assert_eq!(int(&items(r)[0]), 1, "stale buckets: {r:?}");
+            assert_eq!(hlen(c, &b[0]), 1, "stale buckets removed");
+        },
+    );
+    let mut peek = line.clone();
+    peek.splice(0..1, words("RL.PEEK BUCKETS"));
+    case(
+        out,
+        "RL.PEEK",
+        "BUCKETS on a key whose 1,000 buckets all left the window".into(),
+        c,
+        &mut |c| write_buckets(c, &b, false, 0),
+        &peek,
+        &mut allowed(1, "peek stale buckets"),
+    );
+    write_buckets(c, &b, true, 0);
+    let denied = words(&format!(
+        "RL.BUCKETS {} 1 {WINDOW} PRECISION {PRECISION}",
+        b[0]
+    ));
+    case(
+        out,
+        "RL.BUCKETS",
+        "denied, limit 1 on 1,000 live buckets (retry walks all of them)".into(),
+        c,
+        none,
+        &denied,
+        &mut allowed(0, "bucket denial"),
+    );
+    let mut peek = denied.clone();
+    peek.splice(0..1, words("RL.PEEK BUCKETS"));
+    case(
+        out,
+        "RL.PEEK",
+        "BUCKETS, limit 1 on 1,000 live buckets".into(),
+        c,
+        none,
+        &peek,
+        &mut allowed(0, "peek bucket denial"),
+    );
+
+    // ---- RL.COUNT / RL.TOTALS: 8 fields of 32 characters. ----
+    let k = vec!["{w}:c".to_string()];
+    let count = words(&format!(
+        "RL.COUNT {} {WINDOW} {} BY {MAX_LIMIT} PRECISION {PRECISION}",
+        k[0],
+        field_name(0)
+    ));
+    let totals = words(&format!(
+        "RL.TOTALS {} {WINDOW} PRECISION {PRECISION}",
+        k[0]
+    ));
+    let zero_totals = |_: &mut Connection, r: &Value| {
+        let v = items(r);
+        assert_eq!(v.len(), 2 * COUNT_FIELDS, "totals: {r:?}");
+        assert!(v.chunks(2).all(|p| int(&p[1]) == 0), "stale totals: {r:?}");
+    };
+    write_buckets(c, &k, false, COUNT_FIELDS);
+    case(
+        out,
+        "RL.TOTALS",
+        "8 fields, 1,000 buckets that all left the window (each read and subtracted)".into(),
+        c,
+        none,
+        &totals,
+        &mut { zero_totals },
+    );
+    case(
+        out,
+        "RL.COUNT",
+        "8 fields, 1,000 buckets that all left the window (1,000 fields removed)".into(),
+        c,
+        &mut |c| write_buckets(c, &k, false, COUNT_FIELDS),
+        &count,
+        &mut |c, r| {
+            assert_eq!(items(r).len(), 2 * COUNT_FIELDS, "count: {r:?}");
+            // h, f and the new bucket.
+            assert_eq!(hlen(c, &k[0]), 3, "stale count buckets removed");
+        },
+    );
+    write_buckets(c, &k, true, COUNT_FIELDS);
+    case(
+        out,
+        "RL.TOTALS",
+        "8 fields, 1,000 live buckets".into(),
+        c,
+        none,
+        &totals,
+        &mut |_, r| assert_eq!(items(r).len(), 2 * COUNT_FIELDS, "totals: {r:?}"),
+    );
+    let live_count = words(&format!(
+        "RL.COUNT {} {WINDOW} {} PRECISION {PRECISION}",
+        k[0],
+        field_name(7)
+    ));
+    case(
+        out,
+        "RL.COUNT",
+        "8 fields, 1,000 live buckets".into(),
+        c,
+        none,
+        &live_count,
+        &mut |_, r| assert_eq!(items(r).len(), 2 * COUNT_FIELDS, "count: {r:?}"),
+    );
+
+    // ---- RL.ALL: 16 BUCKETS clauses. ----
+    let keys = all_keys("b");
+    let stale_all = all_line(&keys, |_| {
+        format!("BUCKETS {MAX_LIMIT} {WINDOW} PRECISION {PRECISION}")
+    });
+    case(
+        out,
+        "RL.ALL",
+        "16 BUCKETS clauses, each on 1,000 buckets that all left the window (15,984 fields removed)"
+            .into(),
+        c,
+        &mut |c| write_buckets(c, &keys, false, 0),
+        &stale_all,
+        &mut |c, r| {
+            assert_eq!(int(&items(r)[0]), 1, "RL.ALL stale buckets: {r:?}");
+            let held: u64 = keys.iter().map(|k| hlen(c, k)).sum();
+            assert_eq!(held, keys.len() as u64, "RL.ALL stale buckets removed");
+        },
+    );
+    write_buckets(c, &keys, true, 0);
+    let denied_all = all_line(&keys, |_| {
+        format!("BUCKETS 1 {WINDOW} PRECISION {PRECISION}")
+    });
+    case(
+        out,
+        "RL.ALL",
+        "16 BUCKETS clauses, each limit 1 on 1,000 live buckets, all denied (16 walks)".into(),
+        c,
+        none,
+        &denied_all,
+        &mut allowed(0, "RL.ALL bucket denials"),
+    );
+}
+
+/// RL.SLIDE, RL.PEEK SLIDE and RL.ALL over 16 SLIDE clauses: live, then
+/// (some build on what the previous left) a second later, stale.
+fn slide_cases(c: &mut Connection, out: &mut Vec<Measured>) {
+    let none = &mut |_: &mut Connection| {};
+
+    // ---- RL.SLIDE: a 1,000,000-entry key, live. ----
+    let big = "{w}:s0";
+    let calls = SLIDE_MAX_LIMIT / SLIDE_MAX_COST;
+    let _: () = redis::cmd("DEL").arg(big).query(c).unwrap();
+    fill_slide(c, big, calls - REPEATS as u64, SLIDE_MAX_COST);
+    // The other RL.ALL SLIDE keys, filled now so they leave with it.
+    let others = all_keys("s");
+    for k in &others[1..] {
+        let _: () = redis::cmd("DEL").arg(k).query(c).unwrap();
+        fill_slide(c, k, ALL_SLIDE_BACKLOG / SLIDE_MAX_COST, SLIDE_MAX_COST);
+    }
+    assert_eq!(
+        zcard(c, big),
+        SLIDE_MAX_LIMIT - REPEATS as u64 * SLIDE_MAX_COST
+    );
+    let line = words(&format!(
+        "RL.SLIDE {big} {SLIDE_MAX_LIMIT} {SLIDE_LIVE_WINDOW} COST {SLIDE_MAX_COST}"
+    ));
+    case(
+        out,
+        "RL.SLIDE",
+        format!(
+            "admit COST 250 into a key holding {} to {} live entries (limit 10^6)",
+            SLIDE_MAX_LIMIT - REPEATS as u64 * SLIDE_MAX_COST,
+            SLIDE_MAX_LIMIT - SLIDE_MAX_COST
+        ),
+        c,
+        none,
+        &line,
+        &mut allowed(1, "the last admissions"),
+    );
+    assert_eq!(zcard(c, big), SLIDE_MAX_LIMIT);
+    case(
+        out,
+        "RL.SLIDE",
+        "denied COST 250 on a full key of 10^6 live entries (retry: the 250th entry, by rank)"
+            .into(),
+        c,
+        none,
+        &line,
+        &mut allowed(0, "full key"),
+    );
+    let lowered = words(&format!("RL.SLIDE {big} 1 {SLIDE_LIVE_WINDOW}"));
+    case(
+        out,
+        "RL.SLIDE",
+        "denied, limit lowered to 1 on 10^6 live entries (retry: the 10^6th entry, by rank)".into(),
+        c,
+        none,
+        &lowered,
+        &mut allowed(0, "lowered limit"),
+    );
+    let mut peek = lowered.clone();
+    peek.splice(0..1, words("RL.PEEK SLIDE"));
+    case(
+        out,
+        "RL.PEEK",
+        "SLIDE, limit 1 on 10^6 live entries".into(),
+        c,
+        none,
+        &peek,
+        &mut allowed(0, "peek lowered limit"),
+    );
+    let live_all = all_line(&others, |_| format!("SLIDE 1 {SLIDE_LIVE_WINDOW}"));
+    case(
+        out,
+        "RL.ALL",
+        "16 SLIDE clauses, each limit 1 on a full key (10^6 + 15 x 20,000 entries), all denied"
+            .into(),
+        c,
+        none,
+        &live_all,
+        &mut allowed(0, "RL.ALL slide denied"),
+    );
+
+    // ---- RL.SLIDE: the same entries, all left a 1 s window. ----
+    let filled = server_ms(c);
+    std::thread::sleep(Duration::from_millis(SLIDE_STALE_WINDOW + 50));
+    while server_ms(c) <= filled + SLIDE_STALE_WINDOW as i64 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let peek = words(&format!(
+        "RL.PEEK SLIDE {big} {SLIDE_MAX_LIMIT} {SLIDE_STALE_WINDOW} COST {SLIDE_MAX_COST}"
+    ));
+    case(
+        out,
+        "RL.PEEK",
+        "SLIDE COST 250 on 10^6 entries that all left the window".into(),
+        c,
+        none,
+        &peek,
+        &mut allowed(1, "peek stale"),
+    );
+    for cost in [1, SLIDE_MAX_COST] {
+        let line = words(&format!(
+            "RL.SLIDE {big} {SLIDE_MAX_LIMIT} {SLIDE_STALE_WINDOW} COST {cost}"
+        ));
+        let mut before = zcard(c, big);
+        let removes = 500.max(2 * cost);
+        case(
+            out,
+            "RL.SLIDE",
+            format!(
+                "admit COST {cost} on ~10^6 entries that all left the window (removes {removes})"
+            ),
+            c,
+            none,
+            &line,
+            &mut |c, r| {
+                assert_eq!(int(&items(r)[0]), 1, "stale admission: {r:?}");
+                let now = zcard(c, big);
+                assert_eq!(before + cost - now, removes, "stale entries removed");
+                before = now;
+            },
+        );
+    }
+    // A denial behind the backlog: the walk over the oldest, ZCOUNT, and
+    // the retry by rank among the entries just admitted.
+    let behind = words(&format!("RL.SLIDE {big} 1 {SLIDE_STALE_WINDOW}"));
+    case(
+        out,
+        "RL.SLIDE",
+        format!(
+            "denied, limit 1, behind ~10^6 stale entries ({} live: walk, ZCOUNT, rank)",
+            REPEATS as u64 * (1 + SLIDE_MAX_COST)
+        ),
+        c,
+        none,
+        &behind,
+        &mut allowed(0, "denial behind the backlog"),
+    );
+    // One clause takes all the cost the SLIDE clauses may share (250 in
+    // all) but for the 15 others' 1 each: it may remove 2 x 235, each other
+    // clause its share of the call's 500 (31): 935 removals, 250 entries.
+    let stale_all = all_line(&others, |i| {
+        let cost = if i == 0 {
+            SLIDE_MAX_COST - (CLAUSES as u64 - 1)
+        } else {
+            1
+        };
+        format!("SLIDE {SLIDE_MAX_LIMIT} {SLIDE_STALE_WINDOW} COST {cost}")
+    });
+    let total = |c: &mut Connection| others.iter().map(|k| zcard(c, k)).sum::<u64>();
+    let mut before = total(c);
+    case(
+        out,
+        "RL.ALL",
+        "16 SLIDE clauses (COST 235 + 15 x 1) on stale backlogs (10^6, 15 x 20,000): 935 removals"
+            .into(),
+        c,
+        none,
+        &stale_all,
+        &mut |c, r| {
+            assert_eq!(int(&items(r)[0]), 1, "RL.ALL stale slide: {r:?}");
+            let now = total(c);
+            assert_eq!(before + 250 - now, 935, "RL.ALL stale entries removed");
+            before = now;
+        },
+    );
+}
+
+/// The load the measurements ran beside (a shared machine preempts the
+/// server now and then: the max of a case can be that, the median rarely).
+fn machine_load() -> String {
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let one_minute = load.split(' ').next().unwrap_or("?");
+    format!("Machine: {cpus} CPUs, load average {one_minute} when the section ended.")
+}
+
+/// Runs the worst cases on each server and returns the Markdown table
+/// (and appends CSV rows to `csv`).
+pub fn run(csv: &mut String) -> String {
+    let started = Instant::now();
+    let flavors = [
+        (Flavor::Redis7, "Redis 7.0"),
+        (Flavor::Valkey9Native, "Valkey 9.1"),
+        (Flavor::Redis8, "Redis 8.2"),
+    ];
+    let mut results: Vec<(&str, Vec<Measured>)> = Vec::new();
+    for (flavor, label) in flavors {
+        let t = Instant::now();
+        let server = Server::start_with(
+            flavor,
+            &[
+                "--slowlog-log-slower-than",
+                "0",
+                "--slowlog-max-len",
+                "128",
+                // Valkey frees a deleted key of many elements in a
+                // background thread by default: the hashes deleted to
+                // rebuild a state would be freed beside the measured call.
+                "--lazyfree-lazy-user-del",
+                "no",
+            ],
+        );
+        let mut c = server.conn();
+        let measured = run_cases(&mut c);
+        eprintln!("worst cases on {label}: {:.1} s", t.elapsed().as_secs_f64());
+        for m in &measured {
+            let runs: Vec<String> = m.runs.iter().map(u64::to_string).collect();
+            let _ = writeln!(
+                csv,
+                "{label},{},\"{}\",{},{},\"{}\"",
+                m.command,
+                m.case,
+                m.median(),
+                m.max(),
+                runs.join("; ")
+            );
+        }
+        results.push((label, measured));
+    }
+
+    let mut md = String::from("\n## Worst cases: server time of one call (SLOWLOG µs)\n\n");
+    let _ = writeln!(
+        md,
+        "Median / max of {REPEATS} calls, each on the worst state rebuilt where a call consumes it. Bound: {BOUND_US} µs per call; \"no\" when the median is over it. {}\n",
+        machine_load()
+    );
+    md.push_str("| command | worst case |");
+    for (label, _) in &results {
+        let _ = write!(md, " {label} µs |");
+    }
+    md.push_str(" under 1 ms |\n| --- | --- |");
+    for _ in &results {
+        md.push_str(" ---: |");
+    }
+    md.push_str(" --- |\n");
+    for (i, m) in results[0].1.iter().enumerate() {
+        let _ = write!(md, "| {} | {} |", m.command, m.case);
+        // Over in the median: the call itself. Over only in the max: one
+        // call of several, which on a shared machine may be a preemption.
+        let (mut median_over, mut max_over) = (Vec::new(), Vec::new());
+        for (label, measured) in &results {
+            let r = &measured[i];
+            let _ = write!(md, " {} / {} |", r.median(), r.max());
+            if r.median() >= BOUND_US {
+                median_over.push(*label);
+            } else if r.max() >= BOUND_US {
+                max_over.push(*label);
+            }
+        }
+        let verdict = match (median_over.is_empty(), max_over.is_empty()) {
+            (true, true) => "yes".to_string(),
+            (true, false) => format!("yes in the median; max over on {}", max_over.join(", ")),
+            (false, _) => format!("**no** ({})", median_over.join(", ")),
+        };
+        let _ = writeln!(md, " {verdict} |");
+    }
+    let _ = writeln!(
+        md,
+        "\nWorst-case section took {:.0} s.",
+        started.elapsed().as_secs_f64()
+    );
+    md
+}
