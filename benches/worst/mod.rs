@@ -11,19 +11,19 @@
 //! fields removed); the times are printed, never asserted.
 //!
 //! States, at the limits the commands accept:
-//! - RL.SLIDE: one key of 1,000,000 entries written by 4,000 pipelined
-//!   `COST 250` calls (window 10 min, so none leaves while it fills). Live,
+//! - RL.SLIDE: one key of 1,000,000 entries written by 10,000 pipelined
+//!   `COST 100` calls (window 10 min, so none leaves while it fills). Live,
 //!   it takes the last admissions and the denials. Then, after a pause of
 //!   1 s, the same entries have all left a 1 s window: the stale backlog,
-//!   of which an admission removes at most max(500, 2 x COST).
+//!   of which an admission removes at most max(256, 2 x COST).
 //! - RL.BUCKETS / RL.COUNT / RL.TOTALS / RL.PEEK BUCKETS: hashes written
 //!   with HSET in rl's layout (header `h`, bucket fields by index, a TTL),
 //!   1,000 buckets of 1 s for a 1,000 s window, every count 10^12 (RL.COUNT:
 //!   8 fields of 32 characters). Stale: the newest bucket left the window
 //!   one bucket ago (a key rl wrote lives up to a quarter window past that).
 //! - RL.ALL: 16 clauses on 16 such keys. For SLIDE clauses the removal
-//!   budget is shared, max(500 / 16, 2 x COST) each: most removals when one
-//!   clause takes COST 235 and the 15 others 1 (470 + 15 x 31 = 935).
+//!   budget is shared, max(256 / 16, 2 x COST) each: most removals when one
+//!   clause takes COST 85 and the 15 others 1 (170 + 15 x 16 = 410).
 //!
 //! Run alone with `cargo bench --bench server -- worst` (or
 //! `RL_BENCH=worst`): about 20 s per server on an idle machine. Servers run
@@ -43,7 +43,9 @@ const REPEATS: usize = 7;
 const BOUND_US: u64 = 1_000;
 
 const SLIDE_MAX_LIMIT: u64 = 1_000_000;
-const SLIDE_MAX_COST: u64 = 250;
+const SLIDE_MAX_COST: u64 = 100;
+/// Stale entries one call may remove, at least (`sliding_log::EVICT_PER_CALL`).
+const SLIDE_EVICT: u64 = 256;
 /// Window while the sorted sets fill (nothing leaves), and the one under
 /// which, a second later, everything has left.
 const SLIDE_LIVE_WINDOW: u64 = 600_000;
@@ -180,15 +182,15 @@ fn field_name(i: usize) -> String {
 }
 
 /// Writes `key` as rl writes an RL.BUCKETS (`fields` 0) or RL.COUNT key
-/// with `BUCKETS` filled buckets, the newest one `newest`, and a TTL.
-fn bucket_key(pipe: &mut redis::Pipeline, key: &str, newest: i64, fields: usize) {
-    let oldest = newest - BUCKETS + 1;
-    let older = (BUCKETS - 1) as usize;
+/// with `n` filled buckets, the newest one `newest`, and a TTL.
+fn bucket_key(pipe: &mut redis::Pipeline, key: &str, newest: i64, fields: usize, n: i64) {
+    let oldest = newest - n + 1;
+    let older = (n - 1) as usize;
     pipe.cmd("DEL").arg(key).ignore();
     let mut hset = redis::cmd("HSET");
     hset.arg(key);
     if fields == 0 {
-        let total = BUCKET_COUNT * BUCKETS as u64;
+        let total = BUCKET_COUNT * n as u64;
         hset.arg("h").arg(format!(
             "b,{PRECISION},{newest},{},{total},{BUCKET_COUNT}",
             held_hex(older)
@@ -197,7 +199,7 @@ fn bucket_key(pipe: &mut redis::Pipeline, key: &str, newest: i64, fields: usize)
             hset.arg(b).arg(BUCKET_COUNT);
         }
     } else {
-        let total = BUCKET_COUNT * BUCKETS as u64;
+        let total = BUCKET_COUNT * n as u64;
         let totals = vec![total.to_string(); fields].join(",");
         let counts = vec![BUCKET_COUNT.to_string(); fields].join(",");
         let names: Vec<String> = (0..fields).map(field_name).collect();
@@ -217,22 +219,32 @@ fn bucket_key(pipe: &mut redis::Pipeline, key: &str, newest: i64, fields: usize)
     pipe.cmd("PEXPIRE").arg(key).arg(3_600_000).ignore();
 }
 
-/// The newest bucket for a key whose buckets all count now (`live`), or
-/// all left the window (the newest one just left).
-fn newest_bucket(c: &mut Connection, live: bool) -> i64 {
+/// How far a key's `n` buckets are behind the window.
+#[derive(Clone, Copy)]
+enum Age {
+    /// All of them count now.
+    Live,
+    /// The older half has left the window: the most a call reads (it reads
+    /// the smaller side, those that left or those that count).
+    HalfLeft,
+    /// All of them left (the newest one just left): nothing to read.
+    AllLeft,
+}
+
+fn newest_bucket(c: &mut Connection, age: Age, n: i64) -> i64 {
     let current = server_ms(c) / PRECISION;
-    if live {
-        current
-    } else {
-        current - BUCKETS - 1
+    match age {
+        Age::Live => current,
+        Age::HalfLeft => current - n / 2,
+        Age::AllLeft => current - n - 1,
     }
 }
 
-fn write_buckets(c: &mut Connection, keys: &[String], live: bool, fields: usize) {
-    let newest = newest_bucket(c, live);
+fn write_buckets(c: &mut Connection, keys: &[String], age: Age, fields: usize, n: i64) {
+    let newest = newest_bucket(c, age, n);
     let mut pipe = redis::pipe();
     for k in keys {
-        bucket_key(&mut pipe, k, newest, fields);
+        bucket_key(&mut pipe, k, newest, fields, n);
     }
     let () = pipe.query(c).unwrap();
 }
@@ -344,25 +356,44 @@ fn bucket_cases(c: &mut Connection, out: &mut Vec<Measured>) {
         "RL.BUCKETS",
         "admit on a key whose 1,000 buckets all left the window (999 fields removed)".into(),
         c,
-        &mut |c| write_buckets(c, &b, false, 0),
+        &mut |c| write_buckets(c, &b, Age::AllLeft, 0, BUCKETS),
         &line,
         &mut |c, r| {
             assert_eq!(int(&items(r)[0]), 1, "stale buckets: {r:?}");
             assert_eq!(hlen(c, &b[0]), 1, "stale buckets removed");
         },
     );
+    case(
+        out,
+        "RL.BUCKETS",
+        "admit on a key whose older 500 of 1,000 buckets left the window (500 read, 500 removed)"
+            .into(),
+        c,
+        &mut |c| write_buckets(c, &b, Age::HalfLeft, 0, BUCKETS),
+        &line,
+        &mut allowed(1, "half-stale buckets"),
+    );
     let mut peek = line.clone();
     peek.splice(0..1, words("RL.PEEK BUCKETS"));
     case(
         out,
         "RL.PEEK",
+        "BUCKETS on a key whose older 500 of 1,000 buckets left the window".into(),
+        c,
+        &mut |c| write_buckets(c, &b, Age::HalfLeft, 0, BUCKETS),
+        &peek,
+        &mut allowed(1, "peek half-stale buckets"),
+    );
+    case(
+        out,
+        "RL.PEEK",
         "BUCKETS on a key whose 1,000 buckets all left the window".into(),
         c,
-        &mut |c| write_buckets(c, &b, false, 0),
+        &mut |c| write_buckets(c, &b, Age::AllLeft, 0, BUCKETS),
         &peek,
         &mut allowed(1, "peek stale buckets"),
     );
-    write_buckets(c, &b, true, 0);
+    write_buckets(c, &b, Age::Live, 0, BUCKETS);
     let denied = words(&format!(
         "RL.BUCKETS {} 1 {WINDOW} PRECISION {PRECISION}",
         b[0]
@@ -404,11 +435,11 @@ fn bucket_cases(c: &mut Connection, out: &mut Vec<Measured>) {
         assert_eq!(v.len(), 2 * COUNT_FIELDS, "totals: {r:?}");
         assert!(v.chunks(2).all(|p| int(&p[1]) == 0), "stale totals: {r:?}");
     };
-    write_buckets(c, &k, false, COUNT_FIELDS);
+    write_buckets(c, &k, Age::AllLeft, COUNT_FIELDS, BUCKETS);
     case(
         out,
         "RL.TOTALS",
-        "8 fields, 1,000 buckets that all left the window (each read and subtracted)".into(),
+        "8 fields, 1,000 buckets that all left the window (none read)".into(),
         c,
         none,
         &totals,
@@ -419,7 +450,7 @@ fn bucket_cases(c: &mut Connection, out: &mut Vec<Measured>) {
         "RL.COUNT",
         "8 fields, 1,000 buckets that all left the window (1,000 fields removed)".into(),
         c,
-        &mut |c| write_buckets(c, &k, false, COUNT_FIELDS),
+        &mut |c| write_buckets(c, &k, Age::AllLeft, COUNT_FIELDS, BUCKETS),
         &count,
         &mut |c, r| {
             assert_eq!(items(r).len(), 2 * COUNT_FIELDS, "count: {r:?}");
@@ -427,7 +458,26 @@ fn bucket_cases(c: &mut Connection, out: &mut Vec<Measured>) {
             assert_eq!(hlen(c, &k[0]), 3, "stale count buckets removed");
         },
     );
-    write_buckets(c, &k, true, COUNT_FIELDS);
+    write_buckets(c, &k, Age::HalfLeft, COUNT_FIELDS, BUCKETS);
+    case(
+        out,
+        "RL.TOTALS",
+        "8 fields, the older 500 of 1,000 buckets left the window (500 read)".into(),
+        c,
+        none,
+        &totals,
+        &mut |_, r| assert_eq!(items(r).len(), 2 * COUNT_FIELDS, "totals: {r:?}"),
+    );
+    case(
+        out,
+        "RL.COUNT",
+        "8 fields, the older 500 of 1,000 buckets left the window (500 read, 500 removed)".into(),
+        c,
+        &mut |c| write_buckets(c, &k, Age::HalfLeft, COUNT_FIELDS, BUCKETS),
+        &count,
+        &mut |_, r| assert_eq!(items(r).len(), 2 * COUNT_FIELDS, "count: {r:?}"),
+    );
+    write_buckets(c, &k, Age::Live, COUNT_FIELDS, BUCKETS);
     case(
         out,
         "RL.TOTALS",
@@ -452,18 +502,30 @@ fn bucket_cases(c: &mut Connection, out: &mut Vec<Measured>) {
         &mut |_, r| assert_eq!(items(r).len(), 2 * COUNT_FIELDS, "count: {r:?}"),
     );
 
-    // ---- RL.ALL: 16 BUCKETS clauses. ----
+    // ---- RL.ALL: 16 BUCKETS clauses, sharing the 1,000 buckets one call
+    // may read: 62 each. ----
     let keys = all_keys("b");
-    let stale_all = all_line(&keys, |_| {
-        format!("BUCKETS {MAX_LIMIT} {WINDOW} PRECISION {PRECISION}")
+    let share = BUCKETS / CLAUSES as i64;
+    let share_window = share * PRECISION;
+    let half_all = all_line(&keys, |_| {
+        format!("BUCKETS {MAX_LIMIT} {share_window} PRECISION {PRECISION}")
     });
     case(
         out,
         "RL.ALL",
-        "16 BUCKETS clauses, each on 1,000 buckets that all left the window (15,984 fields removed)"
-            .into(),
+        format!("16 BUCKETS clauses, each on {share} buckets of which the older half left"),
         c,
-        &mut |c| write_buckets(c, &keys, false, 0),
+        &mut |c| write_buckets(c, &keys, Age::HalfLeft, 0, share),
+        &half_all,
+        &mut allowed(1, "RL.ALL half-stale buckets"),
+    );
+    let stale_all = half_all.clone();
+    case(
+        out,
+        "RL.ALL",
+        format!("16 BUCKETS clauses, each on {share} buckets that all left the window"),
+        c,
+        &mut |c| write_buckets(c, &keys, Age::AllLeft, 0, share),
         &stale_all,
         &mut |c, r| {
             assert_eq!(int(&items(r)[0]), 1, "RL.ALL stale buckets: {r:?}");
@@ -471,14 +533,14 @@ fn bucket_cases(c: &mut Connection, out: &mut Vec<Measured>) {
             assert_eq!(held, keys.len() as u64, "RL.ALL stale buckets removed");
         },
     );
-    write_buckets(c, &keys, true, 0);
+    write_buckets(c, &keys, Age::Live, 0, share);
     let denied_all = all_line(&keys, |_| {
-        format!("BUCKETS 1 {WINDOW} PRECISION {PRECISION}")
+        format!("BUCKETS 1 {share_window} PRECISION {PRECISION}")
     });
     case(
         out,
         "RL.ALL",
-        "16 BUCKETS clauses, each limit 1 on 1,000 live buckets, all denied (16 walks)".into(),
+        format!("16 BUCKETS clauses, each limit 1 on {share} live buckets, all denied (16 walks)"),
         c,
         none,
         &denied_all,
@@ -513,7 +575,7 @@ fn slide_cases(c: &mut Connection, out: &mut Vec<Measured>) {
         out,
         "RL.SLIDE",
         format!(
-            "admit COST 250 into a key holding {} to {} live entries (limit 10^6)",
+            "admit COST {SLIDE_MAX_COST} into a key holding {} to {} live entries (limit 10^6)",
             SLIDE_MAX_LIMIT - REPEATS as u64 * SLIDE_MAX_COST,
             SLIDE_MAX_LIMIT - SLIDE_MAX_COST
         ),
@@ -526,8 +588,7 @@ fn slide_cases(c: &mut Connection, out: &mut Vec<Measured>) {
     case(
         out,
         "RL.SLIDE",
-        "denied COST 250 on a full key of 10^6 live entries (retry: the 250th entry, by rank)"
-            .into(),
+        format!("denied COST {SLIDE_MAX_COST} on a full key of 10^6 live entries (retry: the {SLIDE_MAX_COST}th entry, by rank)"),
         c,
         none,
         &line,
@@ -578,7 +639,7 @@ fn slide_cases(c: &mut Connection, out: &mut Vec<Measured>) {
     case(
         out,
         "RL.PEEK",
-        "SLIDE COST 250 on 10^6 entries that all left the window".into(),
+        format!("SLIDE COST {SLIDE_MAX_COST} on 10^6 entries that all left the window"),
         c,
         none,
         &peek,
@@ -589,7 +650,7 @@ fn slide_cases(c: &mut Connection, out: &mut Vec<Measured>) {
             "RL.SLIDE {big} {SLIDE_MAX_LIMIT} {SLIDE_STALE_WINDOW} COST {cost}"
         ));
         let mut before = zcard(c, big);
-        let removes = 500.max(2 * cost);
+        let removes = SLIDE_EVICT.max(2 * cost);
         case(
             out,
             "RL.SLIDE",
@@ -622,9 +683,9 @@ fn slide_cases(c: &mut Connection, out: &mut Vec<Measured>) {
         &behind,
         &mut allowed(0, "denial behind the backlog"),
     );
-    // One clause takes all the cost the SLIDE clauses may share (250 in
-    // all) but for the 15 others' 1 each: it may remove 2 x 235, each other
-    // clause its share of the call's 500 (31): 935 removals, 250 entries.
+    // One clause takes all the cost the SLIDE clauses may share (100 in
+    // all) but for the 15 others' 1 each: it may remove 2 x 85, each other
+    // clause its share of the call's 256 (16): 410 removals, 100 entries.
     let stale_all = all_line(&others, |i| {
         let cost = if i == 0 {
             SLIDE_MAX_COST - (CLAUSES as u64 - 1)
@@ -638,7 +699,7 @@ fn slide_cases(c: &mut Connection, out: &mut Vec<Measured>) {
     case(
         out,
         "RL.ALL",
-        "16 SLIDE clauses (COST 235 + 15 x 1) on stale backlogs (10^6, 15 x 20,000): 935 removals"
+        "16 SLIDE clauses (COST 85 + 15 x 1) on stale backlogs (10^6, 15 x 20,000): 410 removals"
             .into(),
         c,
         none,
@@ -646,7 +707,12 @@ fn slide_cases(c: &mut Connection, out: &mut Vec<Measured>) {
         &mut |c, r| {
             assert_eq!(int(&items(r)[0]), 1, "RL.ALL stale slide: {r:?}");
             let now = total(c);
-            assert_eq!(before + 250 - now, 935, "RL.ALL stale entries removed");
+            let removals = 2 * (SLIDE_MAX_COST - 15) + 15 * (SLIDE_EVICT / 16);
+            assert_eq!(
+                before + SLIDE_MAX_COST - now,
+                removals,
+                "RL.ALL stale entries removed"
+            );
             before = now;
         },
     );
