@@ -105,7 +105,17 @@ fn weighted_slide_calls_are_capped() {
         );
         // BUCKETS clauses share the 1,000 buckets one call may read.
         let shared = [
-            "RL.ALL", "2", "a", "b", "BUCKETS", "10", "1000", "PRECISION", "1", "BUCKETS", "10",
+            "RL.ALL",
+            "2",
+            "a",
+            "b",
+            "BUCKETS",
+            "10",
+            "1000",
+            "PRECISION",
+            "1",
+            "BUCKETS",
+            "10",
             "1000",
         ];
         assert_eq!(
