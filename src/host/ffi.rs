@@ -89,3 +89,4 @@ pub use binding::raw::RedisModuleInfoCtx as InfoCtx;
 pub const NOTIFY_MODULE: c_int = raw::REDISMODULE_NOTIFY_MODULE as c_int;
 pub const KSPEC_FK_KEYNUM: u32 = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM;
 pub const CMD_ARG_MULTIPLE: c_int = raw::REDISMODULE_CMD_ARG_MULTIPLE as c_int;
+pub const CMD_KEY_VARIABLE_FLAGS: u64 = raw::REDISMODULE_CMD_KEY_VARIABLE_FLAGS as u64;

@@ -167,6 +167,13 @@ fn key_spec(access: KeyAccess) -> ffi::CommandKeySpec {
     spec.begin_search_type = ffi::KSPEC_BS_INDEX;
     if let KeyAccess::ReadWriteUpdateKeyNum(numkeys_at) = access {
         // Like EVAL: the count at `numkeys_at`, the keys right after it.
+        // The spec alone would report any `numkeys` arguments as keys,
+        // whatever follows (`RL.ALL 5 a SLIDE 1 1`: four "keys"), and ACL and
+        // `COMMAND GETKEYS` prefer it to the key callback, which only
+        // reports keys of a call the command accepts. VARIABLE_FLAGS ("ask
+        // the callback") makes every server (Redis 7.0 to 8.2, Valkey 9) use
+        // the callback there too; Cluster routing always does.
+        spec.flags |= ffi::CMD_KEY_VARIABLE_FLAGS;
         spec.bs.index.pos = numkeys_at;
         spec.find_keys_type = ffi::KSPEC_FK_KEYNUM;
         spec.fk.keynum.keynumidx = 0;
