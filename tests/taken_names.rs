@@ -73,6 +73,46 @@ fn names_another_module_owns_are_skipped_and_the_rest_load() {
 }
 
 #[test]
+fn next_to_redis_cell_rl_keeps_every_rl_command() {
+    // redis-cell's name only, as when it loads first.
+    for flavor in ALL {
+        let server = start_with_modules(
+            flavor,
+            &[
+                (fixture("nametaker"), &["cl.throttle"]),
+                (flavor.module(), &[]),
+            ],
+        );
+        let mut c = server.conn();
+        assert_eq!(
+            simple(&mut c, &["CL.THROTTLE", "k", "1", "1", "1"]),
+            "nametaker",
+            "{flavor:?}"
+        );
+        assert_eq!(
+            throttle(&mut c, "t", [1, 1, 600_000], None)[..3],
+            [1, 1, 0],
+            "{flavor:?}"
+        );
+        assert_eq!(
+            skipped(&mut c).as_deref(),
+            Some("cl.throttle"),
+            "{flavor:?}"
+        );
+        let info = rl_info(&mut c);
+        for command in [
+            "slide", "buckets", "count", "totals", "throttle", "fixed", "peek", "all",
+        ] {
+            assert!(
+                info.contains_key(&format!("{command}_calls")),
+                "{flavor:?} {command}: {info:?}"
+            );
+        }
+        assert!(!info.contains_key("cl_throttle_calls"), "{flavor:?}");
+    }
+}
+
+#[test]
 fn module_load_next_to_an_owner_skips_only_its_names() {
     for flavor in ALL {
         let server = server_without_module(flavor, "taken");

@@ -137,6 +137,25 @@ pub enum InitError {
     Missing(&'static str),
 }
 
+/// The log line's text for each (the server itself only says "Module not
+/// loaded").
+impl std::fmt::Display for InitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InitError::NameBusy => f.write_str(
+                "a module named rl is already loaded; this one is not (MODULE UNLOAD rl first to replace it)",
+            ),
+            InitError::Refused => {
+                f.write_str("the server refused to initialise the module; not loaded")
+            }
+            InitError::Missing(name) => write!(
+                f,
+                "this server lacks RedisModule_{name}, which rl needs (Redis 7.0+ or Valkey 8+); module not loaded"
+            ),
+        }
+    }
+}
+
 /// Takes the server's API and registers the module under `name`, then
 /// checks that the server exports every function rl calls. Allocates
 /// nothing: before this the global allocator is the system's, after it the
@@ -212,5 +231,26 @@ mod tests {
         }
         // No server in unit tests: every function is missing.
         assert!(missing_api().is_some());
+    }
+
+    #[test]
+    fn each_init_error_has_its_log_text() {
+        let cases = [
+            (
+                InitError::NameBusy,
+                "a module named rl is already loaded; this one is not (MODULE UNLOAD rl first to replace it)",
+            ),
+            (
+                InitError::Refused,
+                "the server refused to initialise the module; not loaded",
+            ),
+            (
+                InitError::Missing("Microseconds"),
+                "this server lacks RedisModule_Microseconds, which rl needs (Redis 7.0+ or Valkey 8+); module not loaded",
+            ),
+        ];
+        for (err, text) in cases {
+            assert_eq!(err.to_string(), text);
+        }
     }
 }

@@ -45,12 +45,9 @@ pub unsafe fn on_load(
     // Nothing allocates before init: until then the global allocator is the
     // system's, and the server's after.
     if let Err(e) = ffi::init(ctx, MODULE_NAME, MODULE_VERSION) {
-        let text = match e {
-            ffi::InitError::NameBusy => "rl: a module named rl is already loaded; this one is not (MODULE UNLOAD rl first to replace it)".to_owned(),
-            ffi::InitError::Refused => "rl: the server refused to initialise the module; not loaded".to_owned(),
-            ffi::InitError::Missing(name) => format!("rl: this server lacks RedisModule_{name}, which rl needs (Redis 7.0+ or Valkey 8+); module not loaded"),
-        };
-        ffi::log(ctx, c"warning", &text);
+        // A failed init has taken the API all the same (Alloc included):
+        // this text is allocated and freed by the server's allocator.
+        ffi::log(ctx, c"warning", &format!("rl: {e}"));
         return ffi::ERR;
     }
     let loaded = command::catch(|| {
