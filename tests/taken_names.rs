@@ -222,3 +222,33 @@ fn loading_rl_twice_logs_why_it_fails() {
         server.assert_alive();
     }
 }
+
+#[test]
+fn a_reloaded_rl_finds_its_acl_category_again() {
+    // The server keeps a module's ACL categories after MODULE UNLOAD;
+    // Redis 7.0 has none.
+    for flavor in [Flavor::Redis8, Flavor::Valkey9, Flavor::Valkey9Native] {
+        let server = Server::start_with(flavor, &["--enable-module-command", "yes"]);
+        let mut c = server.conn();
+        let _: () = redis::cmd("MODULE")
+            .arg(&["UNLOAD", "rl"])
+            .query(&mut c)
+            .unwrap();
+        let _: () = redis::cmd("MODULE")
+            .arg(&["LOAD", flavor.module().to_str().unwrap()])
+            .query(&mut c)
+            .unwrap();
+        let cat: Vec<String> = redis::cmd("ACL")
+            .arg(&["CAT", "ratelimit"])
+            .query(&mut c)
+            .unwrap();
+        assert!(cat.contains(&"rl.slide".to_string()), "{flavor:?}: {cat:?}");
+        let log = server.log();
+        assert_eq!(
+            log.matches("commands registered, ACL category @ratelimit added")
+                .count(),
+            2,
+            "{flavor:?}:\n{log}"
+        );
+    }
+}

@@ -168,7 +168,13 @@ fn add_acl_category(ctx: *mut ffi::Ctx) -> bool {
             optional_api!(AddACLCategory),
             optional_api!(SetCommandACLCategories),
         ) {
-            (Some(add), Some(_)) => add(ctx, ACL_CATEGORY.as_ptr()) == OK,
+            // EBUSY: the category exists already. The server keeps a
+            // module's categories after MODULE UNLOAD, so a reloaded rl
+            // finds its own and uses it again.
+            (Some(add), Some(_)) => {
+                add(ctx, ACL_CATEGORY.as_ptr()) == OK
+                    || std::io::Error::last_os_error().kind() == std::io::ErrorKind::ResourceBusy
+            }
             _ => false,
         }
     }
