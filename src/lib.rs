@@ -13,98 +13,66 @@ pub mod commands;
 pub mod core;
 pub mod host;
 
-/// Parses the load arguments (core) and registers the module (host). A
-/// panic fails the load with a log line instead of aborting the server.
+/// The server's allocator once the module is loaded, the system's before
+/// (and in unit tests and benches, which have no server).
+#[global_allocator]
+static ALLOCATOR: host::alloc::ServerOrSystem = host::alloc::ServerOrSystem;
+
+/// Parses the load arguments (core) and registers the module (host).
 fn start(ctx: *mut host::RawCtx, args: &[&[u8]]) -> Result<(), String> {
-    std::panic::catch_unwind(|| {
-        let options = core::load_options::LoadOptions::parse(args)
-            .map_err(|e| format!("{e}; module not loaded"))?;
-        host::load(ctx, &options)
-    })
-    .unwrap_or_else(|_| Err("panicked while loading; module not loaded".into()))
+    let options = core::load_options::LoadOptions::parse(args)
+        .map_err(|e| format!("{e}; module not loaded"))?;
+    host::load(ctx, &options)
 }
 
+// The entry points are ours rather than the binding's `redis_module!`
+// macro: that one calls the server's init before any of our code, so a
+// second load of rl failed with no reason logged, and it registers defrag
+// callbacks rl does not have, logging a warning at every load on servers
+// without them.
+
+/// The server calls this once when it loads the module.
+///
+/// # Safety
+/// Called by the server with its load context and `argc` arguments.
 #[cfg(feature = "redis")]
-mod module {
-    use crate::host;
-    use redis_module::{redis_module, Context, RedisString, Status};
-
-    fn deinit(_ctx: &Context) -> Status {
-        host::unload();
-        Status::Ok
-    }
-
-    fn init(ctx: &Context, args: &[RedisString]) -> Status {
-        let args: Vec<&[u8]> = args.iter().map(RedisString::as_slice).collect();
-        match crate::start(ctx.ctx, &args) {
-            Ok(()) => Status::Ok,
-            Err(e) => {
-                ctx.log_warning(&format!("rl: {e}"));
-                Status::Err
-            }
-        }
-    }
-
-    redis_module! {
-        name: "rl",
-        version: 1,
-        allocator: (host::alloc::ServerOrSystem, host::alloc::ServerOrSystem),
-        data_types: [],
-        init: init,
-        deinit: deinit,
-    }
+#[no_mangle]
+pub unsafe extern "C" fn RedisModule_OnLoad(
+    ctx: *mut host::RawCtx,
+    argv: *mut *mut host::RawString,
+    argc: std::os::raw::c_int,
+) -> std::os::raw::c_int {
+    host::on_load(ctx, argv, argc, start)
 }
 
+/// The server calls this on `MODULE UNLOAD`.
+#[cfg(feature = "redis")]
+#[no_mangle]
+pub extern "C" fn RedisModule_OnUnload(ctx: *mut host::RawCtx) -> std::os::raw::c_int {
+    host::on_unload(ctx)
+}
+
+/// Valkey looks for this symbol first; finding it, it loads rl as a native
+/// Valkey module rather than a legacy Redis one. The native build exports
+/// no `RedisModule_OnLoad`: it needs the `ValkeyModule_*` API, so Redis (and
+/// Valkey before 8) refuse it with "does not export RedisModule_OnLoad"
+/// instead of crashing on the missing API.
+///
+/// # Safety
+/// Called by the server with its load context and `argc` arguments.
 #[cfg(feature = "valkey")]
-mod module {
-    use crate::host;
-    use valkey_module::{valkey_module, Context, Status, ValkeyString};
+#[no_mangle]
+pub unsafe extern "C" fn ValkeyModule_OnLoad(
+    ctx: *mut host::RawCtx,
+    argv: *mut *mut host::RawString,
+    argc: std::os::raw::c_int,
+) -> std::os::raw::c_int {
+    host::on_load(ctx, argv, argc, start)
+}
 
-    fn deinit(_ctx: &Context) -> Status {
-        host::unload();
-        Status::Ok
-    }
-
-    fn init(ctx: &Context, args: &[ValkeyString]) -> Status {
-        let args: Vec<&[u8]> = args.iter().map(ValkeyString::as_slice).collect();
-        match crate::start(ctx.ctx, &args) {
-            Ok(()) => Status::Ok,
-            Err(e) => {
-                ctx.log_warning(&format!("rl: {e}"));
-                Status::Err
-            }
-        }
-    }
-
-    valkey_module! {
-        name: "rl",
-        version: 1,
-        allocator: (host::alloc::ServerOrSystem, host::alloc::ServerOrSystem),
-        data_types: [],
-        init: init,
-        deinit: deinit,
-        commands: [],
-    }
-
-    /// Valkey looks for this symbol first; finding it, it loads rl as a
-    /// native Valkey module rather than a legacy Redis one.
-    ///
-    /// # Safety
-    /// Called by the server once, with its load context and arguments.
-    #[no_mangle]
-    pub unsafe extern "C" fn ValkeyModule_OnLoad(
-        ctx: *mut valkey_module::raw::RedisModuleCtx,
-        argv: *mut *mut valkey_module::raw::RedisModuleString,
-        argc: std::os::raw::c_int,
-    ) -> std::os::raw::c_int {
-        RedisModule_OnLoad(ctx, argv, argc)
-    }
-
-    /// The native twin of the unload hook, for the same reason.
-    #[no_mangle]
-    pub extern "C" fn ValkeyModule_OnUnload(
-        ctx: *mut valkey_module::raw::RedisModuleCtx,
-    ) -> std::os::raw::c_int {
-        RedisModule_OnUnload(ctx)
-    }
+/// The native twin of the unload hook, for the same reason.
+#[cfg(feature = "valkey")]
+#[no_mangle]
+pub extern "C" fn ValkeyModule_OnUnload(ctx: *mut host::RawCtx) -> std::os::raw::c_int {
+    host::on_unload(ctx)
 }

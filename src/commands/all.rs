@@ -7,7 +7,7 @@ use crate::command_callback;
 use crate::commands::limiter::{self, Access, Now, Shares};
 use crate::core::all_of::combine;
 use crate::core::error::RlError;
-use crate::core::limit_request::{self, all_key_indexes, Algorithm, AllRequest, ALL_FIRST_KEY};
+use crate::core::limit_request::{self, Algorithm, AllRequest, ALL_FIRST_KEY};
 use crate::host::command::Handler;
 use crate::host::context::CommandCtx;
 use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
@@ -15,8 +15,14 @@ use crate::host::reply::Reply;
 
 fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     if cmd.keys_position_request() {
-        for index in all_key_indexes(args) {
-            cmd.report_key(index);
+        // The keys of a call the command accepts, none for one it refuses:
+        // then Cluster routing and ACL key checks let the call through to
+        // its own error instead of answering CROSSSLOT, MOVED or NOPERM
+        // about arguments that are not keys.
+        if let Ok(req) = AllRequest::parse(args) {
+            for i in 0..req.clauses.len() {
+                cmd.report_key(ALL_FIRST_KEY + i);
+            }
         }
         return Ok(Reply::KeysReported);
     }

@@ -18,9 +18,39 @@ pub type Handler = fn(&CommandCtx, &[&[u8]]) -> Result<Reply, RlError>;
 /// Most commands take few arguments; those fit on the stack.
 const STACK_ARGS: usize = 16;
 
+/// Runs `f`, turning a panic into `Err` with the panic's message. Every
+/// function the server calls runs its body through this (or `run`), so no
+/// unwinding reaches C.
+pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_owned())
+    })
+}
+
+/// What the handler's result (or its panic) is answered with and counted as.
+fn answer(result: Result<Result<Reply, RlError>, String>) -> (Outcome, Result<Reply, RlError>) {
+    match result {
+        Ok(Ok(reply)) => (Outcome::of(&reply), Ok(reply)),
+        Ok(Err(err)) => (Outcome::Error, Err(err)),
+        Err(_) => (Outcome::Error, Err(PANICKED)),
+    }
+}
+
+const PANICKED: RlError = RlError::Internal("the command panicked");
+
 /// Runs `handler` for one call, writes its reply or error and counts it in
 /// `counters`. A panic inside becomes an error reply instead of aborting the
 /// server.
+///
+/// The reply is written only after the handler returned, and writing calls
+/// nothing that can panic (values are computed before the first server
+/// call, and `api!` cannot fail after the load), so a reply is never left
+/// half written: a truncated reply would break the client's connection,
+/// or the server itself when a script reads it.
 pub fn run(
     ctx: *mut ffi::Ctx,
     argv: *mut *mut ffi::Str,
@@ -28,7 +58,7 @@ pub fn run(
     handler: Handler,
     counters: &Counters,
 ) -> c_int {
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
+    let result = catch(|| {
         let argc = usize::try_from(argc).unwrap_or(0);
         let cmd = CommandCtx {
             raw: ctx,
@@ -45,22 +75,41 @@ pub fn run(
             let args: Vec<&[u8]> = (0..argc).map(|i| string_bytes(cmd.raw_arg(i))).collect();
             handler(&cmd, &args)
         }
-    }));
-    match outcome {
-        Ok(Ok(reply)) => {
-            counters.count(Outcome::of(&reply));
-            write(ctx, &reply)
-        }
-        Ok(Err(err)) => {
-            counters.count(Outcome::Error);
-            write_error(ctx, &err)
-        }
-        Err(_) => {
-            counters.count(Outcome::Error);
-            write_error(ctx, &RlError::Internal("the command panicked"))
-        }
+    });
+    if let Err(message) = &result {
+        log_panic(ctx, argv, argc, message);
     }
+    let (outcome, reply) = answer(result);
+    counters.count(outcome);
+    // A backstop only: nothing in here can panic.
+    let _ = catch(|| match &reply {
+        Ok(reply) => write(ctx, reply),
+        Err(err) => write_error(ctx, err),
+    });
     OK
+}
+
+/// A panic is a bug: the log says which command and why, once per call.
+fn log_panic(ctx: *mut ffi::Ctx, argv: *mut *mut ffi::Str, argc: c_int, message: &str) {
+    let _ = catch(|| {
+        let name = if argc > 0 {
+            // SAFETY: argv holds argc live strings for the whole call.
+            String::from_utf8_lossy(string_bytes(unsafe { *argv })).into_owned()
+        } else {
+            String::new()
+        };
+        let name: String = name
+            .chars()
+            .filter(char::is_ascii_graphic)
+            .take(64)
+            .collect();
+        let message: String = message.chars().take(200).collect();
+        ffi::log(
+            ctx,
+            c"warning",
+            &format!("{name} panicked ({message}); the client got an error reply. This is a bug in rl: please report it."),
+        );
+    });
 }
 
 /// Declares the `extern "C"` callback the server calls for a command, so
@@ -92,4 +141,51 @@ macro_rules! command_callback {
                 };
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::decision::Decision;
+
+    #[test]
+    fn a_panic_is_caught_with_its_message() {
+        assert_eq!(catch(|| 7), Ok(7));
+        assert_eq!(catch(|| -> u8 { panic!("boom") }), Err("boom".to_owned()));
+        let n = 3;
+        assert_eq!(
+            catch(|| -> u8 { panic!("boom {n}") }),
+            Err("boom 3".to_owned())
+        );
+        assert_eq!(
+            catch(|| std::panic::panic_any(5_u8)),
+            Err("no message".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_panicking_command_is_answered_with_an_error_and_counted_as_one() {
+        let result = catch(|| -> Result<Reply, RlError> { panic!("bug") });
+        let (outcome, reply) = answer(result);
+        assert_eq!(outcome, Outcome::Error);
+        let err = reply.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ERR rl internal error: the command panicked"
+        );
+
+        let admitted = Reply::Decision(Decision {
+            allowed: true,
+            remaining: 1,
+            retry_after_ms: 0,
+            reset_after_ms: 10,
+        });
+        let (outcome, reply) = answer(Ok(Ok(admitted.clone())));
+        assert_eq!((outcome, reply), (Outcome::Admitted, Ok(admitted)));
+        let (outcome, reply) = answer(Ok(Err(RlError::DuplicateKey)));
+        assert_eq!(
+            (outcome, reply),
+            (Outcome::Error, Err(RlError::DuplicateKey))
+        );
+    }
 }

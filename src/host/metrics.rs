@@ -7,7 +7,7 @@
 
 use std::ffi::CString;
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 use linkme::distributed_slice;
 
@@ -49,9 +49,20 @@ pub struct Counters {
     admitted: AtomicU64,
     denied: AtomicU64,
     errors: AtomicU64,
-    /// Set at load if the command was registered (`CL.THROTTLE off` leaves
-    /// one out), so INFO lists only commands that exist.
-    registered: AtomicBool,
+    /// What the load did with the command (a [`Registration`]), so INFO
+    /// lists only commands that exist, and the names it skipped.
+    registration: AtomicU8,
+}
+
+/// What the load did with a declared command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Registration {
+    /// Not registered: the load arguments left it out (`CL.THROTTLE off`).
+    Absent = 0,
+    Registered = 1,
+    /// Not registered: the server already had a command of that name.
+    Skipped = 2,
 }
 
 impl Counters {
@@ -62,7 +73,7 @@ impl Counters {
             admitted: AtomicU64::new(0),
             denied: AtomicU64::new(0),
             errors: AtomicU64::new(0),
-            registered: AtomicBool::new(false),
+            registration: AtomicU8::new(Registration::Absent as u8),
         }
     }
 
@@ -109,11 +120,40 @@ fn counters_of(callback: Callback) -> Option<&'static Counters> {
         .map(|m| &m.counters)
 }
 
-/// Notes that the command with this callback was registered.
-pub(crate) fn mark_registered(callback: Callback) {
+/// Notes what the load did with the command that has this callback.
+pub(crate) fn mark(callback: Callback, registration: Registration) {
     if let Some(c) = counters_of(callback) {
-        c.registered.store(true, Relaxed);
+        c.registration.store(registration as u8, Relaxed);
     }
+}
+
+fn registration(counters: &Counters) -> u8 {
+    counters.registration.load(Relaxed)
+}
+
+/// Forgets the previous load's registrations: after `MODULE UNLOAD` the
+/// library may stay mapped and keep its statics.
+pub(crate) fn reset_registrations() {
+    for m in METRICS {
+        m.counters
+            .registration
+            .store(Registration::Absent as u8, Relaxed);
+    }
+}
+
+/// The declared commands the load skipped because their name was taken,
+/// sorted, comma-separated (`cl.throttle,rl.throttle`); empty if none.
+pub(crate) fn skipped_commands() -> String {
+    let mut names: Vec<&str> = COMMANDS
+        .iter()
+        .filter(|spec| {
+            counters_of(spec.callback)
+                .is_some_and(|c| registration(c) == Registration::Skipped as u8)
+        })
+        .map(|spec| spec.syntax.name())
+        .collect();
+    names.sort_unstable();
+    names.join(",")
 }
 
 /// Set at load from `NOTIFY-DENIED`.
@@ -146,10 +186,11 @@ pub(crate) fn register_info(ctx: *mut ffi::Ctx) -> Result<(), String> {
 }
 
 /// The `rl` INFO section: `rl_<command>_<calls|admitted|denied|errors>`
-/// for every registered command.
+/// for every registered command, then `rl_skipped_commands`: the names the
+/// load left to the server because it already had them.
 extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
     // No panic may cross into the server.
-    let _ = std::panic::catch_unwind(|| {
+    let _ = super::command::catch(|| {
         // SAFETY: ctx is the live info context; the section (NULL: named
         // after the module) is skipped by the server when not requested.
         unsafe {
@@ -161,7 +202,7 @@ extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
             let Some(counters) = counters_of(spec.callback) else {
                 continue;
             };
-            if !counters.registered.load(Relaxed) {
+            if registration(counters) != Registration::Registered as u8 {
                 continue;
             }
             let prefix = field_prefix(spec.syntax.name());
@@ -174,6 +215,12 @@ extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
                     api!(InfoAddFieldULongLong)(ctx, name.as_ptr(), value);
                 }
             }
+        }
+        // Names are ASCII without NUL: the conversion cannot fail.
+        let skipped = CString::new(skipped_commands()).unwrap_or_default();
+        // SAFETY: ctx is live; the server copies the text.
+        unsafe {
+            api!(InfoAddFieldCString)(ctx, c"skipped_commands".as_ptr(), skipped.as_ptr());
         }
     });
 }

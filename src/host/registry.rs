@@ -16,6 +16,7 @@ use linkme::distributed_slice;
 
 use super::ffi::OK;
 use super::ffi::{api, optional_api};
+use super::metrics::Registration;
 use crate::core::load_options::LoadOptions;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
@@ -72,17 +73,92 @@ pub static COMMANDS: [CommandSpec];
 /// The ACL category every rl command belongs to, so `+@ratelimit` works.
 pub const ACL_CATEGORY: &CStr = c"ratelimit";
 
-/// Creates every declared command the load options keep. Logs and fails the
-/// load on any refusal. Returns whether the `ratelimit` ACL category could
-/// be registered (Redis 7.4+, Valkey 8+); older servers load rl without it.
-pub(crate) fn register_all(ctx: *mut ffi::Ctx, options: &LoadOptions) -> Result<bool, String> {
+/// What the load registered.
+pub(crate) struct Registered {
+    /// Whether the `ratelimit` ACL category could be added (Redis 7.4+,
+    /// Valkey 8+); older servers load rl without it.
+    pub category: bool,
+    /// Declared commands left out because the server already had a command
+    /// of that name (built in, or another module's such as redis-cell's
+    /// `cl.throttle`).
+    pub skipped: Vec<&'static str>,
+}
+
+/// Creates every declared command the load options keep, except those
+/// whose name the server already has: each of those is logged and left to
+/// its owner, and rl loads with the others. Any other refusal fails the load.
+pub(crate) fn register_all(
+    ctx: *mut ffi::Ctx,
+    options: &LoadOptions,
+) -> Result<Registered, String> {
+    super::metrics::reset_registrations();
     let category = add_acl_category(ctx);
+    let mut skipped = Vec::new();
     for spec in COMMANDS {
-        if options.registers(spec.syntax.name()) {
-            register(ctx, spec, category)?;
+        let name = spec.syntax.name();
+        if !options.registers(name) {
+            continue;
+        }
+        match server_has_command(ctx, spec.syntax.command) {
+            Some(true) => {
+                ffi::log(ctx, c"notice", &skipped_line(name));
+                super::metrics::mark(spec.callback, Registration::Skipped);
+                skipped.push(name);
+            }
+            Some(false) => register(ctx, spec, category)?,
+            // COMMAND INFO could not tell (renamed away?): creating the
+            // command is the only check left, and it does not say why.
+            None => register(ctx, spec, category).map_err(|e| {
+                format!("{e} (it may be the name of another command: COMMAND INFO could not tell)")
+            })?,
         }
     }
-    Ok(category)
+    skipped.sort_unstable();
+    Ok(Registered { category, skipped })
+}
+
+/// The log line for a command left out because its name was taken.
+fn skipped_line(name: &str) -> String {
+    let hint = if name == "cl.throttle" {
+        " (load rl with CL.THROTTLE off to leave it out without this line)"
+    } else {
+        ""
+    };
+    format!(
+        "skipped command {name}: the server already has a command of that name (built in or from another module); rl's other commands are loaded{hint}"
+    )
+}
+
+/// Whether the server already knows a command named `name`: the check
+/// `CreateCommand` makes before refusing (`lookupCommandByCString` in Redis
+/// 7.0 to 8.2 and Valkey 9), asked through `COMMAND INFO`, which looks the
+/// name up the same way. `None` if the server did not answer.
+fn server_has_command(ctx: *mut ffi::Ctx, name: &CStr) -> Option<bool> {
+    // SAFETY: ctx is the load context, which has a client for calls; the
+    // reply is freed before returning, its element with it.
+    unsafe {
+        let reply = api!(Call)(
+            ctx,
+            c"COMMAND".as_ptr(),
+            c"cc".as_ptr(),
+            c"INFO".as_ptr(),
+            name.as_ptr(),
+        );
+        if reply.is_null() {
+            return None;
+        }
+        // `[entry]` for a known name, `[nil]` for an unknown one.
+        let known = if api!(CallReplyType)(reply) == ffi::REPLY_ARRAY
+            && api!(CallReplyLength)(reply) == 1
+        {
+            let entry = api!(CallReplyArrayElement)(reply, 0);
+            Some(!entry.is_null() && api!(CallReplyType)(entry) == ffi::REPLY_ARRAY)
+        } else {
+            None
+        };
+        api!(FreeCallReply)(reply);
+        known
+    }
 }
 
 fn add_acl_category(ctx: *mut ffi::Ctx) -> bool {
@@ -92,7 +168,13 @@ fn add_acl_category(ctx: *mut ffi::Ctx) -> bool {
             optional_api!(AddACLCategory),
             optional_api!(SetCommandACLCategories),
         ) {
-            (Some(add), Some(_)) => add(ctx, ACL_CATEGORY.as_ptr()) == OK,
+            // EBUSY: the category exists already. The server keeps a
+            // module's categories after MODULE UNLOAD, so a reloaded rl
+            // finds its own and uses it again.
+            (Some(add), Some(_)) => {
+                add(ctx, ACL_CATEGORY.as_ptr()) == OK
+                    || std::io::Error::last_os_error().kind() == std::io::ErrorKind::ResourceBusy
+            }
             _ => false,
         }
     }
@@ -137,14 +219,14 @@ fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec, category: bool) -> Result<()
         if api!(SetCommandInfo)(command, &mut info) != OK {
             return Err(format!("server refused the command info of {name}"));
         }
-        if category {
-            let set = api!(SetCommandACLCategories);
+        // `category` is true only where the server has this call (7.4+).
+        if let (true, Some(set)) = (category, optional_api!(SetCommandACLCategories)) {
             if set(command, ACL_CATEGORY.as_ptr()) != OK {
                 return Err(format!("server refused the ACL category of {name}"));
             }
         }
     }
-    super::metrics::mark_registered(spec.callback);
+    super::metrics::mark(spec.callback, Registration::Registered);
     Ok(())
 }
 
@@ -167,6 +249,13 @@ fn key_spec(access: KeyAccess) -> ffi::CommandKeySpec {
     spec.begin_search_type = ffi::KSPEC_BS_INDEX;
     if let KeyAccess::ReadWriteUpdateKeyNum(numkeys_at) = access {
         // Like EVAL: the count at `numkeys_at`, the keys right after it.
+        // The spec alone would report any `numkeys` arguments as keys,
+        // whatever follows (`RL.ALL 5 a SLIDE 1 1`: four "keys"), and ACL and
+        // `COMMAND GETKEYS` prefer it to the key callback, which only
+        // reports keys of a call the command accepts. VARIABLE_FLAGS ("ask
+        // the callback") makes every server (Redis 7.0 to 8.2, Valkey 9) use
+        // the callback there too; Cluster routing always does.
+        spec.flags |= ffi::CMD_KEY_VARIABLE_FLAGS;
         spec.bs.index.pos = numkeys_at;
         spec.find_keys_type = ffi::KSPEC_FK_KEYNUM;
         spec.fk.keynum.keynumidx = 0;

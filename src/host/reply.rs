@@ -2,6 +2,8 @@
 
 use std::ffi::CString;
 
+use smallvec::SmallVec;
+
 use super::ffi;
 
 use super::ffi::{api, optional_api};
@@ -24,6 +26,9 @@ pub enum Reply {
     KeysReported,
 }
 
+/// Writes the reply. Calls nothing that can panic once it has started
+/// (each value is computed before the first server call), so a reply is
+/// never left half written.
 pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
     match reply {
         Reply::Decision(d) => write_integers(ctx, &d.to_reply()),
@@ -35,14 +40,19 @@ pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
 }
 
 fn write_combined(ctx: *mut ffi::Ctx, c: &Combined) {
+    // Every value first: nothing between the first and the last server
+    // call may panic, or the client would get half a reply.
+    let allowed = i64::from(c.allowed);
+    let retry = i64::try_from(c.retry_after_ms).unwrap_or(i64::MAX);
+    let clauses: SmallVec<[[i64; 4]; 16]> = c.clauses.iter().map(|d| d.to_reply()).collect();
     // SAFETY: ctx is the live context of the running command.
     unsafe {
-        api!(ReplyWithArray)(ctx, (2 + c.clauses.len()) as _);
-        api!(ReplyWithLongLong)(ctx, i64::from(c.allowed));
-        api!(ReplyWithLongLong)(ctx, i64::try_from(c.retry_after_ms).unwrap_or(i64::MAX));
+        api!(ReplyWithArray)(ctx, (2 + clauses.len()) as _);
+        api!(ReplyWithLongLong)(ctx, allowed);
+        api!(ReplyWithLongLong)(ctx, retry);
     }
-    for d in &c.clauses {
-        write_integers(ctx, &d.to_reply());
+    for ints in &clauses {
+        write_integers(ctx, ints);
     }
 }
 

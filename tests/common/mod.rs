@@ -7,6 +7,7 @@
 pub mod all_commands;
 pub mod buckets;
 pub mod cluster;
+pub mod fixtures;
 pub mod limiters;
 pub mod raw_resp;
 pub mod resp;
