@@ -186,7 +186,7 @@ pub(crate) fn register_info(ctx: *mut ffi::Ctx) -> Result<(), String> {
 }
 
 /// The `rl` INFO section: `rl_<command>_<calls|admitted|denied|errors>`
-/// for every registered command, then `rl_skipped_commands`: the names the
+/// for every registered command, sorted by command name, then `rl_skipped_commands`: the names the
 /// load left to the server because it already had them.
 extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
     // No panic may cross into the server.
@@ -198,7 +198,11 @@ extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
                 return;
             }
         }
-        for spec in COMMANDS {
+        // In name order: the link order of the declarations is no order a
+        // user (or a docs example) can rely on.
+        let mut specs: Vec<_> = COMMANDS.iter().collect();
+        specs.sort_unstable_by_key(|spec| spec.syntax.name());
+        for spec in specs {
             let Some(counters) = counters_of(spec.callback) else {
                 continue;
             };
