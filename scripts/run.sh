@@ -49,7 +49,7 @@ else
         fi
     done
     if [ "$port" -ne "$FIRST" ]; then
-        echo "rl: port $FIRST is taken by another server (without rl; on Debian maybe its own redis-server service), so this one uses port $port. A bare redis-cli reaches the other one: give -p $port. To choose the port: make run PORT=N"
+        echo "rl: port $FIRST is taken by another server (on Debian maybe its own redis-server service, without rl): using port $port instead. A bare redis-cli would reach the other one, so give it -p $port. To choose the port: make run PORT=N"
     fi
 fi
 
