@@ -93,7 +93,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     fi
     say "installing ${need_apt[*]} with ${SUDO[*]:+${SUDO[*]} }apt-get"
     "${SUDO[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
     if printf '%s\n' "${need_apt[@]}" | grep -qx redis-server && [ -d /run/systemd/system ]; then
         say "note: Debian's redis-server package starts its own Redis (without rl) on port 6379; make run then picks the next free port. To stop that one: ${SUDO[*]:+${SUDO[*]} }systemctl disable --now redis-server"
     fi
