@@ -1,35 +1,37 @@
 # rl: rate limiting inside Redis and Valkey. `make help` lists the targets.
 SHELL := /bin/bash
-PORT ?= 6379
+# Empty: 6379, or the next free port when 6379 is taken (scripts/run.sh).
+PORT ?=
 MODULE := target/release/librl.so
 SERVER ?= redis-server
 # Module load arguments for `make run`, e.g. MODULE_ARGS="CL.THROTTLE off"
 MODULE_ARGS ?=
 
-.PHONY: help deps build build-valkey run test bench lint fmt clean fuzz check-memory
+.PHONY: help rust-version deps build build-valkey run test test-docs bench lint fmt clean fuzz check-memory
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-deps: ## Install what a fresh Debian machine lacks (libclang, Redis 7.0, Redis 8.2, Valkey 9.1)
+# Every target that runs cargo passes through this: cargo and rustc at least
+# Cargo.toml's rust-version, or a message saying how to get them.
+rust-version:
+	@scripts/rust-version.sh
+
+deps: rust-version ## Install what a fresh Debian 12 lacks: with apt (as root or sudo) build-essential, libclang-dev, redis-server 7.0, redis-tools, valgrind, faketime, python3-venv; with rustup rustfmt, clippy; in .deps/ a venv with redis-py 8, Redis 8.2, Valkey 9.1 (x86-64 only)
 	@scripts/deps.sh
 
-build: ## Build the module: target/release/librl.so
+build: rust-version ## Build the module: target/release/librl.so
 	cargo build --release
 
-build-valkey: ## Build the native Valkey module: target/valkey/release/librl.so
+build-valkey: rust-version ## Build the native Valkey module: target/valkey/release/librl.so
 	cargo build --release --no-default-features --features valkey --target-dir target/valkey
 
-run: deps build ## Start a server with the module on PORT (default 6379); SERVER=.deps/valkey/valkey-server for Valkey
-	@echo "rl: starting $(SERVER) on port $(PORT); try: redis-cli -p $(PORT) RL.SLIDE user:42 100 60000"
-	$(SERVER) redis.conf.example --port $(PORT) --loadmodule $(CURDIR)/$(MODULE) $(MODULE_ARGS)
+run: deps build ## Start a server with the module on PORT (default 6379, else the next free port); SERVER=.deps/valkey/valkey-server for Valkey
+	@PORT="$(PORT)" SERVER="$(SERVER)" MODULE="$(MODULE)" MODULE_ARGS="$(MODULE_ARGS)" scripts/run.sh
 
-test: deps build build-valkey ## Unit, property and real-server tests: both builds on Redis 7.0, Redis 8.2 and Valkey 9.1; then check-memory
-	cargo test --release --no-fail-fast -- --test-threads=2
-	scripts/check-memory.sh
-	$(MAKE) --no-print-directory test-docs
+test: deps build build-valkey ## Unit, property and real-server tests (both builds on Redis 7.0, 8.2, Valkey 9.1), check-memory, the docs examples; ends with "N passed, N failed"
+	@scripts/test.sh
 
-.PHONY: test-docs
 test-docs: build ## Run the Python snippets and replay the redis-cli sessions of README.md and docs/ (Valkey, stopped clock)
 	tests/docs/run
 
@@ -37,23 +39,23 @@ bench: deps build build-valkey ## Core criterion benchmarks, then the server ben
 	cargo bench --bench core
 	cargo bench --bench server
 
-lint: ## rustfmt and clippy, warnings are errors
+lint: rust-version ## rustfmt and clippy, warnings are errors
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --lib --no-default-features --features valkey --target-dir target/valkey -- -D warnings
 
-fmt: ## Format the code
+fmt: rust-version ## Format the code
 	cargo fmt
 
-clean: ## Remove build output (keeps .deps)
+clean: rust-version ## Remove build output (keeps .deps)
 	cargo clean
 
 FUZZ_SECONDS ?= 60
 
-fuzz: ## libFuzzer over the core parsers and decisions for FUZZ_SECONDS (default 60; needs nightly and cargo-fuzz)
+fuzz: rust-version ## libFuzzer over the core parsers and decisions for FUZZ_SECONDS (default 60; needs nightly and cargo-fuzz)
 	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
 	mkdir -p fuzz/corpus/core
 	cd fuzz && cargo +nightly fuzz run core corpus/core regressions -- -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048
 
-check-memory: build build-valkey ## A short workload under valgrind memcheck (both builds, Valkey); fails on memory the module definitely loses
+check-memory: build build-valkey ## A short workload under valgrind memcheck (both builds, Valkey); fails on an error or a definite loss in rl's frames
 	scripts/check-memory.sh

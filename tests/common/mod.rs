@@ -42,12 +42,30 @@ fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `name` in a `PATH` directory, as a shell would find it.
+fn on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 impl Flavor {
-    /// The binary: an env override (`RL_REDIS7`, `RL_REDIS8`, `RL_VALKEY9`),
-    /// else where `make deps` puts it.
+    /// The binary, resolved by the rule `scripts/deps.sh` installs by:
+    /// an env override (`RL_REDIS7`, `RL_REDIS8`, `RL_VALKEY9`), else for
+    /// Redis 7 `redis-server` on `PATH`, else `/usr/bin/redis-server`; for
+    /// the others where `make deps` puts them in `.deps/`. A missing binary
+    /// (or a Redis 7 pairing that is not 7.0 to 7.3) fails the test, saying
+    /// how to install it.
     pub fn binary(self) -> PathBuf {
         let (var, default) = match self {
-            Flavor::Redis7 => ("RL_REDIS7", PathBuf::from("/usr/bin/redis-server")),
+            Flavor::Redis7 => (
+                "RL_REDIS7",
+                on_path("redis-server").unwrap_or_else(|| PathBuf::from("/usr/bin/redis-server")),
+            ),
             Flavor::Redis8 => ("RL_REDIS8", repo_root().join(".deps/redis8/redis-server")),
             Flavor::Valkey9 | Flavor::Valkey9Native => {
                 ("RL_VALKEY9", repo_root().join(".deps/valkey/valkey-server"))
@@ -56,9 +74,40 @@ impl Flavor {
         let path = std::env::var_os(var).map(PathBuf::from).unwrap_or(default);
         assert!(
             path.is_file(),
-            "{self:?} server binary not found at {} (set {var} or run `make deps`)",
+            "{self:?} server binary not found at {} (run `make deps`, or set {var} to one)",
             path.display()
         );
+        if self == Flavor::Redis7 {
+            // The Redis 7 pairing tests 7.0's module API (no module ACL
+            // categories, which came in 7.4): another version on PATH would
+            // fail tests for the wrong reason.
+            static CHECKED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+            let checked = CHECKED.get_or_init(|| {
+                let out = Command::new(&path)
+                    .arg("--version")
+                    .output()
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                let text = String::from_utf8_lossy(&out.stdout).into_owned();
+                let version = text
+                    .split_whitespace()
+                    .find_map(|w| w.strip_prefix("v="))
+                    .unwrap_or("?");
+                if ["7.0.", "7.1.", "7.2.", "7.3."]
+                    .iter()
+                    .any(|v| version.starts_with(v))
+                {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{} is Redis {version}, the Redis7 pairing needs 7.0 to 7.3: set RL_REDIS7 to one (Debian 12's /usr/bin/redis-server, `make deps`)",
+                        path.display()
+                    ))
+                }
+            });
+            if let Err(e) = checked {
+                panic!("{e}");
+            }
+        }
         path
     }
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `make test`: every cargo test binary (unit, property, real-server), then
+# scripts/check-memory.sh, then the docs examples (tests/docs/run), all run
+# even when one fails; ends with one line over all of them, "N passed, N
+# failed": cargo's tests and the docs examples one by one, check-memory as
+# one. Exits non-zero if anything failed. Log: target/test.log.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p target
+log=target/test.log
+: >"$log"
+
+cargo test --release --no-fail-fast -- --test-threads=2 2>&1 | tee -a "$log"
+cargo_rc=${PIPESTATUS[0]}
+# cargo: "     Running tests/x.rs (...)" per test binary, then its
+# "test result: ok. 12 passed; 0 failed; 0 ignored; 0 measured; ...".
+read -r passed failed ignored binaries ran < <(awk '/^test result:/ { p += $4; f += $6; i += $8; n++ }
+    /^ +Running / { r++ }
+    END { print p + 0, f + 0, i + 0, n + 0, r + 0 }' "$log")
+notes=("cargo test: $binaries test binaries reported: $passed passed, $failed failed, $ignored ignored")
+if [ "$ran" -gt "$binaries" ]; then
+    # A binary that started and reported nothing crashed: one failure each.
+    failed=$((failed + ran - binaries))
+    notes+=("cargo test: $((ran - binaries)) of $ran test binaries ended without a result (crashed, above): counted as failed")
+elif [ "$cargo_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    # Nothing reported failing, yet cargo failed: a build error. Count it, so
+    # the closing line cannot read as a clean run.
+    failed=$((failed + 1))
+    notes+=("cargo test exited $cargo_rc with no failing test (a build error, above): counted as 1 failed")
+fi
+
+scripts/check-memory.sh 2>&1 | tee -a "$log"
+if [ "${PIPESTATUS[0]}" -eq 0 ]; then
+    passed=$((passed + 1))
+    notes+=("check-memory: passed")
+else
+    failed=$((failed + 1))
+    notes+=("check-memory: FAILED")
+fi
+
+# The docs examples: "docs: N snippets/sessions passed, M failed".
+tests/docs/run 2>&1 | tee -a "$log"
+docs_rc=${PIPESTATUS[0]}
+read -r docs_passed docs_failed < <(awk '/^docs: [0-9]+ snippets\/sessions passed/ { p = $2; f = $5 }
+    END { print p + 0, f + 0 }' "$log")
+if [ "$docs_rc" -ne 0 ] && [ "$docs_failed" -eq 0 ]; then
+    docs_failed=1
+fi
+passed=$((passed + docs_passed))
+failed=$((failed + docs_failed))
+notes+=("docs examples: $docs_passed passed, $docs_failed failed")
+
+echo
+printf 'make test: %s\n' "${notes[@]}"
+if [ "$ignored" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $ignored skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
