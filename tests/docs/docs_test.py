@@ -331,8 +331,12 @@ def redis_cli(server, command):
                              text=True, timeout=30)
     else:
         args = shlex.split(command[len("$ ") :])[1:]
+        # `-p 6379` names the default server, as `make run` prints it; any
+        # other address is not the test server.
+        if args[:2] == ["-p", "6379"]:
+            args = args[2:]
         if any(a in ("-p", "-h", "-u") for a in args):
-            raise Failure(f"'{command}': the docs talk to the default server; no -h/-p/-u")
+            raise Failure(f"'{command}': the docs talk to the default server; only -p 6379")
         run = subprocess.run(base + args, capture_output=True, text=True, timeout=30)
     return run.stdout + run.stderr
 
