@@ -32,7 +32,7 @@ const REFUSED: &[(&[&str], &str)] = &[
     ),
     (&["0", "a", "SLIDE", "1", "1"], "numkeys"),
     (&["x", "a", "SLIDE", "1", "1"], "numkeys"),
-    (&["2", "a", "b", "SLIDE", "1", "1"], "clauses were given"),
+    (&["2", "a", "b", "SLIDE", "1", "1"], "1 clause was given"),
     (
         &["2", "a", "a", "SLIDE", "1", "1", "SLIDE", "1", "1"],
         "its own key",

@@ -155,7 +155,7 @@ fn promoted_replica_keeps_members_unique() {
         let mut primary = Server::start_primary(flavor, &[]);
         let mut replica = primary.start_replica(true);
         let mut p = primary.conn();
-        assert_eq!(slide_cost(&mut p, "fo", 1_000, LONG, 150)[0], 1);
+        assert_eq!(slide_cost(&mut p, "fo", 1_000, LONG, 100)[0], 1);
         wait_replicas(&mut p, 1);
         primary.assert_alive();
         drop(p);
@@ -174,9 +174,9 @@ fn promoted_replica_keeps_members_unique() {
         let replies: Vec<Vec<i64>> = pipe.query(&mut r).unwrap();
         assert!(replies.iter().all(|x| x[0] == 1), "{flavor:?}");
         let all = entries(&mut r, "fo");
-        assert_eq!(all.len(), 350, "{flavor:?}: no member collapsed");
+        assert_eq!(all.len(), 300, "{flavor:?}: no member collapsed");
         let members: BTreeSet<&String> = all.iter().map(|e| &e.0).collect();
-        assert_eq!(members.len(), 350, "{flavor:?}");
+        assert_eq!(members.len(), 300, "{flavor:?}");
         replica.assert_alive();
     }
 }

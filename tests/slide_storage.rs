@@ -92,15 +92,15 @@ fn one_costly_request_stores_one_member_per_unit() {
     on_every_server(|server| {
         let f = server.flavor;
         let mut c = server.conn();
-        assert_eq!(slide_cost(&mut c, "bulk", 500, 60_000, 150)[..2], [1, 350]);
-        assert_eq!(slide_cost(&mut c, "bulk", 500, 60_000, 150)[..2], [1, 200]);
+        assert_eq!(slide_cost(&mut c, "bulk", 500, 60_000, 100)[..2], [1, 400]);
+        assert_eq!(slide_cost(&mut c, "bulk", 500, 60_000, 100)[..2], [1, 300]);
         let all = entries(&mut c, "bulk");
-        assert_eq!(all.len(), 300, "{f:?}");
+        assert_eq!(all.len(), 200, "{f:?}");
         assert_compact_members(f, &all);
-        // The first call's 150 units share one score.
+        // The first call's 100 units share one score.
         let first_score = all[0].1;
         assert!(
-            all.iter().filter(|e| e.1 == first_score).count() >= 150,
+            all.iter().filter(|e| e.1 == first_score).count() >= 100,
             "{f:?}: the units of one call must share its millisecond"
         );
     });
