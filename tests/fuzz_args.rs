@@ -53,7 +53,14 @@ fn foreign_keys(rng: &mut XorShift) -> Vec<(String, Vec<Vec<String>>)> {
         let key = format!("fz:{}:{}", name.to_ascii_uppercase(), 3 + i);
         let mut setup = Vec::new();
         let ttl = rng.below(4) != 0;
-        match rng.below(3) {
+        // Of the type the command reads, so each one meets a foreign key
+        // of its own type (other types only get WRONGTYPE).
+        let kind = match name.to_ascii_uppercase().as_str() {
+            "RL.SLIDE" => 0,
+            "RL.BUCKETS" | "RL.COUNT" | "RL.TOTALS" => 1,
+            _ => 2,
+        };
+        match kind {
             0 => {
                 let mut z = vec!["ZADD".to_string(), key.clone()];
                 for _ in 0..1 + rng.below(6) {

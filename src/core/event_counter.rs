@@ -50,13 +50,17 @@ pub fn count(
     };
     let mut totals = Counts::from_slice(&win.totals);
     totals.resize(names.len(), 0);
-    // Totals stay at most MAX_TOTAL and `by` at most MAX_BY: no overflow.
-    if totals[idx] + req.by > MAX_TOTAL {
-        return Err(RlError::TotalTooLarge { max: MAX_TOTAL });
-    }
+    // Every stored total and count stays at most MAX_TOTAL: a sum past it
+    // (or a forged count near u64::MAX) is refused, never wrapped.
     let mut bucket = win.target_counts(names.len());
-    bucket[idx] += req.by;
-    totals[idx] += req.by;
+    let (Some(total), Some(count)) = (
+        totals[idx].checked_add(req.by).filter(|&t| t <= MAX_TOTAL),
+        bucket[idx].checked_add(req.by).filter(|&c| c <= MAX_TOTAL),
+    ) else {
+        return Err(RlError::TotalTooLarge { max: MAX_TOTAL });
+    };
+    bucket[idx] = count;
+    totals[idx] = total;
     let changed = (new_key || new_name).then_some(&names[..]);
     let write = write(&win, Kind::Count, &bucket, &totals, changed);
     Ok(CountOutcome {
@@ -106,6 +110,27 @@ mod tests {
         list.iter()
             .map(|&(n, t)| (n.as_bytes().to_vec(), t))
             .collect()
+    }
+
+    /// A hash with rl's header but a forged bucket count near `u64::MAX`:
+    /// refused, never wrapped.
+    #[test]
+    fn a_forged_count_is_refused_not_wrapped() {
+        let mut h = MemoryHash::new();
+        for (f, v) in [
+            ("h", "c,100,0,0,5"),
+            ("f", "x"),
+            ("0", "18446744073709551000"),
+        ] {
+            h.fields
+                .insert(f.as_bytes().to_vec(), v.as_bytes().to_vec());
+        }
+        let before = h.clone();
+        assert_eq!(
+            count_at(&mut h, "x", 1, 0),
+            Err(RlError::TotalTooLarge { max: MAX_TOTAL })
+        );
+        assert_eq!(h, before);
     }
 
     #[test]

@@ -49,8 +49,8 @@ pub fn member(score: i64, n: i64) -> i64 {
 }
 
 /// One stored entry: its score in whole ms (a score that is not a whole
-/// number reads as `i64::MIN`, `+inf` as `i64::MAX`) and its member, if the
-/// member is an integer.
+/// finite number, `+inf` included, reads as `i64::MIN`) and its member, if
+/// the member is an integer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
     pub score: i64,
@@ -74,8 +74,7 @@ pub struct Oldest {
     /// How many entries have a score `<= cutoff` (exact, however many).
     pub stale: u64,
     /// The oldest entries, in order: the first `min(stale, max_read)` of
-    /// them, or just the oldest one when none is stale (none for an empty
-    /// log).
+    /// them, and at least the oldest one (none for an empty log).
     pub entries: SmallVec<[Entry; 4]>,
 }
 
@@ -204,10 +203,13 @@ pub fn decide_within(
     // left, i.e. when the `need`-th of them reaches `score + window`. Waiting
     // exactly that long is enough and one ms less is not.
     let need = held + req.cost - req.limit;
+    let reset_after_ms = newest.map_or(0, |e| (e.score + window - now).max(0) as u64);
+    // Without an answer (the server's rank lookup failed), the newest
+    // entry's leaving is a wait that is surely enough.
     let retry_after_ms = log
         .nth_after(cutoff, stale, need)
-        .map_or(0, |s| (s + window - now).max(1) as u64);
-    let reset_after_ms = newest.map_or(0, |e| (e.score + window - now).max(0) as u64);
+        .map_or(reset_after_ms, |s| (s + window - now).max(1) as u64)
+        .max(1);
     Ok(SlideOutcome {
         decision: Decision {
             allowed: false,

@@ -92,6 +92,7 @@ pub(crate) fn register_all(
     options: &LoadOptions,
 ) -> Result<Registered, String> {
     super::metrics::reset_registrations();
+    check_plain_commands(ctx)?;
     let category = add_acl_category(ctx);
     let mut skipped = Vec::new();
     for spec in COMMANDS {
@@ -115,6 +116,34 @@ pub(crate) fn register_all(
     }
     skipped.sort_unstable();
     Ok(Registered { category, skipped })
+}
+
+/// The plain commands rl replicates its writes as, and reads through: a
+/// server where one was renamed away (`rename-command`) would apply a write
+/// on the primary and silently drop it on replicas and in the AOF, so rl
+/// does not load there.
+const PLAIN_COMMANDS: [&CStr; 8] = [
+    c"zadd",
+    c"zremrangebyrank",
+    c"hset",
+    c"hdel",
+    c"set",
+    c"pexpireat",
+    c"zcount",
+    c"zrange",
+];
+
+fn check_plain_commands(ctx: *mut ffi::Ctx) -> Result<(), String> {
+    for name in PLAIN_COMMANDS {
+        // `None`: COMMAND itself is renamed; nothing to check with.
+        if server_has_command(ctx, name) == Some(false) {
+            let name = name.to_string_lossy().to_uppercase();
+            return Err(format!(
+                "the server has no {name} command (renamed with rename-command?); rl replicates its writes as plain commands and needs it; module not loaded"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The log line for a command left out because its name was taken.

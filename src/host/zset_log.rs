@@ -363,11 +363,10 @@ impl LogView for ZsetLog<'_> {
     }
 }
 
-/// A score as whole ms; `as` saturates, so `+inf` reads as `i64::MAX`, and
-/// a score with a fraction (rl writes whole ms) reads as `i64::MIN`: the
-/// core refuses both as foreign.
+/// A score as whole ms. rl writes whole, finite ms: anything else (`+inf`,
+/// a fraction) reads as `i64::MIN`, which the core refuses as foreign.
 fn score_ms(score: f64) -> i64 {
-    if score.fract() != 0.0 {
+    if !score.is_finite() || score.fract() != 0.0 {
         return i64::MIN;
     }
     score as i64
