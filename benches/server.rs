@@ -489,9 +489,10 @@ fn buckets_memory(
                     std::thread::sleep(wait);
                 }
             }
-            // Bucket fields: all but the metadata (k, p, o, n, t).
+            // Bucket fields: all but the header `h` (the newest bucket's
+            // count lives in it, so this counts the older buckets held).
             let held: usize = redis::cmd("HLEN").arg(&native).query(c).unwrap();
-            let held = held.saturating_sub(5);
+            let held = held.saturating_sub(1);
             let (a, b) = (usage(c, &native), usage(c, &lua));
             let _ = writeln!(md, "| {buckets} | {rate} | {held} | {a} | {b} |");
             let _ = writeln!(
