@@ -73,22 +73,6 @@ impl Algorithm {
     }
 }
 
-/// A limiter's own arity error, restated for the command the user called
-/// (`command`), with the limiter's usage.
-fn arity_in(
-    command: &'static str,
-    algorithm: Algorithm,
-    with_key: bool,
-) -> impl Fn(RlError) -> RlError {
-    move |e| match e {
-        RlError::WrongArity { .. } => RlError::LimiterArity {
-            command,
-            usage: algorithm.usage(with_key),
-        },
-        e => e,
-    }
-}
-
 /// One limiter request, parsed by that limiter's own parser.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LimitRequest {
@@ -101,15 +85,25 @@ pub enum LimitRequest {
 impl LimitRequest {
     /// `line` is shaped like the limiter's own command line: the algorithm
     /// token where the command name would be, the key, then its parameters.
-    pub fn parse(line: &[&[u8]]) -> Result<LimitRequest, RlError> {
+    /// A wrong count of parameters is restated for `called`, the command the
+    /// user called, with the limiter's usage (with its key or, in an RL.ALL
+    /// clause, without).
+    pub fn parse(line: &[&[u8]], called: &Syntax, with_key: bool) -> Result<LimitRequest, RlError> {
         let token = line.first().copied().unwrap_or_default();
         let algorithm = Algorithm::from_token(token)
             .ok_or_else(|| RlError::UnknownLimiter(token_text(token)))?;
-        Ok(match algorithm {
-            Algorithm::Slide => LimitRequest::Slide(SlideRequest::parse(line)?),
-            Algorithm::Buckets => LimitRequest::Buckets(BucketsRequest::parse(line)?),
-            Algorithm::Throttle => LimitRequest::Throttle(ThrottleRequest::parse_ms(line)?),
-            Algorithm::Fixed => LimitRequest::Fixed(FixedRequest::parse(line)?),
+        let parsed = match algorithm {
+            Algorithm::Slide => SlideRequest::parse(line).map(LimitRequest::Slide),
+            Algorithm::Buckets => BucketsRequest::parse(line).map(LimitRequest::Buckets),
+            Algorithm::Throttle => ThrottleRequest::parse_ms(line).map(LimitRequest::Throttle),
+            Algorithm::Fixed => FixedRequest::parse(line).map(LimitRequest::Fixed),
+        };
+        parsed.map_err(|e| match e {
+            RlError::WrongArity { .. } => RlError::LimiterArity {
+                command: called.name(),
+                usage: algorithm.usage(with_key),
+            },
+            e => e,
         })
     }
 
@@ -140,11 +134,7 @@ pub const PEEK: Syntax = Syntax {
 /// `RL.PEEK <algorithm> key <parameters>`: the request it would check.
 pub fn parse_peek(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
     PEEK.check_count(args.len())?;
-    let line = &args[1..];
-    LimitRequest::parse(line).map_err(|e| match Algorithm::from_token(line[0]) {
-        Some(a) => arity_in(PEEK.name(), a, true)(e),
-        None => e,
-    })
+    LimitRequest::parse(&args[1..], &PEEK, true)
 }
 
 /// Most clauses (and keys) one `RL.ALL` call may name.
@@ -223,13 +213,7 @@ impl AllRequest {
             line.push(rest[start]);
             line.push(keys[i]);
             line.extend_from_slice(&rest[start + 1..end]);
-            let algorithm = Algorithm::from_token(rest[start]);
-            let clause = LimitRequest::parse(&line)
-                .map_err(|e| match algorithm {
-                    Some(a) => arity_in(ALL.name(), a, false)(e),
-                    None => e,
-                })
-                .map_err(|e| e.in_clause(i + 1))?;
+            let clause = LimitRequest::parse(&line, &ALL, false).map_err(|e| e.in_clause(i + 1))?;
             clauses.push(clause);
         }
         // Each unit of a SLIDE cost is a member to insert: one call inserts
@@ -246,16 +230,6 @@ impl AllRequest {
         }
         Ok(AllRequest { clauses })
     }
-}
-
-/// The argument indexes of `RL.ALL`'s keys, as far as the line has them
-/// (for a server that asks for the keys before the call is checked).
-pub fn all_key_indexes(args: &[&[u8]]) -> std::ops::Range<usize> {
-    let numkeys = args
-        .get(1)
-        .and_then(|n| positive(n, "numkeys", MAX_CLAUSES).ok())
-        .unwrap_or(0) as usize;
-    ALL_FIRST_KEY..(ALL_FIRST_KEY + numkeys).min(args.len()).max(ALL_FIRST_KEY)
 }
 
 #[cfg(test)]
@@ -345,19 +319,6 @@ mod tests {
         let got =
             AllRequest::parse(&split("RL.ALL 2 SLIDE FIXED fixed 5 100 slide 3 100")).unwrap();
         assert_eq!(got.clauses, vec![fixed(5, 100, 1), slide(3, 100, 1)]);
-    }
-
-    #[test]
-    fn all_keys_are_found_even_in_bad_lines() {
-        let cases: &[(&str, std::ops::Range<usize>)] = &[
-            ("RL.ALL 2 a b SLIDE 1 1 FIXED 1 1", 2..4),
-            ("RL.ALL 3 a b", 2..4),
-            ("RL.ALL x a b", 2..2),
-            ("RL.ALL", 2..2),
-        ];
-        for (line, want) in cases {
-            assert_eq!(all_key_indexes(&split(line)), *want, "{line}");
-        }
     }
 
     #[test]
