@@ -39,13 +39,18 @@ declare -A ROWS=(
   [lua_buckets]="EVALSHA $BUCKETS 1 lb:__rand_int__ 100 60000 1000 1"
   [buckets_hot]="RL.BUCKETS b:hot 100 60000"
   [lua_buckets_hot]="EVALSHA $BUCKETS 1 lb:hot 100 60000 1000 1"
+  [throttle]="RL.THROTTLE t:__rand_int__ 10 100 60000"
+  [fixed]="RL.FIXED f:__rand_int__ 100 60000"
+  [count]="RL.COUNT c:__rand_int__ 60000 ok"
+  [peek]="RL.PEEK SLIDE s:__rand_int__ 100 60000"
+  [all]="RL.ALL 2 as:__rand_int__ at:__rand_int__ SLIDE 100 60000 THROTTLE 10 100 60000"
   [ping]="PING"
   [incr]="INCR i:__rand_int__"
   [zadd]="ZADD z:__rand_int__ __rand_int__ __rand_int__"
   [hincrby]="HINCRBY h:__rand_int__ __rand_int__ 1"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot)
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all)
 # Warm up (fills the keyspace, so rows measure steady state).
 for r in "${rows[@]}"; do
   # shellcheck disable=SC2086

@@ -5,10 +5,12 @@
 use std::time::Duration;
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
-use rl::core::bucket_window::{self, MemoryHash};
-use rl::core::buckets_request::BucketsRequest;
-use rl::core::slide_request::SlideRequest;
-use rl::core::sliding_log::{decide, MemoryLog};
+use rl::core::buckets::decide as bucket_window;
+use rl::core::buckets::layout::MemoryHash;
+use rl::core::buckets::request::BucketsRequest;
+use rl::core::slide::decide::decide;
+use rl::core::slide::log::MemoryLog;
+use rl::core::slide::request::SlideRequest;
 
 const WINDOW: u64 = 60_000;
 const LIMIT: u64 = 1_000;
@@ -25,7 +27,7 @@ fn filled(n: u64, now: i64) -> MemoryLog {
     for i in 0..n {
         let at = now - WINDOW as i64 + 1 + i as i64 * step;
         let out = decide(&mut log, &req, at).expect("valid times");
-        log.apply(&out.admission.expect("fits while filling"));
+        log.apply(&out.write.expect("fits while filling"));
     }
     log
 }

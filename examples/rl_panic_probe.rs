@@ -5,21 +5,15 @@
 //! declarations, so the panic goes through rl's own callback boundary;
 //! `librl.so`, the module users load, has no such command.
 
-use linkme::distributed_slice;
-
 use rl::core::error::RlError;
 use rl::core::syntax::{ArgKind, ArgSpec, Syntax};
-use rl::host::command::Handler;
 use rl::host::context::CommandCtx;
-use rl::host::registry::{CommandSpec, KeyAccess, COMMANDS};
+use rl::host::registry::KeyAccess;
 use rl::host::reply::Reply;
 
 fn panics(_cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     panic!("RL.TEST.PANIC was called with {} arguments", args.len() - 1);
 }
-
-const HANDLER: Handler = panics;
-rl::command_callback!(panic_callback => HANDLER);
 
 #[rustfmt::skip]
 static PANIC_SYNTAX: Syntax = Syntax {
@@ -27,13 +21,12 @@ static PANIC_SYNTAX: Syntax = Syntax {
     args: &[ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false }],
 };
 
-#[distributed_slice(COMMANDS)]
-static PANIC: CommandSpec = CommandSpec {
+rl::command!(PANIC_COMMAND = {
     syntax: &PANIC_SYNTAX,
     flags: c"readonly",
     summary: c"Test only: panics.",
     complexity: c"O(1)",
     since: c"0.1.0",
     key: KeyAccess::ReadOnly,
-    callback: panic_callback,
-};
+    handler: panics,
+});

@@ -10,17 +10,19 @@
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 
-use rl::core::bucket_window::{self, MemoryHash};
-use rl::core::buckets_request::BucketsRequest;
-use rl::core::count_request::{CountRequest, TotalsRequest};
-use rl::core::event_counter;
-use rl::core::fixed_request::FixedRequest;
-use rl::core::fixed_window::{self, FixedState};
-use rl::core::gcra;
+use rl::core::buckets::decide as bucket_window;
+use rl::core::buckets::layout::MemoryHash;
+use rl::core::buckets::request::BucketsRequest;
+use rl::core::count::decide as event_counter;
+use rl::core::count::request::{CountRequest, TotalsRequest};
+use rl::core::fixed::decide::{self as fixed_window, FixedState};
+use rl::core::fixed::request::FixedRequest;
 use rl::core::load_options::LoadOptions;
-use rl::core::slide_request::SlideRequest;
-use rl::core::sliding_log::{self, MemoryLog};
-use rl::core::throttle_request::ThrottleRequest;
+use rl::core::slide::decide as sliding_log;
+use rl::core::slide::log::MemoryLog;
+use rl::core::slide::request::SlideRequest;
+use rl::core::throttle::gcra;
+use rl::core::throttle::request::ThrottleRequest;
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -61,9 +63,9 @@ fuzz_target!(|input: Input| {
             if let Ok(out) = sliding_log::decide(&mut log, &req, now) {
                 check_reply(
                     out.decision.to_reply(),
-                    out.decision.allowed != out.admission.is_some(),
+                    out.decision.allowed != out.write.is_some(),
                 );
-                if let Some(a) = out.admission {
+                if let Some(a) = out.write {
                     log.apply(&a);
                     let held = log
                         .entries()
@@ -102,10 +104,10 @@ fuzz_target!(|input: Input| {
         };
         for now in clocks(&input) {
             if let Ok(out) = event_counter::count(&mut h, &req, now) {
-                h.apply(&out.write);
+                h.apply(out.write.as_ref().expect("a count always writes"));
                 assert_eq!(
                     event_counter::totals(&mut h, &totals, now).ok(),
-                    Some(out.totals)
+                    Some(out.decision)
                 );
             }
         }
@@ -154,9 +156,9 @@ fuzz_target!(|input: Input| {
                 out.decision.allowed != out.write.is_some(),
             );
             if let Some(w) = out.write {
-                assert!(w.count <= req.limit);
+                assert!(w.value <= req.limit);
                 state = Some(FixedState {
-                    count: w.count,
+                    count: w.value,
                     expire_at_ms: Some(w.expire_at_ms),
                 });
             }

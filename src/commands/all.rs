@@ -1,16 +1,15 @@
 //! `RL.ALL numkeys key [key ...] clause [clause ...]`: admits a request only
 //! if every clause admits it; a denial in any records nothing in any.
 
-use linkme::distributed_slice;
-
-use crate::command_callback;
-use crate::commands::limiter::{self, Access, Now, Shares};
-use crate::core::all_of::combine;
+use crate::command;
+use crate::core::all::combine::combine;
+use crate::core::all::{AllRequest, ALL, ALL_FIRST_KEY};
+use crate::core::any::Algorithm;
 use crate::core::error::RlError;
-use crate::core::limit_request::{self, Algorithm, AllRequest, ALL_FIRST_KEY};
-use crate::host::command::Handler;
+use crate::core::limiter::{Call, Shares};
 use crate::host::context::CommandCtx;
-use crate::host::registry::{CommandSpec, KeyAccess, COMMANDS};
+use crate::host::limit;
+use crate::host::registry::KeyAccess;
 use crate::host::reply::Reply;
 
 fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
@@ -27,40 +26,40 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
         return Ok(Reply::KeysReported);
     }
     let req = AllRequest::parse(args)?;
-    let now = Now::read(cmd);
-    let shares = Shares {
-        slides: req.count_of(Algorithm::Slide),
-        buckets: req.count_of(Algorithm::Buckets),
+    let call = Call {
+        now: cmd.now(),
+        shares: Shares {
+            slides: req.count_of(Algorithm::Slide),
+            buckets: req.count_of(Algorithm::Buckets),
+        },
+        writes: true,
     };
     // Decide every clause first: all keys read, nothing written.
     let mut decided = Vec::with_capacity(req.clauses.len());
     for (i, clause) in req.clauses.iter().enumerate() {
-        let d = limiter::decide(cmd, clause, ALL_FIRST_KEY + i, Access::Write, now, shares)
+        let d = limit::decide_any(cmd, clause, ALL_FIRST_KEY + i, &call)
             .map_err(|e| e.in_clause(i + 1))?;
         decided.push(d);
     }
-    let combined = combine(decided.iter().map(|d| d.decision).collect());
+    let combined = combine(decided.iter().map(|d| d.decision()).collect());
     if combined.allowed {
         // Every check that can refuse ran above; what is left are server
         // failures. Each clause replicates as it applies, so a replica never
         // misses an effect the primary holds; the server sends this
         // command's effects together, in MULTI/EXEC.
-        for (i, d) in decided.iter_mut().enumerate() {
-            d.record(cmd).map_err(|e| e.in_clause(i + 1))?;
+        for (i, d) in decided.into_iter().enumerate() {
+            d.finish().map_err(|e| e.in_clause(i + 1))?;
         }
     } else {
-        for d in decided.iter().filter(|d| !d.decision.allowed) {
-            cmd.notify_denied(d.key);
+        for d in decided {
+            d.abandon();
         }
     }
     Ok(Reply::All(combined))
 }
 
-const HANDLER: Handler = all;
-command_callback!(all_callback => HANDLER);
-
-#[distributed_slice(COMMANDS)]
-static ALL: CommandSpec = CommandSpec {
+command!(ALL_COMMAND = {
+    syntax: &ALL,
     // `getkeys-api` as well as the key spec: servers route a command by key
     // only if it has a legacy key range or a key callback, and a key count
     // has no legacy range.
@@ -69,6 +68,5 @@ static ALL: CommandSpec = CommandSpec {
     complexity: c"The sum of the clauses' complexities.",
     since: c"0.1.0",
     key: KeyAccess::ReadWriteUpdateKeyNum(1),
-    syntax: &limit_request::ALL,
-    callback: all_callback,
-};
+    handler: all,
+});

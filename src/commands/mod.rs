@@ -1,12 +1,12 @@
-//! One thin file per command: parse, open the key, decide (core), apply and
-//! replicate the effects (host), reply.
+//! One short declaration per command: parse (core), run the limiter over
+//! its key (`host::limit`: decide in the core, record in the host), reply.
+//! Commands never call each other.
 
 pub mod all;
 pub mod buckets;
 pub mod cl_throttle;
 pub mod count;
 pub mod fixed;
-pub mod limiter;
 pub mod peek;
 pub mod slide;
 pub mod throttle;

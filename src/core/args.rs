@@ -3,6 +3,11 @@
 use super::error::RlError;
 use super::syntax::Syntax;
 
+/// Largest window in ms of the sliding windows (RL.SLIDE, RL.BUCKETS,
+/// RL.COUNT) (about 31.7 years), so `now + window` and every
+/// score stay exact in a double and far from integer overflow.
+pub const MAX_WINDOW_MS: u64 = 1_000_000_000_000;
+
 /// Parses a decimal integer in `1..=max`; anything else (sign, spaces,
 /// leading zeros, overflow, non-digits, empty) names `arg` in the error.
 pub fn positive(bytes: &[u8], arg: &'static str, max: u64) -> Result<u64, RlError> {
@@ -66,21 +71,6 @@ pub fn set_once<T>(slot: &mut Option<T>, value: T, option: &'static str) -> Resu
     }
     *slot = Some(value);
     Ok(())
-}
-
-/// An option token as the client sent it, made safe to echo in an error
-/// line: control bytes become `?` and long tokens are cut.
-pub fn token_text(bytes: &[u8]) -> String {
-    const MAX_ECHO: usize = 32;
-    let shown = &bytes[..bytes.len().min(MAX_ECHO)];
-    let mut text: String = String::from_utf8_lossy(shown)
-        .chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect();
-    if bytes.len() > MAX_ECHO {
-        text.push_str("...");
-    }
-    text
 }
 
 #[cfg(test)]
@@ -166,13 +156,6 @@ mod tests {
         for bad in [&b""[..], b"18446744073709551616", b"-1", b"1.0", b"12 "] {
             assert_eq!(unsigned(bad), None, "{bad:?}");
         }
-    }
-
-    #[test]
-    fn token_text_is_safe_to_echo() {
-        assert_eq!(token_text(b"COST"), "COST");
-        assert_eq!(token_text(b"a\r\nb\0"), "a??b?");
-        assert_eq!(token_text(&[b'x'; 40]), format!("{}...", "x".repeat(32)));
     }
 
     #[test]

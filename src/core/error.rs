@@ -193,9 +193,31 @@ impl fmt::Display for RlError {
 
 impl std::error::Error for RlError {}
 
+/// An option token as the client sent it, made safe to echo in an error
+/// line: control bytes become `?` and long tokens are cut.
+pub fn token_text(bytes: &[u8]) -> String {
+    const MAX_ECHO: usize = 32;
+    let shown = &bytes[..bytes.len().min(MAX_ECHO)];
+    let mut text: String = String::from_utf8_lossy(shown)
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if bytes.len() > MAX_ECHO {
+        text.push_str("...");
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_text_is_safe_to_echo() {
+        assert_eq!(token_text(b"COST"), "COST");
+        assert_eq!(token_text(b"a\r\nb\0"), "a??b?");
+        assert_eq!(token_text(&[b'x'; 40]), format!("{}...", "x".repeat(32)));
+    }
 
     #[test]
     fn each_error_has_its_reply_text() {

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::args::token_text;
+use super::error::token_text;
 
 /// The module's load-time settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

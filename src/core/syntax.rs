@@ -124,7 +124,7 @@ impl Syntax {
                 .iter()
                 .filter_map(ArgSpec::token_str)
                 .find(|t| given.eq_ignore_ascii_case(t.as_bytes()))
-                .ok_or_else(|| RlError::UnknownOption(super::args::token_text(given)))?;
+                .ok_or_else(|| RlError::UnknownOption(super::error::token_text(given)))?;
             let value = line
                 .get(at + 1)
                 .copied()

@@ -8,12 +8,10 @@ use super::ffi;
 
 use super::context::{string_bytes, CommandCtx};
 use super::ffi::OK;
-use super::metrics::{Counters, Outcome};
+use super::metrics::Ended;
+use super::registry::CommandSpec;
 use super::reply::{write, write_error, Reply};
 use crate::core::error::RlError;
-
-/// A command body: the context and the arguments as bytes (name included).
-pub type Handler = fn(&CommandCtx, &[&[u8]]) -> Result<Reply, RlError>;
 
 /// Most commands take few arguments; those fit on the stack.
 const STACK_ARGS: usize = 16;
@@ -32,32 +30,27 @@ pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 }
 
 /// What the handler's result (or its panic) is answered with and counted as.
-fn answer(result: Result<Result<Reply, RlError>, String>) -> (Outcome, Result<Reply, RlError>) {
+fn answer(result: Result<Result<Reply, RlError>, String>) -> (Ended, Result<Reply, RlError>) {
     match result {
-        Ok(Ok(reply)) => (Outcome::of(&reply), Ok(reply)),
-        Ok(Err(err)) => (Outcome::Error, Err(err)),
-        Err(_) => (Outcome::Error, Err(PANICKED)),
+        Ok(Ok(reply)) => (Ended::of(&reply), Ok(reply)),
+        Ok(Err(err)) => (Ended::Error, Err(err)),
+        Err(_) => (Ended::Error, Err(PANICKED)),
     }
 }
 
 const PANICKED: RlError = RlError::Internal("the command panicked");
 
-/// Runs `handler` for one call, writes its reply or error and counts it in
-/// `counters`. A panic inside becomes an error reply instead of aborting the
-/// server.
+/// Runs the command's handler for one call, writes its reply or error and
+/// counts it in the command's counters. A panic inside becomes an error
+/// reply instead of aborting the server.
 ///
 /// The reply is written only after the handler returned, and writing calls
 /// nothing that can panic (values are computed before the first server
 /// call, and `api!` cannot fail after the load), so a reply is never left
 /// half written: a truncated reply would break the client's connection,
 /// or the server itself when a script reads it.
-pub fn run(
-    ctx: *mut ffi::Ctx,
-    argv: *mut *mut ffi::Str,
-    argc: c_int,
-    handler: Handler,
-    counters: &Counters,
-) -> c_int {
+pub fn run(ctx: *mut ffi::Ctx, argv: *mut *mut ffi::Str, argc: c_int, spec: &CommandSpec) -> c_int {
+    let handler = spec.handler;
     let result = catch(|| {
         let argc = usize::try_from(argc).unwrap_or(0);
         let cmd = CommandCtx {
@@ -80,7 +73,7 @@ pub fn run(
         log_panic(ctx, argv, argc, message);
     }
     let (outcome, reply) = answer(result);
-    counters.count(outcome);
+    spec.counters.count(outcome);
     // A backstop only: nothing in here can panic.
     let _ = catch(|| match &reply {
         Ok(reply) => write(ctx, reply),
@@ -112,34 +105,29 @@ fn log_panic(ctx: *mut ffi::Ctx, argv: *mut *mut ffi::Str, argc: c_int, message:
     });
 }
 
-/// Declares the `extern "C"` callback the server calls for a command, so
-/// command files never name the server binding, and the command's INFO
-/// counters next to it (found by the callback at INFO time).
+/// Declares a command: `command!(NAME = { syntax, flags, summary,
+/// complexity, since, key, handler })`, the [`CommandSpec`] fields but the
+/// server callback and the counters, which it adds. The callback runs the
+/// handler through [`run`] with this
+/// declaration, so command files never name the server binding.
 #[macro_export]
-macro_rules! command_callback {
-    ($callback:ident => $handler:path) => {
-        ::paste::paste! {
-            extern "C" fn $callback(
-                ctx: *mut $crate::host::RawCtx,
-                argv: *mut *mut $crate::host::RawString,
-                argc: ::std::os::raw::c_int,
-            ) -> ::std::os::raw::c_int {
-                $crate::host::command::run(
-                    ctx,
-                    argv,
-                    argc,
-                    $handler,
-                    &[<$callback:upper _METRICS>].counters,
-                )
-            }
-
-            #[::linkme::distributed_slice($crate::host::metrics::METRICS)]
-            static [<$callback:upper _METRICS>]: $crate::host::metrics::CommandMetrics =
-                $crate::host::metrics::CommandMetrics {
-                    callback: $callback,
-                    counters: $crate::host::metrics::Counters::new(),
-                };
-        }
+macro_rules! command {
+    ($name:ident = { $($field:ident: $value:expr),* $(,)? }) => {
+        #[::linkme::distributed_slice($crate::host::registry::COMMANDS)]
+        static $name: $crate::host::registry::CommandSpec = $crate::host::registry::CommandSpec {
+            $($field: $value,)*
+            callback: {
+                extern "C" fn callback(
+                    ctx: *mut $crate::host::RawCtx,
+                    argv: *mut *mut $crate::host::RawString,
+                    argc: ::std::os::raw::c_int,
+                ) -> ::std::os::raw::c_int {
+                    $crate::host::command::run(ctx, argv, argc, &$name)
+                }
+                callback
+            },
+            counters: $crate::host::metrics::Counters::new(),
+        };
     };
 }
 
@@ -167,7 +155,7 @@ mod tests {
     fn a_panicking_command_is_answered_with_an_error_and_counted_as_one() {
         let result = catch(|| -> Result<Reply, RlError> { panic!("bug") });
         let (outcome, reply) = answer(result);
-        assert_eq!(outcome, Outcome::Error);
+        assert_eq!(outcome, Ended::Error);
         let err = reply.unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -181,11 +169,8 @@ mod tests {
             reset_after_ms: 10,
         });
         let (outcome, reply) = answer(Ok(Ok(admitted.clone())));
-        assert_eq!((outcome, reply), (Outcome::Admitted, Ok(admitted)));
+        assert_eq!((outcome, reply), (Ended::Admitted, Ok(admitted)));
         let (outcome, reply) = answer(Ok(Err(RlError::DuplicateKey)));
-        assert_eq!(
-            (outcome, reply),
-            (Outcome::Error, Err(RlError::DuplicateKey))
-        );
+        assert_eq!((outcome, reply), (Ended::Error, Err(RlError::DuplicateKey)));
     }
 }

@@ -3,6 +3,8 @@
 use super::ffi;
 
 use super::ffi::{api, optional_api};
+use super::options;
+use crate::core::limiter::Now;
 
 /// The running command as the command files see it.
 pub struct CommandCtx {
@@ -37,6 +39,15 @@ impl CommandCtx {
                 Some(micros) => micros(),
                 None => self.now_ms().saturating_mul(1000),
             }
+        }
+    }
+
+    /// The clock, read once per call so every limiter of the call sees the
+    /// same instant.
+    pub fn now(&self) -> Now {
+        Now {
+            ms: self.now_ms(),
+            us: self.now_us(),
         }
     }
 
@@ -100,7 +111,7 @@ impl CommandCtx {
     /// `key_index` when the load argument `NOTIFY-DENIED on` asked for it.
     /// Not a write: nothing changes, nothing is replicated.
     pub fn notify_denied(&self, key_index: usize) {
-        if super::metrics::notify_denied() {
+        if options::notify_denied() {
             self.notify(ffi::NOTIFY_MODULE, c"rl.denied", key_index);
         }
     }

@@ -12,19 +12,22 @@ use super::ffi;
 use super::ffi::api;
 use super::ffi::OK;
 use super::kept_strings;
-use super::key_expiry;
-use crate::core::bucket_window::{Bytes, HashView, HashWrite, FIELD_HEADER};
+use super::key::{Access, KeyKind, OpenKey};
+use super::replicate;
+use super::store::Store;
+use crate::core::buckets::layout::{Bytes, HashView, HashWrite, FIELD_HEADER};
 use crate::core::error::RlError;
-use crate::core::expiry::Expiry;
 
 /// An open hash key (NULL: missing, opened for reading). Closed on drop.
 pub struct HashState<'a> {
-    cmd: &'a CommandCtx,
-    key: *mut ffi::Key,
-    key_index: usize,
-    /// The key's absolute expiry when opened (every rl hash has one).
-    expire_at_ms: Option<i64>,
+    key: OpenKey<'a>,
 }
+
+/// rl's bucket hashes always carry a TTL.
+const HASH: KeyKind = KeyKind {
+    key_type: ffi::KEYTYPE_HASH,
+    without_ttl: Some(RlError::ForeignHash),
+};
 
 /// Field names are rl's own (digits, `-`, letters): never a NUL byte.
 fn c_field(field: &[u8]) -> Result<CString, RlError> {
@@ -50,12 +53,12 @@ const STACK_FIELD: usize = 32;
 
 /// What an admitted write put in the hash, as server strings: the same
 /// strings are handed to replication (no second copy). Freed on drop.
-pub struct Applied {
+struct Applied {
     ctx: *mut ffi::Ctx,
     /// `field, value, field, value, ...` as set (inline: no heap vector).
-    pub set: SmallVec<[*mut ffi::Str; 6]>,
+    set: SmallVec<[*mut ffi::Str; 6]>,
     /// The fields removed.
-    pub delete: Vec<*mut ffi::Str>,
+    delete: Vec<*mut ffi::Str>,
 }
 
 impl Drop for Applied {
@@ -67,53 +70,30 @@ impl Drop for Applied {
     }
 }
 
-impl<'a> HashState<'a> {
-    /// Opens the key at argument `key_index`, for writing when `write`.
-    /// Another type gets `WRONGTYPE`, a hash without a TTL is refused as
-    /// not rl's; both are left untouched.
-    pub fn open(cmd: &'a CommandCtx, key_index: usize, write: bool) -> Result<Self, RlError> {
-        let mode = if write {
-            ffi::READ | ffi::WRITE
-        } else {
-            ffi::READ
-        };
-        // SAFETY: ctx and key name are valid for this call.
-        let key = unsafe { api!(OpenKey)(cmd.raw, cmd.raw_arg(key_index), mode) };
-        // Opened for reading, a missing key comes back as NULL: an empty state.
-        if key.is_null() && write {
-            return Err(RlError::Internal("could not open the key"));
-        }
-        let mut state = HashState {
-            cmd,
-            key,
-            key_index,
-            expire_at_ms: None,
-        };
-        if key.is_null() {
-            return Ok(state);
-        }
-        // SAFETY: key is open.
-        let kind = unsafe { api!(KeyType)(key) };
-        if kind == ffi::KEYTYPE_EMPTY {
-            return Ok(state);
-        }
-        if kind != ffi::KEYTYPE_HASH {
-            return Err(RlError::WrongType);
-        }
-        // rl's bucket hashes always carry a TTL.
-        state.expire_at_ms = key_expiry::abs_expire(key);
-        if state.expire_at_ms.is_none() {
-            return Err(RlError::ForeignHash);
-        }
-        Ok(state)
+impl<'a> Store<'a> for HashState<'a> {
+    type Write = HashWrite;
+
+    fn open(cmd: &'a CommandCtx, key_index: usize, access: Access) -> Result<Self, RlError> {
+        let key = OpenKey::open(cmd, key_index, access, &HASH)?;
+        Ok(HashState { key })
     }
 
+    fn record(&mut self, write: &HashWrite) -> Result<(), RlError> {
+        let applied = self.apply(write)?;
+        replicate::hset(self.key.cmd, self.key.index, &applied.set);
+        if !applied.delete.is_empty() {
+            replicate::hdel(self.key.cmd, self.key.index, &applied.delete);
+        }
+        self.key.keep_alive(&write.expiry)
+    }
+}
+
+impl HashState<'_> {
     /// Writes the fields (absolute values), then removes the stale buckets
     /// (setting first, the hash never empties and keeps its key) and signals
-    /// the change. Returns what it wrote, for replication. The expiry is
-    /// `keep_alive`'s, after replication of these.
-    pub fn apply(&mut self, w: &HashWrite) -> Result<Applied, RlError> {
-        let raw = self.cmd.raw;
+    /// the change. Returns what it wrote, for replication.
+    fn apply(&mut self, w: &HashWrite) -> Result<Applied, RlError> {
+        let raw = self.key.cmd.raw;
         let create = |b: &[u8]| {
             // SAFETY: ctx is live; the server copies the bytes.
             unsafe { api!(CreateString)(raw, b.as_ptr().cast(), b.len()) }
@@ -140,8 +120,8 @@ impl<'a> HashState<'a> {
             // values; the argument list ends with NULL.
             unsafe {
                 match *pairs {
-                    [f, v, g, u] => api!(HashSet)(self.key, ffi::HASH_NONE, f, v, g, u, end),
-                    [f, v] => api!(HashSet)(self.key, ffi::HASH_NONE, f, v, end),
+                    [f, v, g, u] => api!(HashSet)(self.key.raw, ffi::HASH_NONE, f, v, g, u, end),
+                    [f, v] => api!(HashSet)(self.key.raw, ffi::HASH_NONE, f, v, end),
                     _ => 0, // never: `set` holds whole pairs
                 };
             }
@@ -152,7 +132,7 @@ impl<'a> HashState<'a> {
             // SAFETY: as above; HASH_DELETE is the documented marker value.
             unsafe {
                 api!(HashSet)(
-                    self.key,
+                    self.key.raw,
                     ffi::HASH_NONE,
                     f,
                     ffi::HASH_DELETE,
@@ -160,39 +140,27 @@ impl<'a> HashState<'a> {
                 );
             }
         }
-        self.cmd.signal_modified(self.key_index);
+        self.key.cmd.signal_modified(self.key.index);
         // The events HSET and HDEL would fire.
-        self.cmd.notify(ffi::NOTIFY_HASH, c"hset", self.key_index);
+        self.key
+            .cmd
+            .notify(ffi::NOTIFY_HASH, c"hset", self.key.index);
         if !w.delete.is_empty() {
-            self.cmd.notify(ffi::NOTIFY_HASH, c"hdel", self.key_index);
+            self.key
+                .cmd
+                .notify(ffi::NOTIFY_HASH, c"hdel", self.key.index);
         }
         Ok(applied)
-    }
-
-    /// Moves the key's expiry if it falls short of `expiry` (after the
-    /// fields were written and replicated).
-    pub fn keep_alive(&mut self, expiry: &Expiry) -> Result<(), RlError> {
-        key_expiry::keep_alive(
-            self.cmd,
-            self.key,
-            self.key_index,
-            self.expire_at_ms,
-            expiry,
-        )
     }
 }
 
 impl HashView for HashState<'_> {
     fn exists(&mut self) -> bool {
-        if self.key.is_null() {
-            return false;
-        }
-        // SAFETY: key is open.
-        unsafe { api!(KeyType)(self.key) != ffi::KEYTYPE_EMPTY }
+        !self.key.is_empty()
     }
 
     fn get(&mut self, field: &[u8]) -> Option<Bytes> {
-        if self.key.is_null() {
+        if self.key.raw.is_null() {
             return None;
         }
         let mut value: *mut ffi::Str = ptr::null_mut();
@@ -204,7 +172,7 @@ impl HashView for HashState<'_> {
             let name = kept_strings::HEADER_FIELD.borrow(0, make_header_field);
             // SAFETY: key is open; the kept name lives through the call; the
             // returned string is ours to free; the argument list ends with NULL.
-            unsafe { api!(HashGet)(self.key, ffi::HASH_NONE, name, out, end) }
+            unsafe { api!(HashGet)(self.key.raw, ffi::HASH_NONE, name, out, end) }
         } else {
             let mut stack = [0u8; STACK_FIELD];
             let heap;
@@ -216,7 +184,7 @@ impl HashView for HashState<'_> {
                 heap.as_ptr()
             };
             // SAFETY: as above, with a NUL-terminated name that outlives the call.
-            unsafe { api!(HashGet)(self.key, ffi::HASH_CFIELDS, field_ptr, out, end) }
+            unsafe { api!(HashGet)(self.key.raw, ffi::HASH_CFIELDS, field_ptr, out, end) }
         };
         // SAFETY: the string the server returned is ours to free.
         unsafe {
@@ -224,18 +192,8 @@ impl HashView for HashState<'_> {
                 return None;
             }
             let bytes = Bytes::from_slice(string_bytes(value));
-            api!(FreeString)(self.cmd.raw, value);
+            api!(FreeString)(self.key.cmd.raw, value);
             Some(bytes)
         }
-    }
-}
-
-impl Drop for HashState<'_> {
-    fn drop(&mut self) {
-        if self.key.is_null() {
-            return;
-        }
-        // SAFETY: the key was opened by us and is closed once.
-        unsafe { api!(CloseKey)(self.key) }
     }
 }

@@ -7,11 +7,16 @@ pub mod command;
 pub mod context;
 pub mod ffi;
 pub mod hash_state;
+pub mod info;
 pub mod kept_strings;
-pub mod key_expiry;
+pub mod key;
+pub mod limit;
+pub mod metrics;
+pub mod options;
 pub mod registry;
 pub mod replicate;
 pub mod reply;
+pub mod store;
 pub mod string_state;
 pub mod zset_log;
 
@@ -82,9 +87,9 @@ pub fn on_unload(_ctx: *mut RawCtx) -> c_int {
 /// Module load: options, then every declared command the load arguments keep.
 pub(crate) fn load(ctx: *mut RawCtx, options: &LoadOptions) -> Result<(), String> {
     set_options(ctx);
-    metrics::set_notify_denied(options.notify_denied);
+    self::options::set_notify_denied(options.notify_denied);
     let registered = registry::register_all(ctx, options)?;
-    metrics::register_info(ctx)?;
+    info::register(ctx)?;
     let mut note = if registered.category {
         "commands registered, ACL category @ratelimit added".to_owned()
     } else {
@@ -108,4 +113,3 @@ fn set_options(ctx: *mut RawCtx) {
         api!(SetModuleOptions)(ctx, ffi::OPTION_NO_IMPLICIT_SIGNAL_MODIFIED);
     }
 }
-pub mod metrics;

@@ -1,6 +1,8 @@
 //! Command declarations and their registration at load time.
 //!
-//! Each command file adds one [`CommandSpec`] to [`COMMANDS`]. At load we
+//! Each command file adds one [`CommandSpec`] to [`COMMANDS`] with
+//! [`command!`](crate::command!): its name and arguments, flags, key spec,
+//! docs, body and INFO counters in one declaration. At load we
 //! create the command and give the server its arity, key spec and argument
 //! docs through `RedisModule_SetCommandInfo`, which drives `COMMAND INFO`,
 //! `COMMAND DOCS`, `COMMAND GETKEYS`, Cluster routing and ACL key patterns.
@@ -14,14 +16,20 @@ use std::ptr;
 use super::ffi;
 use linkme::distributed_slice;
 
+use super::context::CommandCtx;
 use super::ffi::OK;
 use super::ffi::{api, optional_api};
-use super::metrics::Registration;
+use super::metrics::{Counters, Registration};
+use super::reply::Reply;
+use crate::core::error::RlError;
 use crate::core::load_options::LoadOptions;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// The server's callback type for a command.
 pub type Callback = extern "C" fn(*mut ffi::Ctx, *mut *mut ffi::Str, c_int) -> c_int;
+
+/// A command body: the context and the arguments as bytes (name included).
+pub type Handler = fn(&CommandCtx, &[&[u8]]) -> Result<Reply, RlError>;
 
 /// What the command does with its key (key-spec flags).
 #[derive(Debug, Clone, Copy)]
@@ -64,7 +72,14 @@ pub struct CommandSpec {
     /// The key layout: the single key at argument 1 unless the variant
     /// says otherwise.
     pub key: KeyAccess,
+    /// The command's body.
+    pub handler: Handler,
+    /// What the server calls: runs `handler` for this declaration (made by
+    /// [`command!`](crate::command!)).
     pub callback: Callback,
+    /// Calls since load, by how they ended (`INFO rl`), and what the load
+    /// did with the command.
+    pub counters: Counters,
 }
 
 #[distributed_slice]
@@ -91,7 +106,11 @@ pub(crate) fn register_all(
     ctx: *mut ffi::Ctx,
     options: &LoadOptions,
 ) -> Result<Registered, String> {
-    super::metrics::reset_registrations();
+    // After `MODULE UNLOAD` the library may stay mapped and keep its
+    // statics: forget the previous load's registrations.
+    for spec in COMMANDS {
+        spec.counters.mark(Registration::Absent);
+    }
     check_plain_commands(ctx)?;
     let category = add_acl_category(ctx);
     let mut skipped = Vec::new();
@@ -103,7 +122,7 @@ pub(crate) fn register_all(
         match server_has_command(ctx, spec.syntax.command) {
             Some(true) => {
                 ffi::log(ctx, c"notice", &skipped_line(name));
-                super::metrics::mark(spec.callback, Registration::Skipped);
+                spec.counters.mark(Registration::Skipped);
                 skipped.push(name);
             }
             Some(false) => register(ctx, spec, category)?,
@@ -255,7 +274,7 @@ fn register(ctx: *mut ffi::Ctx, spec: &CommandSpec, category: bool) -> Result<()
             }
         }
     }
-    super::metrics::mark(spec.callback, Registration::Registered);
+    spec.counters.mark(Registration::Registered);
     Ok(())
 }
 

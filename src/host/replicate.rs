@@ -9,28 +9,28 @@
 use super::context::CommandCtx;
 use super::ffi::api;
 use super::ffi::Str;
-use super::zset_log::Written;
 
-/// `ZADD key at m1 at m2 ...` with the strings the log wrote.
-pub fn zadd(cmd: &CommandCtx, key_index: usize, written: &Written) {
+/// `ZADD key at m1 at m2 ...` with the strings the log wrote: the score
+/// and the members added.
+pub(super) fn zadd(cmd: &CommandCtx, key_index: usize, score: *mut Str, members: &[*mut Str]) {
     let key = cmd.raw_arg(key_index);
     // SAFETY: ctx, key and the written strings are live; format letters
     // match the arguments; the server takes its own references.
     unsafe {
-        if let [member] = written.members[..] {
+        if let [member] = *members {
             api!(Replicate)(
                 cmd.raw,
                 c"ZADD".as_ptr(),
                 c"sss".as_ptr(),
                 key,
-                written.score,
+                score,
                 member,
             );
             return;
         }
-        let mut argv = Vec::with_capacity(written.members.len() * 2);
-        for &m in &written.members {
-            argv.extend([written.score, m]);
+        let mut argv = Vec::with_capacity(members.len() * 2);
+        for &m in members {
+            argv.extend([score, m]);
         }
         api!(Replicate)(
             cmd.raw,

@@ -7,10 +7,10 @@ use smallvec::SmallVec;
 use super::ffi;
 
 use super::ffi::{api, optional_api};
-use crate::core::all_of::Combined;
+use crate::core::all::combine::Combined;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
-use crate::core::gcra::CellReply;
+use crate::core::throttle::gcra::CellReply;
 
 /// What a command answers; shaped by the core, written here.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,11 +12,12 @@ use super::context::CommandCtx;
 use super::ffi::api;
 use super::ffi::OK;
 use super::kept_strings;
-use super::key_expiry;
+use super::key::{Access, KeyKind, OpenKey};
+use super::replicate;
+use super::store::Store;
 use crate::core::decimal::Line;
 use crate::core::error::RlError;
-use crate::core::expiry::Expiry;
-use crate::core::sliding_log::{Admission, Entry, LogView, Oldest, MEMBERS_PER_MS};
+use crate::core::slide::log::{Admission, Entry, LogView, Oldest, MEMBERS_PER_MS};
 
 /// Entries an iterator walks before a count or an index goes through the
 /// server's rank lookup (O(log N)) instead: a handful in the steady state,
@@ -25,21 +26,23 @@ const WALK_MAX: u64 = 64;
 
 /// An open sorted-set key. Closed on drop.
 pub struct ZsetLog<'a> {
-    cmd: &'a CommandCtx,
-    key: *mut ffi::Key,
-    key_index: usize,
-    /// The key's absolute expiry when opened (every rl log has one).
-    expire_at_ms: Option<i64>,
+    key: OpenKey<'a>,
 }
+
+/// rl's logs are sorted sets that always carry a TTL.
+const ZSET: KeyKind = KeyKind {
+    key_type: ffi::KEYTYPE_ZSET,
+    without_ttl: Some(RlError::ForeignZset),
+};
 
 /// What an admission wrote, as the server strings it added: the same
 /// strings are handed to replication (no second formatting). Freed on drop.
-pub struct Written {
+struct Written {
     ctx: *mut ffi::Ctx,
     /// The entries' score, as a string.
-    pub score: *mut ffi::Str,
+    score: *mut ffi::Str,
     /// The members added, in order (one for a cost of 1: no heap vector).
-    pub members: SmallVec<[*mut ffi::Str; 1]>,
+    members: SmallVec<[*mut ffi::Str; 1]>,
 }
 
 impl Drop for Written {
@@ -51,52 +54,32 @@ impl Drop for Written {
     }
 }
 
-impl<'a> ZsetLog<'a> {
-    /// Opens the key at argument `key_index` for writing. Another type gets
-    /// `WRONGTYPE`, a sorted set without a TTL (rl's logs always have one)
-    /// is refused; both are left untouched.
-    pub fn open(cmd: &'a CommandCtx, key_index: usize) -> Result<Self, RlError> {
-        let mode = (ffi::READ | ffi::WRITE) as c_int;
-        // SAFETY: ctx and key name are valid for this call.
-        let key = unsafe { api!(OpenKey)(cmd.raw, cmd.raw_arg(key_index), mode) };
-        if key.is_null() {
-            return Err(RlError::Internal("could not open the key"));
+impl<'a> Store<'a> for ZsetLog<'a> {
+    type Write = Admission;
+
+    fn open(cmd: &'a CommandCtx, key_index: usize, access: Access) -> Result<Self, RlError> {
+        let key = OpenKey::open(cmd, key_index, access, &ZSET)?;
+        Ok(ZsetLog { key })
+    }
+
+    fn record(&mut self, admission: &Admission) -> Result<(), RlError> {
+        let written = self.apply(admission)?;
+        replicate::zadd(
+            self.key.cmd,
+            self.key.index,
+            written.score,
+            &written.members,
+        );
+        if admission.evict > 0 {
+            replicate::zrem_oldest(self.key.cmd, self.key.index, admission.evict);
         }
-        Self::checked(cmd, key, key_index)
+        self.key.keep_alive(&admission.expiry)
     }
+}
 
-    /// Opens the key at argument `key_index` for reading only (`RL.PEEK`):
-    /// nothing can be written through it. A missing key reads as empty.
-    pub fn open_read(cmd: &'a CommandCtx, key_index: usize) -> Result<Self, RlError> {
-        // SAFETY: ctx and key name are valid for this call.
-        let key = unsafe { api!(OpenKey)(cmd.raw, cmd.raw_arg(key_index), ffi::READ) };
-        Self::checked(cmd, key, key_index)
-    }
-
-    fn checked(cmd: &'a CommandCtx, key: *mut ffi::Key, key_index: usize) -> Result<Self, RlError> {
-        let mut log = ZsetLog {
-            cmd,
-            key,
-            key_index,
-            expire_at_ms: None,
-        };
-        if !log.is_empty() {
-            // SAFETY: key is open.
-            if unsafe { api!(KeyType)(key) } != ffi::KEYTYPE_ZSET {
-                return Err(RlError::WrongType);
-            }
-            log.expire_at_ms = key_expiry::abs_expire(key);
-            if log.expire_at_ms.is_none() {
-                return Err(RlError::ForeignZset);
-            }
-        }
-        Ok(log)
-    }
-
+impl ZsetLog<'_> {
     fn is_empty(&self) -> bool {
-        // A key opened for reading is NULL when missing.
-        // SAFETY: key is open.
-        self.key.is_null() || unsafe { api!(KeyType)(self.key) == ffi::KEYTYPE_EMPTY }
+        self.key.is_empty()
     }
 
     /// Positions a range iterator; false when the range is empty. The caller
@@ -113,10 +96,10 @@ impl<'a> ZsetLog<'a> {
                 api!(ZsetFirstInScoreRange)
             };
             // An empty range still answers OK, with the end already reached.
-            if f(self.key, min, max, c_int::from(min_excl), 0) != OK {
+            if f(self.key.raw, min, max, c_int::from(min_excl), 0) != OK {
                 return false;
             }
-            if api!(ZsetRangeEndReached)(self.key) != 0 {
+            if api!(ZsetRangeEndReached)(self.key.raw) != 0 {
                 self.stop();
                 return false;
             }
@@ -126,12 +109,12 @@ impl<'a> ZsetLog<'a> {
 
     fn stop(&self) {
         // SAFETY: key is open; stopping an idle iterator is a no-op.
-        unsafe { api!(ZsetRangeStop)(self.key) }
+        unsafe { api!(ZsetRangeStop)(self.key.raw) }
     }
 
     fn next(&self) -> bool {
         // SAFETY: an iterator is active on the open key.
-        unsafe { api!(ZsetRangeNext)(self.key) != 0 }
+        unsafe { api!(ZsetRangeNext)(self.key.raw) != 0 }
     }
 
     /// The current element's score and, if asked, member (freed here).
@@ -139,14 +122,14 @@ impl<'a> ZsetLog<'a> {
         let mut score = 0.0;
         // SAFETY: an iterator is active; the returned string is ours to free.
         unsafe {
-            let ele = api!(ZsetRangeCurrentElement)(self.key, &mut score);
+            let ele = api!(ZsetRangeCurrentElement)(self.key.raw, &mut score);
             if ele.is_null() {
                 return (score, None);
             }
             if want_member {
                 return (score, Some(ele));
             }
-            api!(FreeString)(self.cmd.raw, ele);
+            api!(FreeString)(self.key.cmd.raw, ele);
             (score, None)
         }
     }
@@ -157,24 +140,23 @@ impl<'a> ZsetLog<'a> {
         // SAFETY: ele came from the iterator and is ours; parsed, then freed.
         unsafe {
             let ok = api!(StringToLongLong)(ele, &mut value) == OK;
-            api!(FreeString)(self.cmd.raw, ele);
+            api!(FreeString)(self.key.cmd.raw, ele);
             ok.then_some(value)
         }
     }
 
     /// Writes an admission's entries: new members at `at` (NX, skipping
     /// members that exist), then the eviction of stale entries (adding first,
-    /// the key never empties between). The expiry is `keep_alive`'s, after
-    /// replication of these. Nothing is written when a member cannot be
-    /// numbered.
-    pub fn apply(&mut self, a: &Admission) -> Result<Written, RlError> {
+    /// the key never empties between). Nothing is written when a member
+    /// cannot be numbered.
+    fn apply(&mut self, a: &Admission) -> Result<Written, RlError> {
         // SAFETY: the string is made without a context, kept, and freed by
         // `Written` (one reference each).
         let score = kept_strings::SLIDE_SCORE.get(a.at, || unsafe {
             api!(CreateStringFromLongLong)(std::ptr::null_mut(), a.at)
         });
         let mut written = Written {
-            ctx: self.cmd.raw,
+            ctx: self.key.cmd.raw,
             score,
             members: SmallVec::new(),
         };
@@ -197,26 +179,17 @@ impl<'a> ZsetLog<'a> {
             }
             candidate += 1;
         }
-        self.cmd.notify(ffi::NOTIFY_ZSET, c"zadd", self.key_index);
+        self.key
+            .cmd
+            .notify(ffi::NOTIFY_ZSET, c"zadd", self.key.index);
         if a.evict > 0 {
             self.evict_oldest(a.evict);
-            self.cmd
-                .notify(ffi::NOTIFY_ZSET, c"zremrangebyrank", self.key_index);
+            self.key
+                .cmd
+                .notify(ffi::NOTIFY_ZSET, c"zremrangebyrank", self.key.index);
         }
-        self.cmd.signal_modified(self.key_index);
+        self.key.cmd.signal_modified(self.key.index);
         Ok(written)
-    }
-
-    /// Moves the key's expiry if it falls short of `expiry` (after the
-    /// entries were written and replicated).
-    pub fn keep_alive(&mut self, expiry: &Expiry) -> Result<(), RlError> {
-        key_expiry::keep_alive(
-            self.cmd,
-            self.key,
-            self.key_index,
-            self.expire_at_ms,
-            expiry,
-        )
     }
 
     /// Adds one member unless it exists; the member string when added
@@ -230,13 +203,13 @@ impl<'a> ZsetLog<'a> {
             let mut digits: Line<21> = Line::new();
             digits.signed(member);
             let text = digits.as_slice();
-            let ele = api!(CreateString)(self.cmd.raw, text.as_ptr().cast(), text.len());
+            let ele = api!(CreateString)(self.key.cmd.raw, text.as_ptr().cast(), text.len());
             let mut flags = ffi::ZADD_NX as c_int;
-            let status = api!(ZsetAdd)(self.key, score as f64, ele, &mut flags);
+            let status = api!(ZsetAdd)(self.key.raw, score as f64, ele, &mut flags);
             if status == OK && flags & ffi::ZADD_ADDED as c_int != 0 {
                 return Ok(Some(ele));
             }
-            api!(FreeString)(self.cmd.raw, ele);
+            api!(FreeString)(self.key.cmd.raw, ele);
             if status != OK {
                 return Err(RlError::Internal("could not add to the sorted set"));
             }
@@ -248,7 +221,7 @@ impl<'a> ZsetLog<'a> {
         for &ele in members {
             // SAFETY: key is open for writing; the string stays ours.
             unsafe {
-                api!(ZsetRem)(self.key, ele, std::ptr::null_mut());
+                api!(ZsetRem)(self.key.raw, ele, std::ptr::null_mut());
             }
         }
     }
@@ -272,8 +245,8 @@ impl<'a> ZsetLog<'a> {
         for ele in stale {
             // SAFETY: key is open; ele came from the iterator and is ours.
             unsafe {
-                api!(ZsetRem)(self.key, ele, std::ptr::null_mut());
-                api!(FreeString)(self.cmd.raw, ele);
+                api!(ZsetRem)(self.key.raw, ele, std::ptr::null_mut());
+                api!(FreeString)(self.key.cmd.raw, ele);
             }
         }
     }
@@ -285,7 +258,7 @@ impl LogView for ZsetLog<'_> {
             return 0;
         }
         // SAFETY: key is open.
-        unsafe { api!(ValueLength)(self.key) as u64 }
+        unsafe { api!(ValueLength)(self.key.raw) as u64 }
     }
 
     fn oldest_through(&mut self, cutoff: i64, max_read: u64) -> Oldest {
@@ -320,7 +293,7 @@ impl LogView for ZsetLog<'_> {
         // Walked as far as allowed and still among stale entries: the rest
         // are counted by the server's rank lookup.
         if !walked_past && out.stale >= max_read.max(WALK_MAX) && out.stale < self.entry_count() {
-            if let Some(n) = call::zcount_through(self.cmd, self.key_index, cutoff) {
+            if let Some(n) = call::zcount_through(self.key.cmd, self.key.index, cutoff) {
                 out.stale = n;
             }
         }
@@ -333,7 +306,7 @@ impl LogView for ZsetLog<'_> {
         }
         if n > WALK_MAX {
             // 0-based rank of the n-th entry after the `rank` stale ones.
-            return call::zscore_at_rank(self.cmd, self.key_index, rank + n - 1).map(score_ms);
+            return call::zscore_at_rank(self.key.cmd, self.key.index, rank + n - 1).map(score_ms);
         }
         if !self.start(after as f64, f64::INFINITY, true, false) {
             return None;
@@ -370,14 +343,4 @@ fn score_ms(score: f64) -> i64 {
         return i64::MIN;
     }
     score as i64
-}
-
-impl Drop for ZsetLog<'_> {
-    fn drop(&mut self) {
-        if self.key.is_null() {
-            return;
-        }
-        // SAFETY: the key was opened by us and is closed once.
-        unsafe { api!(CloseKey)(self.key) }
-    }
 }

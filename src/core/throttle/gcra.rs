@@ -12,9 +12,10 @@
 //! the sustained rate is never above the declared one (it is below it by less
 //! than one microsecond per request), and every wait is rounded up.
 
-use super::args::unsigned;
-use super::decision::Decision;
-use super::error::RlError;
+use crate::core::args::unsigned;
+use crate::core::decision::Decision;
+use crate::core::error::RlError;
+use crate::core::string_key::with_ttl;
 
 /// Longest burst tolerance (µs, about 31.7 years): keeps every TAT far from
 /// integer overflow and below [`MIN_STORED_TAT_US`] plus any clock reading.
@@ -141,17 +142,7 @@ impl GcraOutcome {
 
     /// redis-cell's reply shape for a limiter of `limit` (`max_burst + 1`).
     pub fn to_cell(&self, limit: u64) -> CellReply {
-        let retry_after_s = match self.retry_after_us {
-            Some(us) if !self.allowed => seconds_up(us),
-            _ => -1,
-        };
-        CellReply {
-            limited: !self.allowed,
-            limit,
-            remaining: self.remaining,
-            retry_after_s,
-            reset_after_s: seconds_up(self.reset_after_us),
-        }
+        CellReply::new(&self.to_decision(), limit)
     }
 }
 
@@ -171,6 +162,24 @@ pub struct CellReply {
 }
 
 impl CellReply {
+    /// redis-cell's shape of a throttle decision for a limiter of `limit`
+    /// (`max_burst + 1`). Seconds are the ms rounded up, which equals the
+    /// µs rounded up to seconds; a wait of `u64::MAX` ms (never) is `-1`.
+    pub fn new(d: &Decision, limit: u64) -> CellReply {
+        let retry_after_s = if d.allowed || d.retry_after_ms == u64::MAX {
+            -1
+        } else {
+            ms_to_seconds_up(d.retry_after_ms)
+        };
+        CellReply {
+            limited: !d.allowed,
+            limit,
+            remaining: d.remaining,
+            retry_after_s,
+            reset_after_s: ms_to_seconds_up(d.reset_after_ms),
+        }
+    }
+
     pub fn to_reply(self) -> [i64; 5] {
         [
             i64::from(self.limited),
@@ -200,18 +209,12 @@ pub fn stored_tat(bytes: &[u8]) -> Result<i64, RlError> {
 /// every TAT with a TTL, so a string without one is not a throttle state:
 /// refused, never overwritten.
 pub fn stored_state(bytes: &[u8], expire_at_ms: Option<i64>) -> Result<i64, RlError> {
-    let tat = stored_tat(bytes)?;
-    match expire_at_ms {
-        Some(_) => Ok(tat),
-        None => Err(RlError::ForeignString {
-            expected: STATE_NAME,
-        }),
-    }
+    with_ttl(stored_tat(bytes), expire_at_ms, STATE_NAME)
 }
 
-/// Rounds a µs wait up to whole seconds (redis-cell's reply unit).
-fn seconds_up(us: u64) -> i64 {
-    to_i64(i128::from(us.div_ceil(1_000_000)))
+/// Rounds a ms wait up to whole seconds (redis-cell's reply unit).
+fn ms_to_seconds_up(ms: u64) -> i64 {
+    to_i64(i128::from(ms.div_ceil(1_000)))
 }
 
 fn ceil_div(x: i128, d: i128) -> i128 {

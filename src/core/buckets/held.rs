@@ -7,8 +7,8 @@
 
 use smallvec::SmallVec;
 
-use super::bucket_window::MAX_BUCKETS;
-use super::decimal::Line;
+use super::request::MAX_BUCKETS;
+use crate::core::decimal::Line;
 
 /// Bits a stored set may use. Every field rl keeps is within one window
 /// (at most [`MAX_BUCKETS`] buckets) of the newest; twice that is refused

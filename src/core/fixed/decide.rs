@@ -7,10 +7,12 @@
 //! the boundary burst: up to `limit` at the end of one window and `limit`
 //! again at the start of the next, so `2 * limit` within a short span.
 
-use super::args::unsigned;
-use super::decision::Decision;
-use super::error::RlError;
-use super::fixed_request::{FixedRequest, MAX_LIMIT};
+use super::request::{FixedRequest, MAX_LIMIT};
+use crate::core::args::unsigned;
+use crate::core::decision::Decision;
+use crate::core::error::RlError;
+use crate::core::limiter::Outcome;
+use crate::core::string_key::{with_ttl, StringWrite};
 
 /// What a fixed-window key holds, for the error naming a foreign string.
 pub const STATE_NAME: &str = "an rl fixed-window counter";
@@ -23,26 +25,13 @@ pub struct FixedState {
     pub expire_at_ms: Option<i64>,
 }
 
-/// What an admitted request stores: the new count, expiring at the end of
-/// the window (unchanged within a window).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FixedWrite {
-    pub count: u64,
-    pub expire_at_ms: i64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FixedOutcome {
-    pub decision: Decision,
-    pub write: Option<FixedWrite>,
-}
-
-/// Decides `req` at `now` (ms). Pure: the caller applies `write`.
+/// Decides `req` at `now` (ms). Pure: the caller applies `write`, the new
+/// count expiring at the end of the window (unchanged within a window).
 ///
 /// A window whose end has come (by our clock, which may be a little ahead of
 /// the server's expiry check) is over, and so is a counter without a TTL:
 /// its window end is unknown, and keeping it would deny forever.
-pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> FixedOutcome {
+pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> Outcome<StringWrite> {
     let current = state.and_then(|s| match s.expire_at_ms {
         Some(end) if end > now => Some((s.count, end)),
         _ => None,
@@ -53,22 +42,22 @@ pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> FixedO
     let reset_after_ms = end.saturating_sub(now).max(0) as u64;
     if count.saturating_add(req.cost) <= req.limit {
         let count = count + req.cost;
-        return FixedOutcome {
+        return Outcome {
             decision: Decision {
                 allowed: true,
                 remaining: req.limit - count,
                 retry_after_ms: 0,
                 reset_after_ms,
             },
-            write: Some(FixedWrite {
-                count,
+            write: Some(StringWrite {
+                value: count,
                 expire_at_ms: end,
             }),
         };
     }
     // Only the window's end frees anything: waiting exactly until then is
     // enough (a new window starts), one ms less is not.
-    FixedOutcome {
+    Outcome {
         decision: Decision {
             allowed: false,
             remaining: req.limit.saturating_sub(count),
@@ -95,12 +84,7 @@ pub fn stored_count(bytes: &[u8]) -> Result<u64, RlError> {
 /// with its window's end as the TTL, so a string without one (a user's
 /// `SET cnt 5`) is not rl's: refused, never reset or overwritten.
 pub fn stored_state(bytes: &[u8], expire_at_ms: Option<i64>) -> Result<FixedState, RlError> {
-    let count = stored_count(bytes)?;
-    if expire_at_ms.is_none() {
-        return Err(RlError::ForeignString {
-            expected: STATE_NAME,
-        });
-    }
+    let count = with_ttl(stored_count(bytes), expire_at_ms, STATE_NAME)?;
     Ok(FixedState {
         count,
         expire_at_ms,
@@ -121,11 +105,11 @@ mod tests {
     }
 
     /// Runs `decide` and stores the write, as the host does.
-    fn call(state: &mut Option<FixedState>, r: &FixedRequest, now: i64) -> FixedOutcome {
+    fn call(state: &mut Option<FixedState>, r: &FixedRequest, now: i64) -> Outcome<StringWrite> {
         let out = decide(r, *state, now);
         if let Some(w) = out.write {
             *state = Some(FixedState {
-                count: w.count,
+                count: w.value,
                 expire_at_ms: Some(w.expire_at_ms),
             });
         }
@@ -177,8 +161,8 @@ mod tests {
             let out = decide(&r, state, 1_000);
             assert_eq!(
                 out.write,
-                Some(FixedWrite {
-                    count: 1,
+                Some(StringWrite {
+                    value: 1,
                     expire_at_ms: 2_000
                 }),
                 "{expire_at_ms:?}"
@@ -273,7 +257,7 @@ mod tests {
 #[cfg(test)]
 mod time_anomalies {
     use super::*;
-    use crate::core::fixed_request::MAX_WINDOW_MS;
+    use crate::core::fixed::request::MAX_WINDOW_MS;
 
     #[test]
     fn now_at_the_integer_limits_does_not_panic_or_over_admit() {
@@ -289,7 +273,7 @@ mod time_anomalies {
                 let w = out.write.unwrap();
                 assert!(w.expire_at_ms >= now, "{now}");
                 let state = Some(FixedState {
-                    count: w.count,
+                    count: w.value,
                     expire_at_ms: Some(w.expire_at_ms),
                 });
                 let again = decide(&FixedRequest { cost: 1, ..r }, state, now);
@@ -317,7 +301,7 @@ mod time_anomalies {
                 // The window's end stays where the first admission put it.
                 assert_eq!(w.expire_at_ms, 6_000);
                 state = Some(FixedState {
-                    count: w.count,
+                    count: w.value,
                     expire_at_ms: Some(w.expire_at_ms),
                 });
             } else {

@@ -1,8 +1,8 @@
 //! `RL.FIXED key limit window [COST cost]` parsed into a typed request.
 
-use super::args::{cost_option, positive};
-use super::error::RlError;
-use super::syntax::{ArgKind, ArgSpec, Syntax};
+use crate::core::args::{cost_option, positive};
+use crate::core::error::RlError;
+use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `limit` (and so `COST`), 10^15 (a petabyte quota counted in
 /// bytes): counters stay at or below the largest value that is not a

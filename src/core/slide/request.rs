@@ -1,19 +1,22 @@
 //! `RL.SLIDE key limit window [COST cost]` parsed into a typed request.
 
-use super::args::{cost_option, positive};
-use super::error::RlError;
-use super::sliding_log::MAX_COST;
-use super::syntax::{ArgKind, ArgSpec, Syntax};
+use crate::core::args::{cost_option, positive, MAX_WINDOW_MS};
+use crate::core::error::RlError;
+use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
+
+/// Largest `COST` of one RL.SLIDE call (and of all SLIDE clauses of one
+/// RL.ALL together): each unit is a sorted-set member to insert (about
+/// 1.4 µs each in a 10^6-entry skiplist), and this many, with the
+/// removals `evict_budget` allows, fit in well under a millisecond. Weighted limits with larger costs
+/// belong to RL.BUCKETS, RL.THROTTLE or RL.FIXED, which record any cost in
+/// constant work.
+pub const MAX_COST: u64 = 100;
 
 /// Largest `limit` the exact log accepts: every admitted unit is a
 /// sorted-set member, and members of one millisecond are numbered below
-/// this bound (see `sliding_log::member`). Larger budgets belong to a
+/// this bound (see `slide::log::member`). Larger budgets belong to a
 /// bounded-memory limiter.
 pub const MAX_LIMIT: u64 = 1_000_000;
-
-/// Largest window in ms (about 31.7 years), so `now + window` and every
-/// score stay exact in a double and far from integer overflow.
-pub const MAX_WINDOW_MS: u64 = 1_000_000_000_000;
 
 /// `RL.SLIDE`'s name and arguments.
 #[rustfmt::skip]

@@ -1,11 +1,10 @@
 //! `RL.COUNT key window field [BY n] [PRECISION ms]` and
 //! `RL.TOTALS key window [PRECISION ms]` parsed into typed requests.
 
-use super::args::{positive, set_once};
-use super::buckets_request::precision_option;
-use super::error::RlError;
-use super::slide_request::MAX_WINDOW_MS;
-use super::syntax::{ArgKind, ArgSpec, Syntax};
+use crate::core::args::{positive, set_once, MAX_WINDOW_MS};
+use crate::core::buckets::request::precision_option;
+use crate::core::error::RlError;
+use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Longest field name, in bytes.
 pub const MAX_FIELD_LEN: usize = 32;
@@ -118,7 +117,7 @@ impl TotalsRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::bucket_window::MAX_BUCKETS;
+    use crate::core::buckets::request::MAX_BUCKETS;
     use crate::core::syntax::tests::errors_name_declared_arguments;
 
     fn split(line: &str) -> Vec<&[u8]> {

@@ -1,11 +1,9 @@
 //! `RL.BUCKETS key limit window [PRECISION ms] [COST cost]` parsed into a
 //! typed request.
 
-use super::args::{positive, set_once};
-use super::bucket_window::check_precision;
-use super::error::RlError;
-use super::slide_request::MAX_WINDOW_MS;
-use super::syntax::{ArgKind, ArgSpec, Syntax};
+use crate::core::args::{positive, set_once, MAX_WINDOW_MS};
+use crate::core::error::RlError;
+use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `limit` (and `COST`), 10^15: a byte quota of a petabyte per
 /// window. Totals never exceed it, so every stored count has at most 16
@@ -71,10 +69,33 @@ impl BucketsRequest {
     }
 }
 
+/// Most buckets one window may need (`ceil(window / precision)`).
+pub const MAX_BUCKETS: u64 = 1_000;
+
+/// Buckets per window when `PRECISION` is not given.
+pub const DEFAULT_BUCKETS: u64 = 60;
+
+/// `precision` fits `window`: at most the window and at most
+/// [`MAX_BUCKETS`] buckets.
+pub fn check_precision(window_ms: u64, precision: u64) -> Result<(), RlError> {
+    if precision > window_ms {
+        return Err(RlError::PrecisionAboveWindow);
+    }
+    if window_ms.div_ceil(precision) > MAX_BUCKETS {
+        return Err(RlError::TooManyBuckets { max: MAX_BUCKETS });
+    }
+    Ok(())
+}
+
+/// The bucket width when `PRECISION` is not given: the window in
+/// [`DEFAULT_BUCKETS`] buckets, rounded up, at least 1 ms.
+pub fn default_precision(window_ms: u64) -> u64 {
+    window_ms.div_ceil(DEFAULT_BUCKETS).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::bucket_window::MAX_BUCKETS;
     use crate::core::syntax::tests::errors_name_declared_arguments;
 
     fn parse(line: &str) -> Result<BucketsRequest, RlError> {

@@ -1,36 +1,12 @@
-//! The exact sliding-window log.
-//!
-//! Every admitted unit of cost is one entry whose score is its admission time
-//! in ms. At `now`, entries with score `<= now - window` have left the window.
-//! The log is read through [`LogView`], so the same decision runs over a real
-//! sorted set (host) or over [`MemoryLog`] (tests, benches) with any `now`.
-//!
-//! Two bounds keep every call short whatever the key holds: an admission
-//! adds at most [`MAX_COST`] entries, and removes at most
-//! [`evict_budget`] of the entries that have left the window (oldest
-//! first). Entries that have left but are not removed yet never count: the
-//! log is counted by score, so the decision stays exact while a backlog
-//! (after a burst and a pause) drains over the next admissions.
+//! The decision: count the entries still in the window, admit if the cost
+//! fits, and name the stale entries an admission removes.
 
-use smallvec::SmallVec;
-
-use super::decision::Decision;
-use super::error::RlError;
-use super::expiry::Expiry;
-use super::slide_request::SlideRequest;
-
-/// Members of one millisecond are numbered `0..MEMBERS_PER_MS`; a member is
-/// `score * MEMBERS_PER_MS + n`. It is an integer, so a listpack stores it in
-/// at most 9 bytes, and it is unique across scores by construction.
-pub const MEMBERS_PER_MS: i64 = 1_000_000;
-
-/// Largest `COST` of one RL.SLIDE call (and of all SLIDE clauses of one
-/// RL.ALL together): each unit is a sorted-set member to insert (about
-/// 1.4 µs each in a 10^6-entry skiplist), and this many, with the
-/// removals below, fit in well under a millisecond. Weighted limits with larger costs
-/// belong to RL.BUCKETS, RL.THROTTLE or RL.FIXED, which record any cost in
-/// constant work.
-pub const MAX_COST: u64 = 100;
+use super::log::{member, Admission, Entry, LogView, MAX_NOW_MS, MEMBERS_PER_MS};
+use super::request::SlideRequest;
+use crate::core::decision::Decision;
+use crate::core::error::RlError;
+use crate::core::expiry::Expiry;
+use crate::core::limiter::Outcome;
 
 /// Entries that left the window one call may remove (about 1 µs each at
 /// 10^6 entries), at least; an admission of cost `c` may remove `2c` when
@@ -43,91 +19,12 @@ pub fn evict_budget(cost: u64, clauses: u64) -> u64 {
     (EVICT_PER_CALL / clauses.max(1)).max(2 * cost)
 }
 
-/// The member for the `n`-th entry admitted at `score`.
-pub fn member(score: i64, n: i64) -> i64 {
-    score * MEMBERS_PER_MS + n
-}
-
-/// One stored entry: its score in whole ms (a score that is not a whole
-/// finite number, `+inf` included, reads as `i64::MIN`) and its member, if
-/// the member is an integer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
-    pub score: i64,
-    pub member: Option<i64>,
-}
-
-impl Entry {
-    /// Whether rl could have written this entry: a score it accepts and the
-    /// member it numbers from that score (`score * MEMBERS_PER_MS + n`).
-    pub fn is_rl(&self) -> bool {
-        (0..=MAX_NOW_MS).contains(&self.score)
-            && self
-                .member
-                .is_some_and(|m| m.div_euclid(MEMBERS_PER_MS) == self.score)
-    }
-}
-
-/// The oldest end of a log, as [`LogView::oldest_through`] reads it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Oldest {
-    /// How many entries have a score `<= cutoff` (exact, however many).
-    pub stale: u64,
-    /// The oldest entries, in order: the first `min(stale, max_read)` of
-    /// them, and at least the oldest one (none for an empty log).
-    pub entries: SmallVec<[Entry; 4]>,
-}
-
-/// Read access to a log, in score order. Implementations answer from the
-/// stored data only; they never write. Each answer costs bounded work.
-pub trait LogView {
-    /// Number of entries, including those that have left the window.
-    fn entry_count(&mut self) -> u64;
-    /// The oldest end: see [`Oldest`].
-    fn oldest_through(&mut self, cutoff: i64, max_read: u64) -> Oldest;
-    /// Score of the `n`-th (1-based) entry with score `> after`, knowing
-    /// that `rank` entries have a score `<= after`.
-    fn nth_after(&mut self, after: i64, rank: u64, n: u64) -> Option<i64>;
-    /// The last entry: highest score and, among equal scores, the greatest
-    /// member. New entries are recorded at its score or later, so it also
-    /// tells which members are taken.
-    fn newest(&mut self) -> Option<Entry>;
-}
-
-/// What an admitted request writes. A denied request writes nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Admission {
-    /// Remove this many of the oldest entries, all of which have left the
-    /// window (and were checked to be rl's).
-    pub evict: u64,
-    /// Score of the new entries: `now`, or the newest entry's score if the
-    /// clock stepped back.
-    pub at: i64,
-    /// First candidate member; the new entries take the next free members.
-    pub first_member: i64,
-    /// How many entries to add (the request's cost).
-    pub count: u64,
-    /// The key must live until the newest entry leaves the window.
-    pub expiry: Expiry,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SlideOutcome {
-    pub decision: Decision,
-    pub admission: Option<Admission>,
-}
-
-/// Latest `now` for which members (`now * MEMBERS_PER_MS + n`) fit in i64
-/// (year 2262), and so the latest score rl writes. A key holding later
-/// scores (`+inf`, `1e300`) was not written by rl.
-pub const MAX_NOW_MS: i64 = i64::MAX / MEMBERS_PER_MS - 1;
-
 /// Decides `req` at `now` against the log, as one RL.SLIDE call.
 pub fn decide(
     log: &mut impl LogView,
     req: &SlideRequest,
     now: i64,
-) -> Result<SlideOutcome, RlError> {
+) -> Result<Outcome<Admission>, RlError> {
     decide_within(log, req, now, evict_budget(req.cost, 1))
 }
 
@@ -141,7 +38,7 @@ pub fn decide_within(
     req: &SlideRequest,
     now: i64,
     max_evict: u64,
-) -> Result<SlideOutcome, RlError> {
+) -> Result<Outcome<Admission>, RlError> {
     if !(0..=MAX_NOW_MS).contains(&now) {
         return Err(RlError::Internal("server clock out of range"));
     }
@@ -182,14 +79,14 @@ pub fn decide_within(
         if taken + req.cost as i64 > MEMBERS_PER_MS {
             return Err(RlError::ForeignZset);
         }
-        return Ok(SlideOutcome {
+        return Ok(Outcome {
             decision: Decision {
                 allowed: true,
                 remaining: req.limit - held - req.cost,
                 retry_after_ms: 0,
                 reset_after_ms: (at + window - now) as u64,
             },
-            admission: Some(Admission {
+            write: Some(Admission {
                 evict: stale.min(max_evict),
                 at,
                 first_member: member(at, taken),
@@ -210,94 +107,24 @@ pub fn decide_within(
         .nth_after(cutoff, stale, need)
         .map_or(reset_after_ms, |s| (s + window - now).max(1) as u64)
         .max(1);
-    Ok(SlideOutcome {
+    Ok(Outcome {
         decision: Decision {
             allowed: false,
             remaining: req.limit.saturating_sub(held),
             retry_after_ms,
             reset_after_ms,
         },
-        admission: None,
+        write: None,
     })
-}
-
-/// An in-memory log with sorted-set semantics (order by score, then member).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MemoryLog {
-    entries: Vec<(i64, i64)>,
-}
-
-impl MemoryLog {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    pub fn entries(&self) -> &[(i64, i64)] {
-        &self.entries
-    }
-
-    /// Adds an entry as a foreign writer would (tests).
-    pub fn insert(&mut self, score: i64, member: i64) {
-        self.entries.push((score, member));
-        self.entries.sort_unstable();
-    }
-
-    /// Applies an admission the way the host does on the sorted set.
-    pub fn apply(&mut self, a: &Admission) {
-        let mut m = a.first_member;
-        for _ in 0..a.count {
-            while self.entries.iter().any(|&(_, x)| x == m) {
-                m += 1;
-            }
-            self.entries.push((a.at, m));
-            m += 1;
-        }
-        self.entries.sort_unstable();
-        // By rank, as ZREMRANGEBYRANK 0 evict-1 does on a replica.
-        self.entries.drain(..a.evict as usize);
-    }
-}
-
-impl LogView for MemoryLog {
-    fn entry_count(&mut self) -> u64 {
-        self.entries.len() as u64
-    }
-    fn oldest_through(&mut self, cutoff: i64, max_read: u64) -> Oldest {
-        let stale = self.entries.partition_point(|&(s, _)| s <= cutoff);
-        let read = (stale as u64).min(max_read).max(1) as usize;
-        Oldest {
-            stale: stale as u64,
-            entries: self
-                .entries
-                .iter()
-                .take(read)
-                .map(|&(score, m)| Entry {
-                    score,
-                    member: Some(m),
-                })
-                .collect(),
-        }
-    }
-    fn nth_after(&mut self, after: i64, rank: u64, n: u64) -> Option<i64> {
-        debug_assert_eq!(
-            rank as usize,
-            self.entries.partition_point(|&(s, _)| s <= after)
-        );
-        let idx = usize::try_from(rank + n).ok()?.checked_sub(1)?;
-        self.entries.get(idx).map(|&(s, _)| s)
-    }
-    fn newest(&mut self) -> Option<Entry> {
-        self.entries.last().map(|&(score, m)| Entry {
-            score,
-            member: Some(m),
-        })
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::slide_request::{MAX_LIMIT, MAX_WINDOW_MS};
+    use crate::core::args::MAX_WINDOW_MS;
+    use crate::core::slide::log::{MemoryLog, Oldest};
+    use crate::core::slide::request::MAX_COST;
+    use crate::core::slide::request::MAX_LIMIT;
     use proptest::prelude::*;
 
     fn req(limit: u64, window_ms: u64, cost: u64) -> SlideRequest {
@@ -311,7 +138,7 @@ mod tests {
     /// Runs `decide` and applies the admission, as the host does.
     fn call(log: &mut MemoryLog, r: &SlideRequest, now: i64) -> [i64; 4] {
         let out = decide(log, r, now).unwrap();
-        if let Some(a) = &out.admission {
+        if let Some(a) = &out.write {
             log.apply(a);
         }
         out.decision.to_reply()
@@ -357,21 +184,18 @@ mod tests {
         call(&mut log, &req(1, 1000, 1), 0);
         let out = decide(&mut log, &req(1, 1000, 1), 500).unwrap();
         assert!(!out.decision.allowed);
-        assert_eq!(out.admission, None);
+        assert_eq!(out.write, None);
     }
 
     #[test]
     fn eviction_happens_only_with_stale_entries() {
         let mut log = MemoryLog::new();
-        let a = decide(&mut log, &req(5, 100, 1), 0)
-            .unwrap()
-            .admission
-            .unwrap();
+        let a = decide(&mut log, &req(5, 100, 1), 0).unwrap().write.unwrap();
         assert_eq!(a.evict, 0);
         log.apply(&a);
         let a = decide(&mut log, &req(5, 100, 1), 100)
             .unwrap()
-            .admission
+            .write
             .unwrap();
         assert_eq!(a.evict, 1);
         assert_eq!(a.expiry.needed_ms, 200);
@@ -392,7 +216,7 @@ mod tests {
         call(&mut log2, &req(5, 1000, 1), 5_000);
         let a = decide(&mut log2, &req(5, 1000, 1), 2_000)
             .unwrap()
-            .admission
+            .write
             .unwrap();
         assert_eq!(a.expiry.needed_ms, 6_000);
     }
@@ -418,7 +242,7 @@ mod tests {
         for now in [0, 1, 9_000_000_000_000, MAX_NOW_MS] {
             let out = decide(&mut log, &r, now).unwrap();
             assert!(out.decision.allowed);
-            log.apply(&out.admission.unwrap());
+            log.apply(&out.write.unwrap());
         }
         let clock_error = Err(RlError::Internal("server clock out of range"));
         for now in [-5, MAX_NOW_MS + 1, i64::MAX, i64::MIN] {
@@ -486,7 +310,7 @@ mod tests {
         }
         log.insert(2, 77);
         let out = decide_within(&mut log, &r, 5_000, 2).unwrap();
-        assert_eq!(out.admission.unwrap().evict, 2);
+        assert_eq!(out.write.unwrap().evict, 2);
         assert_eq!(
             decide_within(&mut log, &r, 5_000, 3),
             Err(RlError::ForeignZset)
@@ -533,7 +357,7 @@ mod tests {
         let mut log = MemoryLog::new();
         for i in 0..(limit / MAX_COST) {
             let out = decide(&mut log, &req(limit, 60_000, MAX_COST), i as i64).unwrap();
-            log.apply(&out.admission.unwrap());
+            log.apply(&out.write.unwrap());
         }
         assert_eq!(log.entries().len() as u64, limit);
         let mut now = 60_000 + limit as i64;
@@ -545,7 +369,7 @@ mod tests {
                 limit - 1 - calls,
                 "only this call's own entries count"
             );
-            let a = out.admission.unwrap();
+            let a = out.write.unwrap();
             assert!(a.evict <= EVICT_PER_CALL);
             log.apply(&a);
             calls += 1;
@@ -580,7 +404,7 @@ mod tests {
                     .sum();
                 let out = decide(&mut log, &r, now).unwrap();
                 prop_assert_eq!(out.decision.allowed, in_window + cost <= limit);
-                if let Some(a) = &out.admission {
+                if let Some(a) = &out.write {
                     log.apply(a);
                     admitted.push((now, cost));
                 } else {
@@ -618,7 +442,8 @@ mod tests {
 #[cfg(test)]
 mod time_anomalies {
     use super::*;
-    use crate::core::slide_request::MAX_WINDOW_MS;
+    use crate::core::args::MAX_WINDOW_MS;
+    use crate::core::slide::log::MemoryLog;
     use proptest::prelude::*;
 
     fn req(limit: u64, window_ms: u64, cost: u64) -> SlideRequest {
@@ -651,7 +476,7 @@ mod time_anomalies {
                 match decide(&mut log, &r, now) {
                     Ok(out) => {
                         assert!(out.decision.allowed, "{now}");
-                        let a = out.admission.unwrap();
+                        let a = out.write.unwrap();
                         assert_eq!(a.expiry.needed_ms, now + window as i64);
                         log.apply(&a);
                         let denied = decide(&mut log, &req(3, window, 1), now).unwrap();
@@ -704,7 +529,7 @@ mod time_anomalies {
                 let r = req(limit, window, cost.min(limit));
                 let out = decide(&mut log, &r, now).unwrap();
                 prop_assert!(out.decision.to_reply().iter().all(|&v| v >= 0));
-                match &out.admission {
+                match &out.write {
                     Some(a) => {
                         log.apply(a);
                         admitted.push((real, r.cost));

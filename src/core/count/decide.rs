@@ -1,22 +1,16 @@
 //! Sliding-window event counters (`RL.COUNT`, `RL.TOTALS`) in the bucket
-//! layout of [`bucket_window`](super::bucket_window): each bucket holds one
+//! layout of [`buckets::layout`](crate::core::buckets::layout): each bucket holds one
 //! count per field name, `t` the per-name totals, `f` the names in the order
 //! of the counts (first seen first, so adding a name never rewrites buckets).
 
-use super::bucket_window::{
-    load, resolve_precision, slide, write, Counts, HashView, HashWrite, Kind,
-};
-use super::count_request::{CountRequest, TotalsRequest, MAX_FIELDS, MAX_TOTAL};
-use super::error::RlError;
+use super::request::{CountRequest, TotalsRequest, MAX_FIELDS, MAX_TOTAL};
+use crate::core::buckets::layout::{load, Counts, HashView, HashWrite, Kind};
+use crate::core::buckets::window::{resolve_precision, slide, write};
+use crate::core::error::RlError;
+use crate::core::limiter::Outcome;
 
 /// Field name and its total over the window, sorted by name (bytewise).
 pub type Totals = Vec<(Vec<u8>, u64)>;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CountOutcome {
-    pub totals: Totals,
-    pub write: HashWrite,
-}
 
 fn sorted(names: &[Vec<u8>], totals: &[u64]) -> Totals {
     let mut out: Totals = names.iter().cloned().zip(totals.iter().copied()).collect();
@@ -30,7 +24,7 @@ pub fn count(
     view: &mut impl HashView,
     req: &CountRequest<'_>,
     now: i64,
-) -> Result<CountOutcome, RlError> {
+) -> Result<Outcome<HashWrite, Totals>, RlError> {
     let state = load(view, Kind::Count)?;
     let precision = resolve_precision(req.window_ms, req.precision, state.as_ref())?;
     let win = slide(view, state.as_ref(), req.window_ms, precision, now)?;
@@ -63,9 +57,9 @@ pub fn count(
     totals[idx] = total;
     let changed = (new_key || new_name).then_some(&names[..]);
     let write = write(&win, Kind::Count, &bucket, &totals, changed);
-    Ok(CountOutcome {
-        totals: sorted(&names, &totals),
-        write,
+    Ok(Outcome {
+        decision: sorted(&names, &totals),
+        write: Some(write),
     })
 }
 
@@ -83,7 +77,7 @@ pub fn totals(view: &mut impl HashView, req: &TotalsRequest, now: i64) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::bucket_window::MemoryHash;
+    use crate::core::buckets::layout::MemoryHash;
     use proptest::prelude::*;
 
     fn count_at(h: &mut MemoryHash, field: &str, by: u64, now: i64) -> Result<Totals, RlError> {
@@ -94,8 +88,8 @@ mod tests {
             precision: Some(100),
         };
         let out = count(h, &req, now)?;
-        h.apply(&out.write);
-        Ok(out.totals)
+        h.apply(out.write.as_ref().unwrap());
+        Ok(out.decision)
     }
 
     fn totals_at(h: &mut MemoryHash, now: i64) -> Totals {
@@ -136,7 +130,7 @@ mod tests {
     #[test]
     fn a_total_past_the_largest_is_refused() {
         let mut h = MemoryHash::new();
-        let big = crate::core::count_request::MAX_BY;
+        let big = crate::core::count::request::MAX_BY;
         let mut sum = 0;
         while sum + big <= MAX_TOTAL {
             sum += big;
@@ -218,21 +212,21 @@ mod tests {
     fn buckets_and_count_keys_are_not_interchangeable() {
         let mut h = MemoryHash::new();
         count_at(&mut h, "ok", 1, 0).unwrap();
-        let req = crate::core::buckets_request::BucketsRequest {
+        let req = crate::core::buckets::request::BucketsRequest {
             limit: 5,
             window_ms: 1000,
             precision: None,
             cost: 1,
         };
         assert_eq!(
-            crate::core::bucket_window::decide(&mut h, &req, 1),
+            crate::core::buckets::decide::decide(&mut h, &req, 1),
             Err(RlError::WrongKind {
                 found: "RL.COUNT",
                 wanted: "RL.BUCKETS"
             })
         );
         let mut b = MemoryHash::new();
-        let out = crate::core::bucket_window::decide(&mut b, &req, 1).unwrap();
+        let out = crate::core::buckets::decide::decide(&mut b, &req, 1).unwrap();
         b.apply(&out.write.unwrap());
         assert_eq!(
             count_at(&mut b, "ok", 1, 2),
@@ -253,7 +247,7 @@ mod tests {
             steps in proptest::collection::vec((0i64..15, 0usize..3, 1u64..5, 0i64..40), 1..120),
         ) {
             let precision = precision_pick.min(window);
-            prop_assume!(crate::core::bucket_window::check_precision(window, precision).is_ok());
+            prop_assume!(crate::core::buckets::request::check_precision(window, precision).is_ok());
             let (w, p) = (window as i64, precision as i64);
             let names = ["a", "b", "c"];
             let mut h = MemoryHash::new();
@@ -281,9 +275,9 @@ mod tests {
                     precision: Some(precision),
                 };
                 let out = count(&mut h, &req, now).unwrap();
-                h.apply(&out.write);
+                h.apply(out.write.as_ref().unwrap());
                 events.push((now, i, by));
-                prop_assert_eq!(&out.totals, &expected(&events, now));
+                prop_assert_eq!(&out.decision, &expected(&events, now));
                 prop_assert!(h.bucket_count() as u64 <= window.div_ceil(precision) + 1);
                 prop_assert_eq!(h.fields_the_header_names(), h.bucket_indexes());
                 let later = now + look_ahead;
@@ -299,8 +293,8 @@ mod tests {
 #[cfg(test)]
 mod time_anomalies {
     use super::*;
-    use crate::core::bucket_window::{MemoryHash, MAX_CLOCK_MS};
-    use crate::core::slide_request::MAX_WINDOW_MS;
+    use crate::core::args::MAX_WINDOW_MS;
+    use crate::core::buckets::layout::{MemoryHash, MAX_CLOCK_MS};
 
     #[test]
     fn now_at_the_integer_limits_is_an_error_or_a_sane_count() {
@@ -315,14 +309,14 @@ mod time_anomalies {
                 };
                 match count(&mut h, &req, now) {
                     Ok(out) => {
-                        assert_eq!(out.totals, vec![(b"ok".to_vec(), 1_000_000)]);
-                        assert!(out.write.expiry.needed_ms > now);
-                        h.apply(&out.write);
+                        assert_eq!(out.decision, vec![(b"ok".to_vec(), 1_000_000)]);
+                        assert!(out.write.as_ref().unwrap().expiry.needed_ms > now);
+                        h.apply(out.write.as_ref().unwrap());
                         let t = TotalsRequest {
                             window_ms,
                             precision: None,
                         };
-                        assert_eq!(totals(&mut h, &t, now).unwrap(), out.totals);
+                        assert_eq!(totals(&mut h, &t, now).unwrap(), out.decision);
                     }
                     Err(e) => assert_eq!(e, RlError::Internal("server clock out of range")),
                 }
@@ -341,7 +335,7 @@ mod time_anomalies {
         };
         for now in [5_000, 2_000, 4_999, 100] {
             let out = count(&mut h, &req, now).unwrap();
-            h.apply(&out.write);
+            h.apply(out.write.as_ref().unwrap());
         }
         // Events from the stepped-back clock went into the newest bucket:
         // all four are still counted at 5_000 and at 2_000.

@@ -2,10 +2,10 @@
 //! its redis-cell twin `CL.THROTTLE` (period in seconds), parsed into one
 //! typed request.
 
-use super::args::{non_negative, positive};
-use super::error::RlError;
 use super::gcra::Gcra;
-use super::syntax::{ArgKind, ArgSpec, Syntax};
+use crate::core::args::{non_negative, positive};
+use crate::core::error::RlError;
+use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `max_burst`, `count` and `quantity` accepted by the parser; the
 /// burst tolerance check ([`Gcra::new`]) bounds the useful range further.

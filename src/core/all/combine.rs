@@ -17,7 +17,7 @@
 //! before the caller retries: the wait is a forecast, like every
 //! `retry_after_ms`.
 
-use super::decision::Decision;
+use crate::core::decision::Decision;
 
 /// The answer of a multi-limit check. Field order is the reply order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,10 +52,11 @@ pub fn combine(clauses: Vec<Decision>) -> Combined {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::fixed_request::FixedRequest;
-    use crate::core::fixed_window::{self, FixedState};
-    use crate::core::slide_request::SlideRequest;
-    use crate::core::sliding_log::{self, MemoryLog};
+    use crate::core::fixed::decide::{self as fixed_window, FixedState};
+    use crate::core::fixed::request::FixedRequest;
+    use crate::core::slide::decide as sliding_log;
+    use crate::core::slide::log::MemoryLog;
+    use crate::core::slide::request::SlideRequest;
     use proptest::prelude::*;
 
     fn d(allowed: bool, remaining: u64, retry: u64, reset: u64) -> Decision {
@@ -133,10 +134,10 @@ mod tests {
             let b = fixed_window::decide(&self.window, self.fixed, now);
             let c = combine(vec![a.decision, b.decision]);
             if c.allowed {
-                self.log.apply(&a.admission.unwrap());
+                self.log.apply(&a.write.unwrap());
                 let w = b.write.unwrap();
                 self.fixed = Some(FixedState {
-                    count: w.count,
+                    count: w.value,
                     expire_at_ms: Some(w.expire_at_ms),
                 });
             }

@@ -1,0 +1,143 @@
+//! A request to any limiter, named by its algorithm, as `RL.PEEK` and the
+//! clauses of `RL.ALL` spell it: `SLIDE|BUCKETS|THROTTLE|FIXED key <the
+//! parameters of that limiter's own command>`. Parsing goes through each
+//! limiter's own parser, so the syntax and its errors are those of the
+//! consuming command.
+
+use super::buckets::request::BucketsRequest;
+use super::error::token_text;
+use super::error::RlError;
+use super::fixed::request::FixedRequest;
+use super::slide::request::SlideRequest;
+use super::syntax::Syntax;
+use super::throttle::request::ThrottleRequest;
+
+/// The limiters a request can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    /// `RL.SLIDE`: the exact sliding log.
+    Slide,
+    /// `RL.BUCKETS`: the bucketed sliding window.
+    Buckets,
+    /// `RL.THROTTLE`: GCRA, period in ms.
+    Throttle,
+    /// `RL.FIXED`: the fixed window.
+    Fixed,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 4] = [
+        Algorithm::Slide,
+        Algorithm::Buckets,
+        Algorithm::Throttle,
+        Algorithm::Fixed,
+    ];
+
+    /// The token that names it (case-insensitive on input).
+    pub fn token(self) -> &'static str {
+        match self {
+            Algorithm::Slide => "SLIDE",
+            Algorithm::Buckets => "BUCKETS",
+            Algorithm::Throttle => "THROTTLE",
+            Algorithm::Fixed => "FIXED",
+        }
+    }
+
+    pub fn from_token(token: &[u8]) -> Option<Algorithm> {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| token.eq_ignore_ascii_case(a.token().as_bytes()))
+    }
+
+    /// The declaration of the limiter's own command.
+    pub fn syntax(self) -> &'static Syntax {
+        match self {
+            Algorithm::Slide => &super::slide::request::SYNTAX,
+            Algorithm::Buckets => &super::buckets::request::SYNTAX,
+            Algorithm::Throttle => &super::throttle::request::RL_THROTTLE,
+            Algorithm::Fixed => &super::fixed::request::SYNTAX,
+        }
+    }
+
+    /// How the limiter is spelled after `RL.PEEK` (`SLIDE key limit window
+    /// [COST cost]`) or in an `RL.ALL` clause, whose key is listed apart.
+    fn usage(self, with_key: bool) -> String {
+        let line = self.syntax().synopsis();
+        let line = line.strip_prefix("RL.").unwrap_or(&line);
+        if with_key {
+            line.to_string()
+        } else {
+            line.replacen(" key", "", 1)
+        }
+    }
+}
+
+/// One limiter request, parsed by that limiter's own parser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitRequest {
+    Slide(SlideRequest),
+    Buckets(BucketsRequest),
+    Throttle(ThrottleRequest),
+    Fixed(FixedRequest),
+}
+
+impl LimitRequest {
+    /// `line` is shaped like the limiter's own command line: the algorithm
+    /// token where the command name would be, the key, then its parameters.
+    /// A wrong count of parameters is restated for `called`, the command the
+    /// user called, with the limiter's usage (with its key or, in an RL.ALL
+    /// clause, without).
+    pub fn parse(line: &[&[u8]], called: &Syntax, with_key: bool) -> Result<LimitRequest, RlError> {
+        let token = line.first().copied().unwrap_or_default();
+        let algorithm = Algorithm::from_token(token)
+            .ok_or_else(|| RlError::UnknownLimiter(token_text(token)))?;
+        let parsed = match algorithm {
+            Algorithm::Slide => SlideRequest::parse(line).map(LimitRequest::Slide),
+            Algorithm::Buckets => BucketsRequest::parse(line).map(LimitRequest::Buckets),
+            Algorithm::Throttle => ThrottleRequest::parse_ms(line).map(LimitRequest::Throttle),
+            Algorithm::Fixed => FixedRequest::parse(line).map(LimitRequest::Fixed),
+        };
+        parsed.map_err(|e| match e {
+            RlError::WrongArity { .. } => RlError::LimiterArity {
+                command: called.name(),
+                usage: algorithm.usage(with_key),
+            },
+            e => e,
+        })
+    }
+
+    pub fn algorithm(&self) -> Algorithm {
+        match self {
+            LimitRequest::Slide(_) => Algorithm::Slide,
+            LimitRequest::Buckets(_) => Algorithm::Buckets,
+            LimitRequest::Throttle(_) => Algorithm::Throttle,
+            LimitRequest::Fixed(_) => Algorithm::Fixed,
+        }
+    }
+}
+
+/// Request lines for the tests of the commands that name a limiter.
+#[cfg(test)]
+pub(crate) mod test_lines {
+    use super::*;
+
+    pub fn split(line: &str) -> Vec<&[u8]> {
+        line.split(' ').map(str::as_bytes).collect()
+    }
+
+    pub fn slide(limit: u64, window_ms: u64, cost: u64) -> LimitRequest {
+        LimitRequest::Slide(SlideRequest {
+            limit,
+            window_ms,
+            cost,
+        })
+    }
+
+    pub fn fixed(limit: u64, window_ms: u64, cost: u64) -> LimitRequest {
+        LimitRequest::Fixed(FixedRequest {
+            limit,
+            window_ms,
+            cost,
+        })
+    }
+}

@@ -1,0 +1,447 @@
+//! The bucketed sliding window: time split into buckets of `precision` ms,
+//! one counter per bucket, a running total, eviction from the oldest end.
+//!
+//! Bucket `b` covers the ms `b*P ..= (b+1)*P - 1`. At `now` the window is
+//! `(now - window, now]`; a bucket counts while any of its ms is inside it,
+//! and leaves as soon as its last ms has left (`(b+1)*P - 1 <= now - window`).
+//! Every ms of the window therefore lies in a counted bucket (never more than
+//! `limit` admitted in any window-length interval), and what is counted
+//! beyond the window is at most one bucket (denied early by at most one
+//! bucket width).
+//!
+//! The state is one plain hash, read through [`HashView`] and written as
+//! [`HashWrite`] data, so the decision runs over a real hash (host) or over
+//! [`MemoryHash`] (tests) with any `now`. Field by field:
+//!
+//! | field | value |
+//! |---|---|
+//! | `h` | header: `kind,precision,newest,held,totals...[,current]` |
+//! | `f` | RL.COUNT only: the counted field names, comma-separated |
+//! | `<b>` | bucket `b` (decimal index): its counts, one per counted field |
+//!
+//! `kind` is `b` (RL.BUCKETS) or `c` (RL.COUNT); `newest` is the newest
+//! bucket written; `held` says which older buckets have a field
+//! ([`HeldBuckets`], hex); `totals` are the running totals of the held
+//! buckets, one per counted field. For RL.BUCKETS, `current` is the count
+//! of bucket `newest`, which lives in the header and gets its own field only
+//! when a newer bucket starts: an admission into the current bucket reads
+//! and writes the header alone (the first field of the hash: the cheapest
+//! lookup in a listpack). RL.COUNT keeps its newest bucket in a field too:
+//! with several counts the header would outgrow a listpack value (64 bytes)
+//! and cost the compact encoding.
+//!
+//! Counts are plain canonical decimals joined by commas: a listpack stores a
+//! lone small count as an integer in one or two bytes. (Releases before
+//! 0.2 padded every count to 9 digits; such keys are read as they are and
+//! rewritten plainly as they change.)
+
+use smallvec::SmallVec;
+
+use super::held::HeldBuckets;
+use crate::core::args::unsigned;
+use crate::core::decimal::Line;
+use crate::core::error::RlError;
+use crate::core::expiry::Expiry;
+
+/// Clock readings (ms) the bucket commands accept: about year 33,658 either
+/// side of the epoch. Bucket bounds and expiries computed from them stay far
+/// from integer overflow.
+pub const MAX_CLOCK_MS: i64 = 1_000_000_000_000_000;
+
+pub const FIELD_HEADER: &[u8] = b"h";
+
+/// Field names and values, inline up to 64 bytes (a listpack value's
+/// default limit): the hot path reads and writes them without heap
+/// allocations.
+pub type Bytes = SmallVec<[u8; 64]>;
+
+/// One count per counted field: 1 for RL.BUCKETS (inline), at most 8 for
+/// RL.COUNT (more than 2 go to the heap; a smaller value is cheaper to move).
+pub type Counts = SmallVec<[u64; 2]>;
+pub const FIELD_NAMES: &[u8] = b"f";
+
+/// Which command owns a key. The two layouts are alike but their counts mean
+/// different things, so one command refuses the other's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Buckets,
+    Count,
+}
+
+impl Kind {
+    /// The header's first item.
+    pub fn tag(self) -> &'static [u8] {
+        match self {
+            Kind::Buckets => b"b",
+            Kind::Count => b"c",
+        }
+    }
+
+    pub fn command(self) -> &'static str {
+        match self {
+            Kind::Buckets => "RL.BUCKETS",
+            Kind::Count => "RL.COUNT",
+        }
+    }
+
+    /// Whether the newest bucket's counts live in the header (RL.BUCKETS)
+    /// rather than in the bucket's own field (RL.COUNT).
+    pub(crate) fn header_holds_newest(self) -> bool {
+        self == Kind::Buckets
+    }
+
+    pub(crate) fn from_tag(tag: &[u8]) -> Option<Kind> {
+        [Kind::Buckets, Kind::Count]
+            .into_iter()
+            .find(|k| k.tag() == tag)
+    }
+}
+
+/// Read access to the key's hash. Implementations never write.
+pub trait HashView {
+    /// False when the key does not exist.
+    fn exists(&mut self) -> bool;
+    /// The value of `field`, if present.
+    fn get(&mut self, field: &[u8]) -> Option<Bytes>;
+}
+
+/// What an admitted call writes. A denied call writes nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HashWrite {
+    /// The header's new value: every write sets it, first.
+    pub header: Bytes,
+    /// Other fields set to these values: the bucket that got or keeps a
+    /// field of its own, RL.COUNT's names. All values are absolute, never
+    /// increments.
+    pub fields: SmallVec<[(Bytes, Bytes); 1]>,
+    /// Bucket fields that left the window (each one exists).
+    pub delete: Vec<Bytes>,
+    /// The key must live until the newest bucket leaves the window.
+    pub expiry: Expiry,
+}
+
+impl HashWrite {
+    /// Every field set and its value, the header first.
+    pub fn pairs(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        let others = self.fields.iter().map(|(f, v)| (&f[..], &v[..]));
+        std::iter::once((FIELD_HEADER, &self.header[..])).chain(others)
+    }
+}
+
+/// The stored state of a key, from its header (and names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct State {
+    pub kind: Kind,
+    pub precision: u64,
+    pub newest: i64,
+    /// Which buckets older than `newest` have a field.
+    pub held: HeldBuckets,
+    pub totals: Counts,
+    /// Counts of bucket `newest` (RL.BUCKETS: from the header, the bucket
+    /// has no field of its own).
+    pub current: Counts,
+    /// RL.COUNT field names, in the order of the counts; empty for RL.BUCKETS.
+    pub names: Vec<Vec<u8>>,
+}
+
+/// The field name of bucket `b`.
+pub fn bucket_field(b: i64) -> Bytes {
+    let mut line: Line<21> = Line::new();
+    line.signed(b);
+    Bytes::from_slice(line.as_slice())
+}
+
+fn push_counts<const N: usize>(line: &mut Line<N>, counts: &[u64]) {
+    for (i, &c) in counts.iter().enumerate() {
+        if i > 0 {
+            line.byte(b',');
+        }
+        line.unsigned(c, 1);
+    }
+}
+
+/// Counts as stored: canonical decimals joined by commas.
+pub fn encode_counts(counts: &[u64]) -> Bytes {
+    // At most eight counts (RL.COUNT), each at most 21 bytes with its comma.
+    let mut line: Line<192> = Line::new();
+    push_counts(&mut line, counts);
+    Bytes::from_slice(line.as_slice())
+}
+
+/// Parses stored counts (zero-padded ones too, as earlier releases wrote
+/// them); `None` when they are not ours.
+pub fn decode_counts(bytes: &[u8]) -> Option<Counts> {
+    let mut counts = Counts::new();
+    for item in bytes.split(|&b| b == b',') {
+        counts.push(unsigned(item)?);
+    }
+    Some(counts)
+}
+
+/// The header value: `kind,precision,newest,held,totals...[,current...]`
+/// (`current` empty for RL.COUNT).
+pub fn encode_header(
+    kind: Kind,
+    precision: i64,
+    newest: i64,
+    held: &HeldBuckets,
+    totals: &[u64],
+    current: &[u64],
+) -> Bytes {
+    let mut line: Line = Line::new();
+    line.bytes(kind.tag());
+    for v in [precision, newest] {
+        line.byte(b',');
+        line.signed(v);
+    }
+    line.byte(b',');
+    held.write(&mut line);
+    line.byte(b',');
+    push_counts(&mut line, totals);
+    if !current.is_empty() {
+        line.byte(b',');
+        push_counts(&mut line, current);
+    }
+    Bytes::from_slice(line.as_slice())
+}
+
+/// A stored value's comma-separated items, read left to right in one pass
+/// (the header is read on every call).
+pub(super) struct Items<'a> {
+    /// What follows the last separator; `None` once the last item is read.
+    rest: Option<&'a [u8]>,
+}
+
+impl<'a> Items<'a> {
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let rest = self.rest?;
+        match rest.iter().position(|&b| b == b',') {
+            Some(end) => {
+                self.rest = Some(&rest[end + 1..]);
+                Some(&rest[..end])
+            }
+            None => {
+                self.rest = None;
+                Some(rest)
+            }
+        }
+    }
+
+    /// The next item as a number: an optional `-` and 1 to 18 digits (rl
+    /// writes no longer one, and the sum cannot overflow). Digits are read
+    /// and summed in one pass up to the separator.
+    fn int(&mut self) -> Option<i64> {
+        let rest = self.rest?;
+        let neg = rest.first() == Some(&b'-');
+        let start = usize::from(neg);
+        let mut at = start;
+        let mut v: i64 = 0;
+        while let Some(&b) = rest.get(at) {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 || at - start == 18 {
+                break;
+            }
+            v = v * 10 + i64::from(digit);
+            at += 1;
+        }
+        self.rest = match rest.get(at) {
+            None => None,
+            Some(b',') => Some(&rest[at + 1..]),
+            Some(_) => return None,
+        };
+        if at == start {
+            return None;
+        }
+        Some(if neg { -v } else { v })
+    }
+
+    /// `bytes` as one such number and nothing else (a bucket field's name).
+    pub(super) fn whole_int(bytes: &[u8]) -> Option<i64> {
+        let mut items = Items { rest: Some(bytes) };
+        let v = items.int()?;
+        items.rest.is_none().then_some(v)
+    }
+}
+
+/// The header's items as stored, before they are checked against the
+/// command and the names.
+pub(super) struct Header {
+    pub(super) kind: Kind,
+    pub(super) precision: i64,
+    pub(super) newest: i64,
+    pub(super) held: HeldBuckets,
+    /// Totals, then (RL.BUCKETS) the newest bucket's counts.
+    pub(super) counts: Counts,
+}
+
+impl Header {
+    /// `None` for anything rl did not write. One pass, no error values
+    /// made on the way (the header is read on every call).
+    pub(super) fn parse(bytes: &[u8]) -> Option<Header> {
+        let mut items = Items { rest: Some(bytes) };
+        let kind = Kind::from_tag(items.next()?)?;
+        let precision = items.int()?;
+        let newest = items.int()?;
+        let held = HeldBuckets::parse(items.next()?)?;
+        let mut counts = Counts::new();
+        while items.rest.is_some() {
+            counts.push(items.int()?.try_into().ok()?);
+        }
+        Some(Header {
+            kind,
+            precision,
+            newest,
+            held,
+            counts,
+        })
+    }
+}
+
+/// Reads the key's state. `None` for a missing key; an error when the key
+/// belongs to the other command or holds a hash rl did not write.
+pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlError> {
+    if !view.exists() {
+        return Ok(None);
+    }
+    let header = view.get(FIELD_HEADER).ok_or(RlError::ForeignHash)?;
+    let Header {
+        kind: found,
+        precision,
+        newest,
+        held,
+        counts,
+    } = Header::parse(&header).ok_or(RlError::ForeignHash)?;
+    if found != kind {
+        return Err(RlError::WrongKind {
+            found: found.command(),
+            wanted: kind.command(),
+        });
+    }
+    let names: Vec<Vec<u8>> = match kind {
+        Kind::Buckets => Vec::new(),
+        Kind::Count => view
+            .get(FIELD_NAMES)
+            .ok_or(RlError::ForeignHash)?
+            .split(|&b| b == b',')
+            .map(<[u8]>::to_vec)
+            .collect(),
+    };
+    let width = names.len().max(1);
+    let stored = if kind.header_holds_newest() {
+        2 * width
+    } else {
+        width
+    };
+    if precision < 1 || counts.len() != stored {
+        return Err(RlError::ForeignHash);
+    }
+    let max_index = MAX_CLOCK_MS / precision;
+    if !(-max_index..=max_index).contains(&newest) {
+        return Err(RlError::ForeignHash);
+    }
+    let (totals, current) = counts.split_at(width);
+    let current = if kind.header_holds_newest() {
+        Counts::from_slice(current)
+    } else {
+        field_counts(view, newest, width)?
+    };
+    Ok(Some(State {
+        kind,
+        precision: precision as u64,
+        newest,
+        held,
+        totals: Counts::from_slice(totals),
+        current,
+        names,
+    }))
+}
+
+/// Bucket `b`'s own field as counts (zeros when absent), `width` of them.
+pub(super) fn field_counts(
+    view: &mut impl HashView,
+    b: i64,
+    width: usize,
+) -> Result<Counts, RlError> {
+    let mut counts = match view.get(&bucket_field(b)) {
+        Some(raw) => decode_counts(&raw).ok_or(RlError::ForeignHash)?,
+        None => Counts::new(),
+    };
+    if counts.len() > width {
+        return Err(RlError::ForeignHash);
+    }
+    counts.resize(width, 0);
+    Ok(counts)
+}
+
+/// An in-memory hash with the server's semantics (tests and benches).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryHash {
+    pub fields: std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
+    pub expire_at_ms: Option<i64>,
+}
+
+impl MemoryHash {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies a write the way the host does on the hash.
+    pub fn apply(&mut self, w: &HashWrite) {
+        for (f, v) in w.pairs() {
+            self.fields.insert(f.to_vec(), v.to_vec());
+        }
+        for f in &w.delete {
+            self.fields.remove(&f[..]);
+        }
+        if let Some(at) = w.expiry.next(self.expire_at_ms) {
+            self.expire_at_ms = Some(at);
+        }
+    }
+
+    /// Number of bucket fields held.
+    pub fn bucket_count(&self) -> usize {
+        self.bucket_indexes().len()
+    }
+}
+
+impl MemoryHash {
+    /// The bucket fields the header says exist (its newest bucket's own
+    /// field too for RL.COUNT), to compare with the fields there are.
+    pub fn fields_the_header_names(&mut self) -> Vec<i64> {
+        let Some(h) = self.fields.get(FIELD_HEADER) else {
+            return Vec::new();
+        };
+        let kind = Kind::from_tag(&h[..1]).expect("an rl header");
+        let state = load(self, kind).expect("an rl key").expect("present");
+        let mut named: Vec<i64> = state
+            .held
+            .bits()
+            .map(|i| state.newest - 1 - i as i64)
+            .collect();
+        if !kind.header_holds_newest() {
+            named.push(state.newest);
+        }
+        named.sort_unstable();
+        named
+    }
+
+    /// The bucket fields there are.
+    pub fn bucket_indexes(&self) -> Vec<i64> {
+        let mut found: Vec<i64> = self
+            .fields
+            .keys()
+            .filter_map(|k| Items::whole_int(k))
+            .collect();
+        found.sort_unstable();
+        found
+    }
+}
+
+impl HashView for MemoryHash {
+    fn exists(&mut self) -> bool {
+        !self.fields.is_empty()
+    }
+    fn get(&mut self, field: &[u8]) -> Option<Bytes> {
+        self.fields.get(field).map(|v| Bytes::from_slice(v))
+    }
+}

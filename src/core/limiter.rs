@@ -1,0 +1,107 @@
+//! The one interface every limiter meets: a parsed request decides, from a
+//! read-only view of its key's state at the call's instant, what to answer
+//! and what to write. The write is data; the host applies it (write,
+//! replicate, expiry), so no decision can touch the server.
+
+use super::decision::Decision;
+use super::error::RlError;
+
+/// The clock, read once per call so every limiter of the call (each clause
+/// of `RL.ALL`) sees the same instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    pub ms: i64,
+    pub us: i64,
+}
+
+/// How many limiters of a kind one call decides: they share its bounds on
+/// work (removals for sliding logs, buckets read for bucket windows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shares {
+    pub slides: u64,
+    pub buckets: u64,
+}
+
+impl Shares {
+    /// A call that decides one limiter.
+    pub const ONE: Shares = Shares {
+        slides: 1,
+        buckets: 1,
+    };
+}
+
+/// What a decision knows of the call that asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Call {
+    pub now: Now,
+    pub shares: Shares,
+    /// False for a read (`RL.PEEK`, on replicas too): the decision must not
+    /// plan any write, removals included.
+    pub writes: bool,
+}
+
+impl Call {
+    /// A call that decides one limiter and may write.
+    pub fn one(now: Now) -> Call {
+        Call {
+            now,
+            shares: Shares::ONE,
+            writes: true,
+        }
+    }
+
+    /// A call that only reads (`RL.PEEK`, `RL.TOTALS`).
+    pub fn read(now: Now) -> Call {
+        Call {
+            now,
+            shares: Shares::ONE,
+            writes: false,
+        }
+    }
+}
+
+/// One decision: the answer, and what an admission writes (`None`: nothing,
+/// as for every denial).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome<W, D = Decision> {
+    /// A limiter's [`Decision`]; an event counter's totals.
+    pub decision: D,
+    pub write: Option<W>,
+}
+
+/// A request to one limiter, deciding over `V`, the view of its storage
+/// kind (a sorted-set log, a bucket hash, a string). Implemented for every
+/// request type; `RL.PEEK` and `RL.ALL` are generic over it.
+pub trait Limiter<V: ?Sized> {
+    /// The write as data, in the storage kind's shape.
+    type Write;
+    /// The answer: [`Decision`] for the limiters, totals for `RL.COUNT`.
+    type Answer;
+
+    /// Decides at `call.now`, reading `view` only. Every check that can
+    /// refuse the request happens here, before anything is written.
+    fn decide(
+        &self,
+        view: &mut V,
+        call: &Call,
+    ) -> Result<Outcome<Self::Write, Self::Answer>, RlError>;
+}
+
+/// What a denial is, for the answer types: a denied call records nothing
+/// and fires `rl.denied` when the load asked for it.
+pub trait Answer {
+    fn denied(&self) -> bool;
+}
+
+impl Answer for Decision {
+    fn denied(&self) -> bool {
+        !self.allowed
+    }
+}
+
+/// Event counters never deny.
+impl Answer for Vec<(Vec<u8>, u64)> {
+    fn denied(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,158 @@
+//! The log's layout: one sorted-set entry per admitted unit of cost, its
+//! score the admission time in ms, its member numbered from that score; read
+//! through [`LogView`], written as [`Admission`] data.
+
+use smallvec::SmallVec;
+
+use crate::core::expiry::Expiry;
+
+/// Members of one millisecond are numbered `0..MEMBERS_PER_MS`; a member is
+/// `score * MEMBERS_PER_MS + n`. It is an integer, so a listpack stores it in
+/// at most 9 bytes, and it is unique across scores by construction.
+pub const MEMBERS_PER_MS: i64 = 1_000_000;
+
+/// Latest `now` for which members (`now * MEMBERS_PER_MS + n`) fit in i64
+/// (year 2262), and so the latest score rl writes. A key holding later
+/// scores (`+inf`, `1e300`) was not written by rl.
+pub const MAX_NOW_MS: i64 = i64::MAX / MEMBERS_PER_MS - 1;
+
+/// The member for the `n`-th entry admitted at `score`.
+pub fn member(score: i64, n: i64) -> i64 {
+    score * MEMBERS_PER_MS + n
+}
+
+/// One stored entry: its score in whole ms (a score that is not a whole
+/// finite number, `+inf` included, reads as `i64::MIN`) and its member, if
+/// the member is an integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub score: i64,
+    pub member: Option<i64>,
+}
+
+impl Entry {
+    /// Whether rl could have written this entry: a score it accepts and the
+    /// member it numbers from that score (`score * MEMBERS_PER_MS + n`).
+    pub fn is_rl(&self) -> bool {
+        (0..=MAX_NOW_MS).contains(&self.score)
+            && self
+                .member
+                .is_some_and(|m| m.div_euclid(MEMBERS_PER_MS) == self.score)
+    }
+}
+
+/// The oldest end of a log, as [`LogView::oldest_through`] reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Oldest {
+    /// How many entries have a score `<= cutoff` (exact, however many).
+    pub stale: u64,
+    /// The oldest entries, in order: the first `min(stale, max_read)` of
+    /// them, and at least the oldest one (none for an empty log).
+    pub entries: SmallVec<[Entry; 4]>,
+}
+
+/// Read access to a log, in score order. Implementations answer from the
+/// stored data only; they never write. Each answer costs bounded work.
+pub trait LogView {
+    /// Number of entries, including those that have left the window.
+    fn entry_count(&mut self) -> u64;
+    /// The oldest end: see [`Oldest`].
+    fn oldest_through(&mut self, cutoff: i64, max_read: u64) -> Oldest;
+    /// Score of the `n`-th (1-based) entry with score `> after`, knowing
+    /// that `rank` entries have a score `<= after`.
+    fn nth_after(&mut self, after: i64, rank: u64, n: u64) -> Option<i64>;
+    /// The last entry: highest score and, among equal scores, the greatest
+    /// member. New entries are recorded at its score or later, so it also
+    /// tells which members are taken.
+    fn newest(&mut self) -> Option<Entry>;
+}
+
+/// What an admitted request writes. A denied request writes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admission {
+    /// Remove this many of the oldest entries, all of which have left the
+    /// window (and were checked to be rl's).
+    pub evict: u64,
+    /// Score of the new entries: `now`, or the newest entry's score if the
+    /// clock stepped back.
+    pub at: i64,
+    /// First candidate member; the new entries take the next free members.
+    pub first_member: i64,
+    /// How many entries to add (the request's cost).
+    pub count: u64,
+    /// The key must live until the newest entry leaves the window.
+    pub expiry: Expiry,
+}
+
+/// An in-memory log with sorted-set semantics (order by score, then member).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryLog {
+    entries: Vec<(i64, i64)>,
+}
+
+impl MemoryLog {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn entries(&self) -> &[(i64, i64)] {
+        &self.entries
+    }
+
+    /// Adds an entry as a foreign writer would (tests).
+    pub fn insert(&mut self, score: i64, member: i64) {
+        self.entries.push((score, member));
+        self.entries.sort_unstable();
+    }
+
+    /// Applies an admission the way the host does on the sorted set.
+    pub fn apply(&mut self, a: &Admission) {
+        let mut m = a.first_member;
+        for _ in 0..a.count {
+            while self.entries.iter().any(|&(_, x)| x == m) {
+                m += 1;
+            }
+            self.entries.push((a.at, m));
+            m += 1;
+        }
+        self.entries.sort_unstable();
+        // By rank, as ZREMRANGEBYRANK 0 evict-1 does on a replica.
+        self.entries.drain(..a.evict as usize);
+    }
+}
+
+impl LogView for MemoryLog {
+    fn entry_count(&mut self) -> u64 {
+        self.entries.len() as u64
+    }
+    fn oldest_through(&mut self, cutoff: i64, max_read: u64) -> Oldest {
+        let stale = self.entries.partition_point(|&(s, _)| s <= cutoff);
+        let read = (stale as u64).min(max_read).max(1) as usize;
+        Oldest {
+            stale: stale as u64,
+            entries: self
+                .entries
+                .iter()
+                .take(read)
+                .map(|&(score, m)| Entry {
+                    score,
+                    member: Some(m),
+                })
+                .collect(),
+        }
+    }
+    fn nth_after(&mut self, after: i64, rank: u64, n: u64) -> Option<i64> {
+        debug_assert_eq!(
+            rank as usize,
+            self.entries.partition_point(|&(s, _)| s <= after)
+        );
+        let idx = usize::try_from(rank + n).ok()?.checked_sub(1)?;
+        self.entries.get(idx).map(|&(s, _)| s)
+    }
+    fn newest(&mut self) -> Option<Entry> {
+        self.entries.last().map(|&(score, m)| Entry {
+            score,
+            member: Some(m),
+        })
+    }
+}
