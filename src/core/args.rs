@@ -3,8 +3,7 @@
 use super::error::RlError;
 use super::syntax::Syntax;
 
-/// Largest window in ms of the sliding windows (RL.SLIDE, RL.BUCKETS,
-/// RL.COUNT) (about 31.7 years), so `now + window` and every
+/// Largest window in ms of every windowed limiter (about 31.7 years), so `now + window` and every
 /// score stay exact in a double and far from integer overflow.
 pub const MAX_WINDOW_MS: u64 = 1_000_000_000_000;
 
@@ -71,6 +70,24 @@ pub fn set_once<T>(slot: &mut Option<T>, value: T, option: &'static str) -> Resu
     }
     *slot = Some(value);
     Ok(())
+}
+
+/// `limit window [COST cost]` at arguments 2 and on, as RL.SLIDE and
+/// RL.FIXED take them: `(limit, window_ms, cost)`, the cost at most `limit`.
+pub fn limit_window_cost(
+    syntax: &Syntax,
+    args: &[&[u8]],
+    max_limit: u64,
+    max_cost: u64,
+) -> Result<(u64, u64, u64), RlError> {
+    syntax.check_count(args.len())?;
+    let limit = positive(args[2], "limit", max_limit)?;
+    let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
+    let cost = cost_option(syntax, args, max_cost)?;
+    if cost > limit {
+        return Err(RlError::CostAboveLimit);
+    }
+    Ok((limit, window_ms, cost))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! `RL.FIXED key limit window [COST cost]` parsed into a typed request.
 
-use crate::core::args::{cost_option, positive};
+use crate::core::args::limit_window_cost;
 use crate::core::error::RlError;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
@@ -10,8 +10,8 @@ use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 /// limiter is refused, not misread, by the other.
 pub const MAX_LIMIT: u64 = 1_000_000_000_000_000;
 
-/// Largest window in ms (about 31.7 years).
-pub const MAX_WINDOW_MS: u64 = 1_000_000_000_000;
+/// Largest window in ms (about 31.7 years), as the sliding windows'.
+pub use crate::core::args::MAX_WINDOW_MS;
 
 /// `RL.FIXED`'s name and arguments.
 #[rustfmt::skip]
@@ -36,13 +36,7 @@ pub struct FixedRequest {
 impl FixedRequest {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
-        SYNTAX.check_count(args.len())?;
-        let limit = positive(args[2], "limit", MAX_LIMIT)?;
-        let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
-        let cost = cost_option(&SYNTAX, args, MAX_LIMIT)?;
-        if cost > limit {
-            return Err(RlError::CostAboveLimit);
-        }
+        let (limit, window_ms, cost) = limit_window_cost(&SYNTAX, args, MAX_LIMIT, MAX_LIMIT)?;
         Ok(FixedRequest {
             limit,
             window_ms,

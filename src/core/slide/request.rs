@@ -1,6 +1,8 @@
 //! `RL.SLIDE key limit window [COST cost]` parsed into a typed request.
 
-use crate::core::args::{cost_option, positive, MAX_WINDOW_MS};
+use crate::core::args::limit_window_cost;
+#[cfg(test)]
+use crate::core::args::MAX_WINDOW_MS;
 use crate::core::error::RlError;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
@@ -41,13 +43,7 @@ pub struct SlideRequest {
 impl SlideRequest {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
-        SYNTAX.check_count(args.len())?;
-        let limit = positive(args[2], "limit", MAX_LIMIT)?;
-        let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
-        let cost = cost_option(&SYNTAX, args, MAX_COST)?;
-        if cost > limit {
-            return Err(RlError::CostAboveLimit);
-        }
+        let (limit, window_ms, cost) = limit_window_cost(&SYNTAX, args, MAX_LIMIT, MAX_COST)?;
         Ok(SlideRequest {
             limit,
             window_ms,
