@@ -4,7 +4,6 @@
 
 use crate::command;
 use crate::core::error::RlError;
-use crate::core::limiter::Call;
 use crate::core::peek::{parse_peek, PEEK, PEEK_KEY};
 use crate::host::context::CommandCtx;
 use crate::host::limit;
@@ -15,8 +14,7 @@ fn peek(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let req = parse_peek(args)?;
     // Opened for reading only: no write, eviction, expiry change,
     // notification or modified-key signal can follow.
-    let decided = limit::decide_any(cmd, &req, PEEK_KEY, &Call::read(cmd.now()))?;
-    Ok(Reply::Decision(decided.decision()))
+    Ok(Reply::Decision(limit::peek_any(cmd, &req, PEEK_KEY)?))
 }
 
 command!(PEEK_COMMAND = {

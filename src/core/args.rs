@@ -74,6 +74,8 @@ pub fn set_once<T>(slot: &mut Option<T>, value: T, option: &'static str) -> Resu
 
 /// `limit window [COST cost]` at arguments 2 and on, as RL.SLIDE and
 /// RL.FIXED take them: `(limit, window_ms, cost)`, the cost at most `limit`.
+/// Inlined, so each command's parser is specialised to its declaration.
+#[inline(always)]
 pub fn limit_window_cost(
     syntax: &Syntax,
     args: &[&[u8]],

@@ -23,31 +23,35 @@ impl CommandCtx {
 
     /// The server's clock in ms. Each replica gets the resolved effects, never
     /// this reading, so replicas and AOF replays do not depend on their clocks.
-    pub fn now_ms(&self) -> i64 {
+    fn now_ms(&self) -> i64 {
         // SAFETY: a plain read of the server clock.
         unsafe { api!(Milliseconds)() }
     }
 
-    /// The server's clock in µs where the server has one (Redis 7.2+, Valkey),
-    /// else the ms clock times 1000: on Redis 7.0 requests within one ms share
-    /// a reading. Like `now_ms`, never replicated.
-    pub fn now_us(&self) -> i64 {
+    /// The clock, read once per call so every limiter of the call sees the
+    /// same instant: one reading, in µs where the server has that clock
+    /// (Redis 7.2+, Valkey; the ms are its whole part, as the server's own
+    /// ms clock gives them), else in ms (Redis 7.0: requests within one ms
+    /// share a reading). Like every reading, never replicated.
+    pub fn now(&self) -> Now {
         // SAFETY: a plain read of the exported function pointer, then of the
         // server clock.
-        unsafe {
-            match optional_api!(Microseconds) {
-                Some(micros) => micros(),
-                None => self.now_ms().saturating_mul(1000),
+        match unsafe { optional_api!(Microseconds) } {
+            Some(micros) => {
+                // SAFETY: a plain read of the server clock.
+                let us = unsafe { micros() };
+                Now {
+                    ms: us.div_euclid(1000),
+                    us,
+                }
             }
-        }
-    }
-
-    /// The clock, read once per call so every limiter of the call sees the
-    /// same instant.
-    pub fn now(&self) -> Now {
-        Now {
-            ms: self.now_ms(),
-            us: self.now_us(),
+            None => {
+                let ms = self.now_ms();
+                Now {
+                    ms,
+                    us: ms.saturating_mul(1000),
+                }
+            }
         }
     }
 

@@ -66,11 +66,16 @@ impl<'a> OpenKey<'a> {
             index,
             expire_at_ms: None,
         };
-        if key.is_empty() {
+        let key_type = if raw.is_null() {
+            ffi::KEYTYPE_EMPTY
+        } else {
+            // SAFETY: the key is open.
+            unsafe { api!(KeyType)(raw) }
+        };
+        if key_type == ffi::KEYTYPE_EMPTY {
             return Ok(key);
         }
-        // SAFETY: the key is open.
-        if unsafe { api!(KeyType)(raw) } != kind.key_type {
+        if key_type != kind.key_type {
             return Err(RlError::WrongType);
         }
         key.expire_at_ms = abs_expire(raw);

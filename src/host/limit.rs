@@ -2,9 +2,9 @@
 //! storage kind, decide (core, reading only), then record the write (the
 //! store applies, replicates, moves the expiry) or tell the denial.
 //! Single-key commands take both steps at once ([`run`]); `RL.PEEK` stops
-//! after the first; `RL.ALL` takes the first for every clause before the
-//! second for any. [`decide_any`] is the one table from a named limiter to
-//! its store.
+//! after the first ([`peek_any`]); `RL.ALL` takes the first for every clause
+//! ([`decide_any`]) before the second for any. [`with_store`] is the one
+//! table from a named limiter to the store its state lives in.
 
 use super::context::CommandCtx;
 use super::hash_state::HashState;
@@ -17,24 +17,17 @@ use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::limiter::{Answer, Call, Limiter, Outcome};
 
-/// One limiter decided over its open key, nothing written yet.
-pub struct Decided<'a, S: Store<'a>, A> {
-    /// The key's argument index.
-    pub key: usize,
-    store: S,
-    write: Option<S::Write>,
-    pub answer: A,
-    cmd: &'a CommandCtx,
-}
+/// An open key and what was decided over it, nothing written yet.
+type Opened<S, W, A> = (S, Outcome<W, A>);
 
-/// Opens the key at `key` as `S` (for writing only if `call.writes`) and
+/// Opens the key at `key` as `S`, for writing only if `call.writes`, and
 /// decides `req` over it. Writes nothing.
-pub fn decide<'a, S, L>(
+fn open_and_decide<'a, S, L>(
     cmd: &'a CommandCtx,
     req: &L,
     key: usize,
     call: &Call,
-) -> Result<Decided<'a, S, L::Answer>, RlError>
+) -> Result<Opened<S, S::Write, L::Answer>, RlError>
 where
     S: Store<'a>,
     L: Limiter<S, Write = S::Write>,
@@ -45,29 +38,26 @@ where
         Access::Read
     };
     let mut store = S::open(cmd, key, access)?;
-    let Outcome { decision, write } = req.decide(&mut store, call)?;
-    Ok(Decided {
-        key,
-        store,
-        write,
-        answer: decision,
-        cmd,
-    })
+    let outcome = req.decide(&mut store, call)?;
+    Ok((store, outcome))
 }
 
-impl<'a, S: Store<'a>, A: Answer> Decided<'a, S, A> {
-    /// Records the write, if the decision planned one; tells a denial to
-    /// `rl.denied` subscribers (when the load asked for it). Only for a key
-    /// decided with a call that writes.
-    pub fn finish(mut self) -> Result<A, RlError> {
-        if let Some(write) = &self.write {
-            self.store.record(write)?;
-        }
-        if self.answer.denied() {
-            self.cmd.notify_denied(self.key);
-        }
-        Ok(self.answer)
+/// Records the write, if the decision planned one, and tells a denial to
+/// `rl.denied` subscribers (when the load asked for it). The store must
+/// have been opened for writing.
+fn settle<'a, S: Store<'a>, A: Answer>(
+    cmd: &CommandCtx,
+    key: usize,
+    store: &mut S,
+    outcome: &Outcome<S::Write, A>,
+) -> Result<(), RlError> {
+    if let Some(write) = &outcome.write {
+        store.record(write)?;
     }
+    if outcome.decision.denied() {
+        cmd.notify_denied(key);
+    }
+    Ok(())
 }
 
 /// One limiter on one key, at the server's clock: decide, then record an
@@ -78,57 +68,125 @@ where
     L: Limiter<S, Write = S::Write>,
     L::Answer: Answer,
 {
-    decide::<S, L>(cmd, req, key, &Call::one(cmd.now()))?.finish()
+    let (mut store, outcome) = open_and_decide::<S, L>(cmd, req, key, &Call::one(cmd.now()))?;
+    settle(cmd, key, &mut store, &outcome)?;
+    Ok(outcome.decision)
 }
 
-/// What a read-only command answers: decided with a call that writes
-/// nothing, and nothing recorded.
+/// What a read-only command answers: decided over a key opened for
+/// reading, with a call that plans no write, and nothing recorded.
 pub fn read<'a, S, L>(cmd: &'a CommandCtx, req: &L, key: usize) -> Result<L::Answer, RlError>
 where
     S: Store<'a>,
     L: Limiter<S, Write = S::Write>,
 {
-    Ok(decide::<S, L>(cmd, req, key, &Call::read(cmd.now()))?.answer)
+    let (_, outcome) = open_and_decide::<S, L>(cmd, req, key, &Call::read(cmd.now()))?;
+    Ok(outcome.decision)
 }
 
-/// A decided limiter of any kind (an `RL.ALL` clause, `RL.PEEK`'s request).
+/// Something to do with a named limiter once its store is known: the
+/// generic half of [`with_store`].
+pub trait WithStore<'a> {
+    type Out;
+    fn with<S, L>(self, req: &L) -> Self::Out
+    where
+        S: Store<'a> + 'a,
+        L: Limiter<S, Write = S::Write, Answer = Decision>;
+}
+
+/// The one table from a named limiter to the store its state lives in.
+pub fn with_store<'a, W: WithStore<'a>>(req: &LimitRequest, w: W) -> W::Out {
+    match req {
+        LimitRequest::Slide(r) => w.with::<ZsetLog<'a>, _>(r),
+        LimitRequest::Buckets(r) => w.with::<HashState<'a>, _>(r),
+        LimitRequest::Throttle(r) => w.with::<StringState<'a>, _>(r),
+        LimitRequest::Fixed(r) => w.with::<StringState<'a>, _>(r),
+    }
+}
+
+/// What the named limiter would answer, over a key opened for reading,
+/// with a call that plans no write (`RL.PEEK`).
+pub fn peek_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Decision, RlError> {
+    struct Peek<'a> {
+        cmd: &'a CommandCtx,
+        key: usize,
+    }
+    impl<'a> WithStore<'a> for Peek<'a> {
+        type Out = Result<Decision, RlError>;
+        fn with<S, L>(self, req: &L) -> Self::Out
+        where
+            S: Store<'a> + 'a,
+            L: Limiter<S, Write = S::Write, Answer = Decision>,
+        {
+            read::<S, L>(self.cmd, req, self.key)
+        }
+    }
+    with_store(req, Peek { cmd, key })
+}
+
+/// A limiter decided over its open key, nothing written yet (an `RL.ALL`
+/// clause).
 pub trait Pending {
     fn decision(&self) -> Decision;
-    /// See [`Decided::finish`].
-    fn finish(self: Box<Self>) -> Result<Decision, RlError>;
+    /// Records the write, if any; tells the denial, if it denied.
+    fn finish(self: Box<Self>) -> Result<(), RlError>;
     /// Records nothing, even an admission (another clause denied); tells
     /// this one's denial, if it denied.
     fn abandon(self: Box<Self>);
 }
 
-impl<'a, S: Store<'a>> Pending for Decided<'a, S, Decision> {
+struct Decided<'a, S: Store<'a>> {
+    cmd: &'a CommandCtx,
+    key: usize,
+    store: S,
+    outcome: Outcome<S::Write, Decision>,
+}
+
+impl<'a, S: Store<'a>> Pending for Decided<'a, S> {
     fn decision(&self) -> Decision {
-        self.answer
+        self.outcome.decision
     }
 
-    fn finish(self: Box<Self>) -> Result<Decision, RlError> {
-        Decided::finish(*self)
+    fn finish(mut self: Box<Self>) -> Result<(), RlError> {
+        let this = &mut *self;
+        settle(this.cmd, this.key, &mut this.store, &this.outcome)
     }
 
     fn abandon(self: Box<Self>) {
-        if self.answer.denied() {
+        if self.outcome.decision.denied() {
             self.cmd.notify_denied(self.key);
         }
     }
 }
 
-/// The one table from a named limiter to the store its state lives in:
-/// opens the key at `key` and decides `req` over it, writing nothing.
+/// Opens the key at `key` as the named limiter's store and decides `req`
+/// over it at `call`, writing nothing (`RL.ALL`, clause by clause).
 pub fn decide_any<'a>(
     cmd: &'a CommandCtx,
     req: &LimitRequest,
     key: usize,
     call: &Call,
 ) -> Result<Box<dyn Pending + 'a>, RlError> {
-    Ok(match req {
-        LimitRequest::Slide(r) => Box::new(decide::<ZsetLog, _>(cmd, r, key, call)?),
-        LimitRequest::Buckets(r) => Box::new(decide::<HashState, _>(cmd, r, key, call)?),
-        LimitRequest::Throttle(r) => Box::new(decide::<StringState, _>(cmd, r, key, call)?),
-        LimitRequest::Fixed(r) => Box::new(decide::<StringState, _>(cmd, r, key, call)?),
-    })
+    struct Decide<'a, 'c> {
+        cmd: &'a CommandCtx,
+        key: usize,
+        call: &'c Call,
+    }
+    impl<'a> WithStore<'a> for Decide<'a, '_> {
+        type Out = Result<Box<dyn Pending + 'a>, RlError>;
+        fn with<S, L>(self, req: &L) -> Self::Out
+        where
+            S: Store<'a> + 'a,
+            L: Limiter<S, Write = S::Write, Answer = Decision>,
+        {
+            let (store, outcome) = open_and_decide::<S, L>(self.cmd, req, self.key, self.call)?;
+            Ok(Box::new(Decided {
+                cmd: self.cmd,
+                key: self.key,
+                store,
+                outcome,
+            }))
+        }
+    }
+    with_store(req, Decide { cmd, key, call })
 }
