@@ -68,7 +68,11 @@ where
     L: Limiter<S, Write = S::Write>,
     L::Answer: Answer,
 {
-    let (mut store, outcome) = open_and_decide::<S, L>(cmd, req, key, &Call::one(cmd.now()))?;
+    // Not through `open_and_decide`: returning the store and the write
+    // together moves the write (hundreds of bytes for a bucket hash) once more.
+    let call = Call::one(cmd.now());
+    let mut store = S::open(cmd, key, Access::Write)?;
+    let outcome = req.decide(&mut store, &call)?;
     settle(cmd, key, &mut store, &outcome)?;
     Ok(outcome.decision)
 }
