@@ -4,7 +4,7 @@
 //! Single-key commands take both steps at once ([`run`]); `RL.PEEK` stops
 //! after the first; `RL.ALL` takes the first for every clause before the
 //! second for any. [`decide_any`] is the one table from a named limiter to
-//! its store.
+//! its store ([`refund_any`] the same table for `RL.REFUND`).
 
 use super::context::CommandCtx;
 use super::hash_state::HashState;
@@ -16,6 +16,7 @@ use crate::core::any::LimitRequest;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::limiter::{Answer, Call, Limiter, Outcome};
+use crate::core::refund::{Refund, Refunded, Units};
 
 /// One limiter decided over its open key, nothing written yet.
 pub struct Decided<'a, S: Store<'a>, A> {
@@ -131,4 +132,38 @@ pub fn decide_any<'a>(
         LimitRequest::Throttle(r) => Box::new(decide::<StringState, _>(cmd, r, key, call)?),
         LimitRequest::Fixed(r) => Box::new(decide::<StringState, _>(cmd, r, key, call)?),
     })
+}
+
+/// `RL.REFUND`'s steps on one key, opened once for writing: decide the
+/// refund (every check of the limiter's command first), record it, then
+/// decide a request of one unit over the same key with a call that writes
+/// nothing: what `RL.PEEK` would answer right after. No denial to tell.
+fn refund<'a, S, R>(cmd: &'a CommandCtx, req: &R, key: usize) -> Result<Refunded, RlError>
+where
+    S: Store<'a>,
+    R: Units + Limiter<S, Write = S::Write, Answer = Decision>,
+    Refund<R>: Limiter<S, Write = S::Write, Answer = u64>,
+{
+    let now = cmd.now();
+    let mut store = S::open(cmd, key, Access::Write)?;
+    let Outcome {
+        decision: refunded,
+        write,
+    } = Refund(*req).decide(&mut store, &Call::one(now))?;
+    if let Some(write) = &write {
+        store.record(write)?;
+    }
+    let after = req.unit().decide(&mut store, &Call::read(now))?.decision;
+    Ok(Refunded { refunded, after })
+}
+
+/// The one table from a named limiter to its store, for `RL.REFUND`: gives
+/// back `req`'s units on the key at `key`, as [`refund`] does.
+pub fn refund_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Refunded, RlError> {
+    match req {
+        LimitRequest::Slide(r) => refund::<ZsetLog, _>(cmd, r, key),
+        LimitRequest::Buckets(r) => refund::<HashState, _>(cmd, r, key),
+        LimitRequest::Throttle(r) => refund::<StringState, _>(cmd, r, key),
+        LimitRequest::Fixed(r) => refund::<StringState, _>(cmd, r, key),
+    }
 }
