@@ -96,6 +96,15 @@ const COMMANDS: &[Expect] = &[
         args: &["limiter", "key", "parameter"],
     },
     Expect {
+        name: "rl.refund",
+        arity: -3,
+        write: true,
+        legacy: [2, 2, 1],
+        example: &["SLIDE", "k", "10", "1000"],
+        keys: &["k"],
+        args: &["limiter", "key", "parameter"],
+    },
+    Expect {
         name: "rl.all",
         arity: -4,
         write: true,

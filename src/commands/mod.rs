@@ -8,6 +8,7 @@ pub mod cl_throttle;
 pub mod count;
 pub mod fixed;
 pub mod peek;
+pub mod refund;
 pub mod slide;
 pub mod throttle;
 pub mod totals;

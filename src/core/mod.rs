@@ -20,6 +20,7 @@ pub mod fixed;
 pub mod limiter;
 pub mod load_options;
 pub mod peek;
+pub mod refund;
 pub mod slide;
 pub mod string_key;
 pub mod syntax;

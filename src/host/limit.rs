@@ -3,7 +3,8 @@
 //! store applies, replicates, moves the expiry) or tell the denial.
 //! Single-key commands take both steps at once ([`run`]); `RL.PEEK` stops
 //! after the first ([`peek_any`]); `RL.ALL` takes the first for every clause
-//! ([`decide_any`]) before the second for any. [`with_store`] is the one
+//! ([`decide_any`]) before the second for any; `RL.REFUND` decides and
+//! records a refund, then peeks ([`refund_any`]). [`with_store`] is the one
 //! table from a named limiter to the store its state lives in.
 
 use super::context::CommandCtx;
@@ -16,6 +17,7 @@ use crate::core::any::LimitRequest;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::limiter::{Answer, Call, Limiter, Outcome};
+use crate::core::refund::{Refundable, Refunded};
 
 /// An open key and what was decided over it, nothing written yet.
 type Opened<S, W, A> = (S, Outcome<W, A>);
@@ -95,7 +97,7 @@ pub trait WithStore<'a> {
     fn with<S, L>(self, req: &L) -> Self::Out
     where
         S: Store<'a> + 'a,
-        L: Limiter<S, Write = S::Write, Answer = Decision>;
+        L: Refundable<S, Write = S::Write>;
 }
 
 /// The one table from a named limiter to the store its state lives in.
@@ -120,7 +122,7 @@ pub fn peek_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Deci
         fn with<S, L>(self, req: &L) -> Self::Out
         where
             S: Store<'a> + 'a,
-            L: Limiter<S, Write = S::Write, Answer = Decision>,
+            L: Refundable<S, Write = S::Write>,
         {
             read::<S, L>(self.cmd, req, self.key)
         }
@@ -181,7 +183,7 @@ pub fn decide_any<'a>(
         fn with<S, L>(self, req: &L) -> Self::Out
         where
             S: Store<'a> + 'a,
-            L: Limiter<S, Write = S::Write, Answer = Decision>,
+            L: Refundable<S, Write = S::Write>,
         {
             let (store, outcome) = open_and_decide::<S, L>(self.cmd, req, self.key, self.call)?;
             Ok(Box::new(Decided {
@@ -193,4 +195,36 @@ pub fn decide_any<'a>(
         }
     }
     with_store(req, Decide { cmd, key, call })
+}
+
+/// `RL.REFUND` on one key, opened once for writing: decide the refund (every
+/// check of the limiter's command first), record it, then decide a request
+/// of one unit over the same key with a call that writes nothing: what
+/// `RL.PEEK` would answer right after. No denial to tell.
+pub fn refund_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Refunded, RlError> {
+    struct Refund<'a> {
+        cmd: &'a CommandCtx,
+        key: usize,
+    }
+    impl<'a> WithStore<'a> for Refund<'a> {
+        type Out = Result<Refunded, RlError>;
+        fn with<S, L>(self, req: &L) -> Self::Out
+        where
+            S: Store<'a> + 'a,
+            L: Refundable<S, Write = S::Write>,
+        {
+            let now = self.cmd.now();
+            let mut store = S::open(self.cmd, self.key, Access::Write)?;
+            let Outcome {
+                decision: refunded,
+                write,
+            } = req.refund().decide(&mut store, &Call::one(now))?;
+            if let Some(write) = &write {
+                store.record(write)?;
+            }
+            let after = req.unit().decide(&mut store, &Call::read(now))?.decision;
+            Ok(Refunded { refunded, after })
+        }
+    }
+    with_store(req, Refund { cmd, key })
 }

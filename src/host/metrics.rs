@@ -12,7 +12,7 @@ use super::reply::Reply;
 pub enum Ended {
     Admitted,
     Denied,
-    /// A reply that is not a decision (RL.COUNT, RL.TOTALS).
+    /// A reply that is not a decision (RL.COUNT, RL.TOTALS, RL.REFUND).
     Answered,
     Error,
     /// Not a call: the server only asked for the keys.
@@ -28,7 +28,7 @@ impl Ended {
             Reply::Cell(_) => Ended::Admitted,
             Reply::All(c) if c.allowed => Ended::Admitted,
             Reply::All(_) => Ended::Denied,
-            Reply::Totals(_) => Ended::Answered,
+            Reply::Totals(_) | Reply::Refunded(_) => Ended::Answered,
             Reply::KeysReported => Ended::KeysOnly,
         }
     }

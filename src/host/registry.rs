@@ -40,6 +40,9 @@ pub enum KeyAccess {
     ReadOnly,
     /// Only reads, one key at this argument index (`RL.PEEK limiter key`).
     ReadOnlyAt(c_int),
+    /// Reads, updates and removes entries, one key at this argument index
+    /// (`RL.REFUND limiter key`).
+    ReadWriteUpdateAt(c_int),
     /// Reads, inserts and removes entries in several keys: the key count at
     /// this argument index, the keys right after it (`RL.ALL numkeys key ...`).
     ReadWriteUpdateKeyNum(c_int),
@@ -53,7 +56,7 @@ impl KeyAccess {
     fn legacy_range(self) -> (c_int, c_int, c_int) {
         match self {
             KeyAccess::ReadWriteUpdate | KeyAccess::ReadOnly => (1, 1, 1),
-            KeyAccess::ReadOnlyAt(at) => (at, at, 1),
+            KeyAccess::ReadOnlyAt(at) | KeyAccess::ReadWriteUpdateAt(at) => (at, at, 1),
             KeyAccess::ReadWriteUpdateKeyNum(_) => (0, 0, 0),
         }
     }
@@ -141,9 +144,10 @@ pub(crate) fn register_all(
 /// server where one was renamed away (`rename-command`) would apply a write
 /// on the primary and silently drop it on replicas and in the AOF, so rl
 /// does not load there.
-const PLAIN_COMMANDS: [&CStr; 8] = [
+const PLAIN_COMMANDS: [&CStr; 9] = [
     c"zadd",
     c"zremrangebyrank",
+    c"zrem",
     c"hset",
     c"hdel",
     c"set",
@@ -287,9 +291,9 @@ static INFO_VERSION: ffi::CommandInfoVersion = ffi::CommandInfoVersion {
 
 fn key_spec(access: KeyAccess) -> ffi::CommandKeySpec {
     let flags = match access {
-        KeyAccess::ReadWriteUpdate | KeyAccess::ReadWriteUpdateKeyNum(_) => {
-            ffi::CMD_KEY_RW | ffi::CMD_KEY_UPDATE
-        }
+        KeyAccess::ReadWriteUpdate
+        | KeyAccess::ReadWriteUpdateAt(_)
+        | KeyAccess::ReadWriteUpdateKeyNum(_) => ffi::CMD_KEY_RW | ffi::CMD_KEY_UPDATE,
         KeyAccess::ReadOnly | KeyAccess::ReadOnlyAt(_) => ffi::CMD_KEY_RO | ffi::CMD_KEY_ACCESS,
     };
     let mut spec = zeroed_key_spec();
@@ -312,7 +316,7 @@ fn key_spec(access: KeyAccess) -> ffi::CommandKeySpec {
         return spec;
     }
     spec.bs.index.pos = match access {
-        KeyAccess::ReadOnlyAt(at) => at,
+        KeyAccess::ReadOnlyAt(at) | KeyAccess::ReadWriteUpdateAt(at) => at,
         _ => 1,
     };
     spec.find_keys_type = ffi::KSPEC_FK_RANGE;

@@ -62,6 +62,12 @@ pub fn zrem_oldest(cmd: &CommandCtx, key_index: usize, n: u64) {
     }
 }
 
+/// `ZREM key m1 m2 ...` with the members removed (RL.REFUND), explicit:
+/// the replica removes exactly the primary's entries.
+pub(super) fn zrem(cmd: &CommandCtx, key_index: usize, members: &[*mut Str]) {
+    replicate_strings(cmd, c"ZREM", key_index, members);
+}
+
 /// `SET key value PXAT at_ms`: a whole string state and its absolute expiry
 /// in one command (PXAT exists since Redis 6.2).
 pub fn set_pxat(cmd: &CommandCtx, key_index: usize, value: i64, at_ms: i64) {

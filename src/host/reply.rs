@@ -10,6 +10,7 @@ use super::ffi::{api, optional_api};
 use crate::core::all::combine::Combined;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
+use crate::core::refund::Refunded;
 use crate::core::throttle::gcra::CellReply;
 
 /// What a command answers; shaped by the core, written here.
@@ -22,6 +23,8 @@ pub enum Reply {
     Cell(CellReply),
     /// RL.ALL: `[allowed, retry_after_ms, [clause 1's four], [clause 2's four], ...]`.
     All(Combined),
+    /// RL.REFUND: `[refunded, remaining, retry_after_ms, reset_after_ms]`.
+    Refunded(Refunded),
     /// Nothing: the call only reported its keys to the server.
     KeysReported,
 }
@@ -35,6 +38,7 @@ pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
         Reply::Cell(c) => write_integers(ctx, &c.to_reply()),
         Reply::Totals(pairs) => write_totals(ctx, pairs),
         Reply::All(c) => write_combined(ctx, c),
+        Reply::Refunded(r) => write_integers(ctx, &r.to_reply()),
         Reply::KeysReported => {}
     }
 }

@@ -17,7 +17,7 @@ use super::replicate;
 use super::store::Store;
 use crate::core::decimal::Line;
 use crate::core::error::RlError;
-use crate::core::slide::log::{Admission, Entry, LogView, Oldest, MEMBERS_PER_MS};
+use crate::core::slide::log::{Admission, Entry, LogView, LogWrite, Oldest, MEMBERS_PER_MS};
 
 /// Entries an iterator walks before a count or an index goes through the
 /// server's rank lookup (O(log N)) instead: a handful in the steady state,
@@ -55,14 +55,25 @@ impl Drop for Written {
 }
 
 impl<'a> Store<'a> for ZsetLog<'a> {
-    type Write = Admission;
+    type Write = LogWrite;
 
     fn open(cmd: &'a CommandCtx, key_index: usize, access: Access) -> Result<Self, RlError> {
         let key = OpenKey::open(cmd, key_index, access, &ZSET)?;
         Ok(ZsetLog { key })
     }
 
-    fn record(&mut self, admission: &Admission) -> Result<(), RlError> {
+    fn record(&mut self, write: &LogWrite) -> Result<(), RlError> {
+        match write {
+            LogWrite::Admit(admission) => self.admit(admission),
+            LogWrite::Remove(members) => self.remove(members),
+        }
+    }
+}
+
+impl ZsetLog<'_> {
+    /// An admission: the new members (`ZADD`), the stale ones removed by
+    /// rank (`ZREMRANGEBYRANK`), then the expiry.
+    fn admit(&mut self, admission: &Admission) -> Result<(), RlError> {
         let written = self.apply(admission)?;
         replicate::zadd(
             self.key.cmd,
@@ -75,9 +86,46 @@ impl<'a> Store<'a> for ZsetLog<'a> {
         }
         self.key.keep_alive(&admission.expiry)
     }
-}
 
-impl ZsetLog<'_> {
+    /// A refund: the named members removed and replicated as `ZREM key m1
+    /// m2 ...`. The expiry is left: it covers the newest entry, which a
+    /// removal never makes newer (the key may outlive its last entry's
+    /// window by as much as before).
+    fn remove(&mut self, members: &[i64]) -> Result<(), RlError> {
+        let mut removed: SmallVec<[*mut ffi::Str; 4]> = SmallVec::new();
+        for &member in members {
+            let mut digits: Line<21> = Line::new();
+            digits.signed(member);
+            let text = digits.as_slice();
+            let mut deleted: c_int = 0;
+            // SAFETY: key is open for writing; the string is ours, kept for
+            // replication and freed below.
+            unsafe {
+                let ele = api!(CreateString)(self.key.cmd.raw, text.as_ptr().cast(), text.len());
+                if api!(ZsetRem)(self.key.raw, ele, &mut deleted) == OK && deleted != 0 {
+                    removed.push(ele);
+                } else {
+                    api!(FreeString)(self.key.cmd.raw, ele);
+                }
+            }
+        }
+        if !removed.is_empty() {
+            let cmd = self.key.cmd;
+            cmd.notify(ffi::NOTIFY_ZSET, c"zrem", self.key.index);
+            if self.is_empty() {
+                // As ZREM does when it removes the last member.
+                cmd.notify(ffi::NOTIFY_GENERIC, c"del", self.key.index);
+            }
+            cmd.signal_modified(self.key.index);
+            replicate::zrem(cmd, self.key.index, &removed);
+        }
+        for ele in removed {
+            // SAFETY: each string was created above and is freed once.
+            unsafe { api!(FreeString)(self.key.cmd.raw, ele) }
+        }
+        Ok(())
+    }
+
     fn is_empty(&self) -> bool {
         self.key.is_empty()
     }
@@ -321,6 +369,26 @@ impl LogView for ZsetLog<'_> {
         let score = found.then(|| score_ms(self.current(false).0));
         self.stop();
         score
+    }
+
+    fn newest_after(&mut self, after: i64, n: u64) -> SmallVec<[Entry; 4]> {
+        let mut out = SmallVec::new();
+        if n == 0 || !self.start(after as f64, f64::INFINITY, true, true) {
+            return out;
+        }
+        loop {
+            let (score, ele) = self.current(true);
+            out.push(Entry {
+                score: score_ms(score),
+                member: ele.and_then(|e| self.take_integer(e)),
+            });
+            // SAFETY: an iterator is active on the open key.
+            if out.len() as u64 >= n || unsafe { api!(ZsetRangePrev)(self.key.raw) } == 0 {
+                break;
+            }
+        }
+        self.stop();
+        out
     }
 
     fn newest(&mut self) -> Option<Entry> {

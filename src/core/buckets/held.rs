@@ -100,6 +100,18 @@ impl HeldBuckets {
         self.hex[at] = DIGITS[usize::from(value(self.hex[at]) | 1 << (i % 4))];
     }
 
+    /// Clears bit `i` (a bucket whose field is removed, `RL.REFUND`).
+    pub fn remove(&mut self, i: usize) {
+        let k = i / 4;
+        let n = self.hex.len();
+        if k >= n {
+            return;
+        }
+        let at = n - 1 - k;
+        self.hex[at] = DIGITS[usize::from(value(self.hex[at]) & !(1 << (i % 4)))];
+        self.trim();
+    }
+
     /// The bits set, lowest (newest bucket) first.
     pub fn bits(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.hex.len()).flat_map(move |k| {
@@ -207,7 +219,7 @@ mod tests {
         #[test]
         fn behaves_like_a_set_of_offsets(
             start in proptest::collection::btree_set(0usize..300, 0..40),
-            ops in proptest::collection::vec((0u8..3, 0usize..200), 0..20),
+            ops in proptest::collection::vec((0u8..4, 0usize..200), 0..20),
         ) {
             let mut set = HeldBuckets::default();
             start.iter().for_each(|&i| set.insert(i));
@@ -222,9 +234,13 @@ mod tests {
                         set.truncate(n);
                         model.retain(|&i| i < n);
                     }
-                    _ => {
+                    2 => {
                         set.insert(n);
                         model.insert(n);
+                    }
+                    _ => {
+                        set.remove(n);
+                        model.remove(&n);
                     }
                 }
                 prop_assert_eq!(set.bits().collect::<Vec<_>>(), model.iter().copied().collect::<Vec<_>>());

@@ -25,6 +25,17 @@ pub struct FixedState {
     pub expire_at_ms: Option<i64>,
 }
 
+impl FixedState {
+    /// The count and end of the window still running at `now`; `None` when
+    /// its end has come (see [`decide`]) or the key has no TTL.
+    pub fn current(&self, now: i64) -> Option<(u64, i64)> {
+        match self.expire_at_ms {
+            Some(end) if end > now => Some((self.count, end)),
+            _ => None,
+        }
+    }
+}
+
 /// Decides `req` at `now` (ms). Pure: the caller applies `write`, the new
 /// count expiring at the end of the window (unchanged within a window).
 ///
@@ -32,10 +43,7 @@ pub struct FixedState {
 /// the server's expiry check) is over, and so is a counter without a TTL:
 /// its window end is unknown, and keeping it would deny forever.
 pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> Outcome<StringWrite> {
-    let current = state.and_then(|s| match s.expire_at_ms {
-        Some(end) if end > now => Some((s.count, end)),
-        _ => None,
-    });
+    let current = state.and_then(|s| s.current(now));
     let (count, end) = current.unwrap_or((0, now.saturating_add(req.window_ms as i64)));
     // `end` is a stored expiry: any value the key may carry, so no plain
     // subtraction (it cannot be below `now` here).

@@ -1,6 +1,7 @@
 //! `RL.FIXED`: the fixed-window counter, one string key per subject.
 
 pub mod decide;
+pub mod refund;
 pub mod request;
 
 use crate::core::decision::Decision;

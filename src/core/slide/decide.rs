@@ -28,6 +28,51 @@ pub fn decide(
     decide_within(log, req, now, evict_budget(req.cost, 1))
 }
 
+/// What every call on a log reads first, each entry read checked to be
+/// rl's: the newest entry, and the entries that left the window (score
+/// `<= cutoff`) and those that still count.
+pub(super) struct Ends {
+    pub newest: Option<Entry>,
+    pub stale: u64,
+    pub held: u64,
+}
+
+/// Reads the log's ends at `now`: the newest entry and the oldest ones (up
+/// to `max_read` of those that left the window, at least the oldest). The
+/// clock, and every entry read, are checked here; a log holding one rl
+/// could not have written is refused.
+pub(super) fn read_ends(
+    log: &mut impl LogView,
+    now: i64,
+    cutoff: i64,
+    max_read: u64,
+) -> Result<Ends, RlError> {
+    if !(0..=MAX_NOW_MS).contains(&now) {
+        return Err(RlError::Internal("server clock out of range"));
+    }
+    let newest = log.newest();
+    if newest.is_some_and(|e| !e.is_rl()) {
+        return Err(RlError::ForeignZset);
+    }
+    let (stale, held) = match newest {
+        None => (0, 0),
+        Some(_) => {
+            let oldest = log.oldest_through(cutoff, max_read);
+            if !oldest.entries.iter().all(Entry::is_rl) {
+                return Err(RlError::ForeignZset);
+            }
+            // Entries newer than `now` (the clock stepped back) still
+            // count: never over-admit.
+            (oldest.stale, log.entry_count() - oldest.stale)
+        }
+    };
+    Ok(Ends {
+        newest,
+        stale,
+        held,
+    })
+}
+
 /// Decides `req` at `now`, removing at most `max_evict` stale entries if
 /// admitted. Pure: the log is only read, and every check that can fail
 /// happens here, before anything is written. A log holding an entry rl
@@ -39,27 +84,13 @@ pub fn decide_within(
     now: i64,
     max_evict: u64,
 ) -> Result<Outcome<Admission>, RlError> {
-    if !(0..=MAX_NOW_MS).contains(&now) {
-        return Err(RlError::Internal("server clock out of range"));
-    }
-    let newest = log.newest();
-    if newest.is_some_and(|e| !e.is_rl()) {
-        return Err(RlError::ForeignZset);
-    }
     let window = req.window_ms as i64;
     let cutoff = now - window;
-    let (stale, held) = match newest {
-        None => (0, 0),
-        Some(_) => {
-            let oldest = log.oldest_through(cutoff, max_evict);
-            if !oldest.entries.iter().all(Entry::is_rl) {
-                return Err(RlError::ForeignZset);
-            }
-            // Entries newer than `now` (the clock stepped back) still
-            // count: never over-admit.
-            (oldest.stale, log.entry_count() - oldest.stale)
-        }
-    };
+    let Ends {
+        newest,
+        stale,
+        held,
+    } = read_ends(log, now, cutoff, max_evict)?;
 
     if held + req.cost <= req.limit {
         // Recorded at `now`, or at the newest entry's time if the clock
@@ -345,6 +376,13 @@ mod tests {
         }
         fn newest(&mut self) -> Option<Entry> {
             self.0.newest().map(|e| self.fix(e))
+        }
+        fn newest_after(&mut self, after: i64, n: u64) -> smallvec::SmallVec<[Entry; 4]> {
+            let mut entries = self.0.newest_after(after, n);
+            for e in entries.iter_mut() {
+                *e = self.fix(*e);
+            }
+            entries
         }
     }
 

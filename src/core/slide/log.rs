@@ -1,6 +1,7 @@
 //! The log's layout: one sorted-set entry per admitted unit of cost, its
 //! score the admission time in ms, its member numbered from that score; read
-//! through [`LogView`], written as [`Admission`] data.
+//! through [`LogView`], written as [`LogWrite`] data: an [`Admission`], or
+//! the removal of named entries (`RL.REFUND`).
 
 use smallvec::SmallVec;
 
@@ -65,6 +66,10 @@ pub trait LogView {
     /// member. New entries are recorded at its score or later, so it also
     /// tells which members are taken.
     fn newest(&mut self) -> Option<Entry>;
+    /// The `n` newest entries with a score `> after`, newest first (fewer
+    /// when fewer are there). `n` is small (`RL.REFUND`: at most
+    /// `MAX_COST + 1`): the answer walks them from the end.
+    fn newest_after(&mut self, after: i64, n: u64) -> SmallVec<[Entry; 4]>;
 }
 
 /// What an admitted request writes. A denied request writes nothing.
@@ -82,6 +87,17 @@ pub struct Admission {
     pub count: u64,
     /// The key must live until the newest entry leaves the window.
     pub expiry: Expiry,
+}
+
+/// What a call writes to a log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogWrite {
+    /// An admission (`RL.SLIDE`, a `SLIDE` clause).
+    Admit(Admission),
+    /// `RL.REFUND`: remove these members, entries rl numbered that still
+    /// count. The expiry stays: it covers the newest entry, which a removal
+    /// never makes newer.
+    Remove(SmallVec<[i64; 4]>),
 }
 
 /// An in-memory log with sorted-set semantics (order by score, then member).
@@ -119,6 +135,14 @@ impl MemoryLog {
         // By rank, as ZREMRANGEBYRANK 0 evict-1 does on a replica.
         self.entries.drain(..a.evict as usize);
     }
+
+    /// Applies any write the way the host does.
+    pub fn apply_write(&mut self, w: &LogWrite) {
+        match w {
+            LogWrite::Admit(a) => self.apply(a),
+            LogWrite::Remove(members) => self.entries.retain(|(_, m)| !members.contains(m)),
+        }
+    }
 }
 
 impl LogView for MemoryLog {
@@ -154,5 +178,17 @@ impl LogView for MemoryLog {
             score,
             member: Some(m),
         })
+    }
+    fn newest_after(&mut self, after: i64, n: u64) -> SmallVec<[Entry; 4]> {
+        self.entries
+            .iter()
+            .rev()
+            .take_while(|&&(s, _)| s > after)
+            .take(usize::try_from(n).unwrap_or(usize::MAX))
+            .map(|&(score, m)| Entry {
+                score,
+                member: Some(m),
+            })
+            .collect()
     }
 }

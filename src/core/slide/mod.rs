@@ -14,25 +14,30 @@
 
 pub mod decide;
 pub mod log;
+pub mod refund;
 pub mod request;
 
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
-use log::{Admission, LogView};
+use log::{LogView, LogWrite};
 use request::SlideRequest;
 
 impl<V: LogView> Limiter<V> for SlideRequest {
-    type Write = Admission;
+    type Write = LogWrite;
     type Answer = Decision;
 
-    fn decide(&self, log: &mut V, call: &Call) -> Result<Outcome<Admission>, RlError> {
+    fn decide(&self, log: &mut V, call: &Call) -> Result<Outcome<LogWrite>, RlError> {
         // A read never removes anything: it reads only the oldest entry.
         let budget = if call.writes {
             decide::evict_budget(self.cost, call.shares.slides)
         } else {
             0
         };
-        decide::decide_within(log, self, call.now.ms, budget)
+        let out = decide::decide_within(log, self, call.now.ms, budget)?;
+        Ok(Outcome {
+            decision: out.decision,
+            write: out.write.map(LogWrite::Admit),
+        })
     }
 }

@@ -77,6 +77,17 @@ pub struct TatWrite {
     pub expire_at_ms: i64,
 }
 
+impl TatWrite {
+    /// The TAT `tat_us` as stored: expiring when it is reached, rounded up
+    /// to the ms.
+    pub fn at(tat_us: i128) -> TatWrite {
+        TatWrite {
+            tat_us: to_i64(tat_us),
+            expire_at_ms: to_i64(ceil_div(tat_us, 1000)),
+        }
+    }
+}
+
 /// One GCRA decision in microseconds, before the reply's rounding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GcraOutcome {
@@ -112,10 +123,7 @@ pub fn decide(rate: &Gcra, stored_tat: Option<i64>, quantity: u64, now_us: i64) 
             remaining: room(new_tat),
             retry_after_us: Some(0),
             reset_after_us: to_u64(new_tat - now),
-            write: (quantity > 0).then(|| TatWrite {
-                tat_us: to_i64(new_tat),
-                expire_at_ms: to_i64(ceil_div(new_tat, 1000)),
-            }),
+            write: (quantity > 0).then(|| TatWrite::at(new_tat)),
         };
     }
     // Admitted once `now` reaches `new_tat - τ`: exactly then and not 1 µs

@@ -2,6 +2,7 @@
 //! theoretical arrival time.
 
 pub mod gcra;
+pub mod refund;
 pub mod request;
 
 use crate::core::decision::Decision;
@@ -21,16 +22,17 @@ impl<V: StringView> Limiter<V> for ThrottleRequest {
             .map(|bytes| gcra::stored_state(bytes, key.expire_at_ms()))
             .transpose()?;
         let out = gcra::decide(&self.rate, tat, self.quantity, call.now.us);
-        let write = match out.write {
-            Some(w) => Some(StringWrite {
-                value: u64::try_from(w.tat_us).map_err(|_| RlError::Internal("negative TAT"))?,
-                expire_at_ms: w.expire_at_ms,
-            }),
-            None => None,
-        };
         Ok(Outcome {
             decision: out.to_decision(),
-            write,
+            write: out.write.map(string_write).transpose()?,
         })
     }
+}
+
+/// A TAT as the string key stores it.
+fn string_write(w: gcra::TatWrite) -> Result<StringWrite, RlError> {
+    Ok(StringWrite {
+        value: u64::try_from(w.tat_us).map_err(|_| RlError::Internal("negative TAT"))?,
+        expire_at_ms: w.expire_at_ms,
+    })
 }

@@ -1,0 +1,292 @@
+//! `RL.REFUND BUCKETS`: takes `COST` back from the buckets that still
+//! count, the newest first, never below zero. The header's totals follow;
+//! an older bucket brought to zero loses its field (and its bit in the held
+//! set); the buckets that left the window are removed as an admission
+//! removes them, so the totals stay those of the fields held. The newest
+//! bucket does not move, so neither does the expiry.
+
+use smallvec::SmallVec;
+
+use super::layout::{
+    bucket_field, encode_counts, encode_header, field_counts, load, HashView, HashWrite, Kind,
+};
+use super::request::BucketsRequest;
+use super::window::{resolve_precision, slide};
+use crate::core::error::RlError;
+use crate::core::expiry::Expiry;
+use crate::core::limiter::{Call, Limiter, Outcome};
+use crate::core::refund::{Refund, Units};
+
+impl Units for BucketsRequest {
+    fn units(&self) -> u64 {
+        self.cost
+    }
+    fn unit(&self) -> Self {
+        BucketsRequest { cost: 1, ..*self }
+    }
+}
+
+impl<V: HashView> Limiter<V> for Refund<BucketsRequest> {
+    type Write = HashWrite;
+    type Answer = u64;
+
+    /// Reads at most the buckets one window holds (1,000).
+    fn decide(&self, view: &mut V, call: &Call) -> Result<Outcome<HashWrite, u64>, RlError> {
+        let req = &self.0;
+        // What RL.BUCKETS loads and checks, with its errors.
+        let state = load(view, Kind::Buckets)?;
+        let precision = resolve_precision(req.window_ms, req.precision, state.as_ref())?;
+        let win = slide(view, state.as_ref(), req.window_ms, precision, call.now.ms)?;
+        let held = win.totals.first().copied().unwrap_or(0);
+        let n = req.cost.min(held);
+        let Some(newest) = win.newest.filter(|_| n > 0) else {
+            return Ok(Outcome {
+                decision: 0,
+                write: None,
+            });
+        };
+        // Something counts, so the newest bucket does (it is the last to
+        // leave), and every bucket the held set names after the slide.
+        let mut left = n;
+        let mut current = win.newest_counts.first().copied().unwrap_or(0);
+        let taken = left.min(current);
+        current -= taken;
+        left -= taken;
+        let mut held_set = win.held.clone();
+        let mut fields = SmallVec::new();
+        let mut delete: Vec<_> = win.stale.iter().map(|&b| bucket_field(b)).collect();
+        for i in win.held.bits() {
+            if left == 0 {
+                break;
+            }
+            let b = newest - 1 - i as i64;
+            let count = field_counts(view, b, 1)?[0];
+            let taken = left.min(count);
+            left -= taken;
+            if count == taken {
+                delete.push(bucket_field(b));
+                held_set.remove(i);
+            } else {
+                fields.push((bucket_field(b), encode_counts(&[count - taken])));
+            }
+        }
+        let refunded = n - left;
+        let header = encode_header(
+            Kind::Buckets,
+            win.precision,
+            newest,
+            &held_set,
+            &[held - refunded],
+            &[current],
+        );
+        Ok(Outcome {
+            decision: refunded,
+            write: Some(HashWrite {
+                header,
+                fields,
+                delete,
+                expiry: Expiry::new(win.leaves_at(newest), win.window_ms),
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::buckets::layout::MemoryHash;
+    use crate::core::decision::Decision;
+    use crate::core::limiter::Now;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    fn req(limit: u64, window_ms: u64, precision: u64, cost: u64) -> BucketsRequest {
+        BucketsRequest {
+            limit,
+            window_ms,
+            precision: Some(precision),
+            cost,
+        }
+    }
+
+    fn at(ms: i64) -> Call {
+        Call::one(Now { ms, us: ms * 1000 })
+    }
+
+    fn admit(h: &mut MemoryHash, r: &BucketsRequest, now: i64) -> Decision {
+        let out = r.decide(h, &at(now)).unwrap();
+        if let Some(w) = &out.write {
+            h.apply(w);
+        }
+        out.decision
+    }
+
+    fn refund(h: &mut MemoryHash, r: &BucketsRequest, now: i64) -> u64 {
+        let out = Refund(*r).decide(h, &at(now)).unwrap();
+        if let Some(w) = &out.write {
+            h.apply(w);
+        }
+        out.decision
+    }
+
+    fn field(h: &MemoryHash, f: &str) -> Option<String> {
+        h.fields
+            .get(f.as_bytes())
+            .map(|v| String::from_utf8(v.clone()).unwrap())
+    }
+
+    #[test]
+    fn table_of_refunds_with_explicit_times() {
+        // limit 10 per 1000 ms in buckets of 100 ms.
+        let r = |cost| req(10, 1000, 100, cost);
+        let mut h = MemoryHash::new();
+        admit(&mut h, &r(3), 10_000); // bucket 100
+        admit(&mut h, &r(2), 10_250); // bucket 102
+        admit(&mut h, &r(4), 10_500); // bucket 105, in the header
+        let expiry = h.expire_at_ms;
+        assert_eq!(field(&h, "h").as_deref(), Some("b,100,105,14,9,4"));
+        // Newest first: bucket 105 empties, 102 gives one of its two.
+        assert_eq!(refund(&mut h, &r(5), 10_600), 5);
+        assert_eq!(field(&h, "h").as_deref(), Some("b,100,105,14,4,0"));
+        assert_eq!(field(&h, "102").as_deref(), Some("1"));
+        assert_eq!(field(&h, "100").as_deref(), Some("3"));
+        // 102 empties: its field and its bit (2) go.
+        assert_eq!(refund(&mut h, &r(2), 10_600), 2);
+        assert_eq!(field(&h, "h").as_deref(), Some("b,100,105,10,2,0"));
+        assert_eq!(field(&h, "102"), None);
+        assert_eq!(field(&h, "100").as_deref(), Some("2"));
+        assert_eq!(h.expire_at_ms, expiry, "the expiry never moves");
+        // One more in bucket 110; at 11_099 bucket 100 leaves: a refund
+        // takes from what counts and removes its field, as an admission
+        // would.
+        admit(&mut h, &r(1), 11_050);
+        assert_eq!(field(&h, "h").as_deref(), Some("b,100,110,200,3,1"));
+        assert_eq!(refund(&mut h, &r(3), 11_099), 1);
+        assert_eq!(field(&h, "100"), None);
+        assert_eq!(field(&h, "h").as_deref(), Some("b,100,110,0,0,0"));
+        // Nothing counts any more: nothing given back, nothing written.
+        let before = h.clone();
+        assert_eq!(refund(&mut h, &r(1), 11_099), 0);
+        assert_eq!(h, before);
+        assert_eq!(h.fields_the_header_names(), h.bucket_indexes());
+    }
+
+    #[test]
+    fn nothing_to_give_back_writes_nothing() {
+        let mut h = MemoryHash::new();
+        let out = Refund(req(5, 1000, 100, 1)).decide(&mut h, &at(5)).unwrap();
+        assert_eq!((out.decision, out.write), (0, None));
+        admit(&mut h, &req(5, 1000, 100, 1), 5);
+        let out = Refund(req(5, 1000, 100, 1))
+            .decide(&mut h, &at(1_099))
+            .unwrap();
+        assert_eq!((out.decision, out.write), (0, None));
+    }
+
+    #[test]
+    fn the_commands_errors() {
+        let mut h = MemoryHash::new();
+        admit(&mut h, &req(5, 1000, 100, 1), 5);
+        assert_eq!(
+            Refund(req(5, 1000, 50, 1)).decide(&mut h, &at(6)),
+            Err(RlError::PrecisionMismatch { stored: 100 })
+        );
+        let mut count = MemoryHash::new();
+        count.fields.insert(b"h".to_vec(), b"c,100,1,0,1".to_vec());
+        count.fields.insert(b"f".to_vec(), b"ok".to_vec());
+        assert_eq!(
+            Refund(req(5, 1000, 100, 1)).decide(&mut count, &at(6)),
+            Err(RlError::WrongKind {
+                found: "RL.COUNT",
+                wanted: "RL.BUCKETS"
+            })
+        );
+        let mut foreign = MemoryHash::new();
+        foreign.fields.insert(b"name".to_vec(), b"x".to_vec());
+        assert_eq!(
+            Refund(req(5, 1000, 100, 1)).decide(&mut foreign, &at(6)),
+            Err(RlError::ForeignHash)
+        );
+    }
+
+    /// The units the window counts at `now`, as the next call reads them.
+    fn counted(h: &mut MemoryHash, r: &BucketsRequest, now: i64) -> u64 {
+        let state = load(h, Kind::Buckets).unwrap();
+        let p = resolve_precision(r.window_ms, r.precision, state.as_ref()).unwrap();
+        let win = slide(h, state.as_ref(), r.window_ms, p, now).unwrap();
+        win.totals.first().copied().unwrap_or(0)
+    }
+
+    proptest! {
+        /// Admits and refunds at rising times: every window counts what
+        /// was admitted minus what was refunded (newest buckets first),
+        /// never more than `limit`, and the header names exactly the
+        /// fields held.
+        #[test]
+        fn the_window_holds_admitted_minus_refunded(
+            limit in 1u64..12,
+            buckets in 1u64..12,
+            precision in 1u64..50,
+            steps in proptest::collection::vec((0i64..120, any::<bool>(), 1u64..12), 1..80),
+        ) {
+            let window = buckets * precision;
+            let mut h = MemoryHash::new();
+            let mut model: BTreeMap<i64, u64> = BTreeMap::new();
+            let mut now = 50_000;
+            for (dt, is_admit, cost) in steps {
+                now += dt;
+                let r = req(limit, window, precision, cost.min(limit));
+                let live_from = (now - window as i64 + 1).div_euclid(precision as i64);
+                let in_window = |m: &BTreeMap<i64, u64>| m.range(live_from..).map(|(_, c)| c).sum::<u64>();
+                if is_admit {
+                    if admit(&mut h, &r, now).allowed {
+                        *model.entry(now.div_euclid(precision as i64)).or_default() += r.cost;
+                    }
+                } else {
+                    let held = in_window(&model);
+                    let given = refund(&mut h, &r, now);
+                    prop_assert_eq!(given, r.cost.min(held));
+                    let mut left = given;
+                    for (_, c) in model.range_mut(live_from..).rev() {
+                        let t = left.min(*c);
+                        *c -= t;
+                        left -= t;
+                    }
+                }
+                let got = counted(&mut h, &r, now);
+                prop_assert_eq!(got, in_window(&model));
+                prop_assert!(got <= limit);
+                prop_assert_eq!(h.fields_the_header_names(), h.bucket_indexes());
+            }
+        }
+
+        /// A refund never makes a later request wait longer, nor denies
+        /// one that would pass without it.
+        #[test]
+        fn a_refund_never_makes_a_later_request_wait_longer(
+            limit in 1u64..12,
+            buckets in 1u64..12,
+            precision in 1u64..50,
+            admits in proptest::collection::vec((0i64..100, 1u64..12), 1..30),
+            refund_cost in 1u64..12,
+            later in 0i64..1_000,
+            later_cost in 1u64..12,
+        ) {
+            let window = buckets * precision;
+            let mut h = MemoryHash::new();
+            let mut now = 50_000;
+            for (dt, cost) in admits {
+                now += dt;
+                admit(&mut h, &req(limit, window, precision, cost.min(limit)), now);
+            }
+            let mut refunded = h.clone();
+            refund(&mut refunded, &req(limit, window, precision, refund_cost.min(limit)), now);
+            let r = req(limit, window, precision, later_cost.min(limit));
+            let read = Call::read(Now { ms: now + later, us: 0 });
+            let without = r.decide(&mut h, &read).unwrap().decision;
+            let with = r.decide(&mut refunded, &read).unwrap().decision;
+            prop_assert!(with.retry_after_ms <= without.retry_after_ms);
+            prop_assert!(with.allowed || !without.allowed);
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! `RL.REFUND <limiter> key <parameters>`: gives back units a limiter
+//! admitted and still counts. The request is parsed by the named limiter's
+//! own parser (as `RL.PEEK`'s); the units are its `COST` (`THROTTLE`: its
+//! `quantity`). Each limiter's folder implements the refund over its own
+//! storage kind (`slide/refund.rs`, `buckets/refund.rs`, ...), as a
+//! [`Limiter`](super::limiter::Limiter) whose answer is the units given back.
+
+use super::any::LimitRequest;
+use super::decision::Decision;
+use super::error::RlError;
+use super::limiter::Limiter;
+use super::syntax::{ArgKind, ArgSpec, Syntax};
+
+/// Where `RL.REFUND`'s key is: `RL.REFUND <algorithm> key ...`.
+pub const REFUND_KEY: usize = 2;
+
+/// `RL.REFUND`'s name and arguments.
+#[rustfmt::skip]
+pub const REFUND: Syntax = Syntax {
+    command: c"rl.refund",
+    args: &[
+        ArgSpec { name: c"limiter", kind: ArgKind::String, token: None, optional: false },
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+        ArgSpec { name: c"parameter", kind: ArgKind::Strings, token: None, optional: true },
+    ],
+};
+
+/// `RL.REFUND <algorithm> key <parameters>`: the request whose units to
+/// give back.
+pub fn parse_refund(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
+    REFUND.check_count(args.len())?;
+    LimitRequest::parse(&args[1..], &REFUND, true)
+}
+
+/// A limiter request as `RL.REFUND` reads it.
+pub trait Units: Copy {
+    /// The units to give back: the request's `COST` (THROTTLE: `quantity`).
+    fn units(&self) -> u64;
+    /// The same request for one unit: what `RL.REFUND` reports on after
+    /// giving back (as `RL.PEEK` would answer for it).
+    fn unit(&self) -> Self;
+}
+
+/// The refund of a request's units: implements the limiter interface for
+/// each limiter's request, answering the units actually given back (0 to
+/// [`Units::units`]) with the write in the storage kind's shape; `None`
+/// when there is nothing to give back. Every check the limiter's own
+/// command makes on the key happens first, with the same errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refund<R>(pub R);
+
+/// A limiter request with every verb rl has for it over the view `V`: its
+/// own decision, and its refund over the same view and write. Implemented
+/// for every request whose refund is; the host's one table of limiters
+/// asks for this.
+pub trait Refundable<V>: Limiter<V, Answer = Decision> + Units {
+    type Refund: Limiter<V, Write = Self::Write, Answer = u64>;
+    fn refund(&self) -> Self::Refund;
+}
+
+impl<V, R> Refundable<V> for R
+where
+    R: Limiter<V, Answer = Decision> + Units,
+    Refund<R>: Limiter<V, Write = R::Write, Answer = u64>,
+{
+    type Refund = Refund<R>;
+    fn refund(&self) -> Refund<R> {
+        Refund(*self)
+    }
+}
+
+/// The reply's shape: units given back, then the decision a request of one
+/// unit would get right after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refunded {
+    pub refunded: u64,
+    pub after: Decision,
+}
+
+impl Refunded {
+    /// `[refunded, remaining, retry_after_ms, reset_after_ms]`.
+    pub fn to_reply(&self) -> [i64; 4] {
+        let [_, remaining, retry, reset] = self.after.to_reply();
+        [
+            i64::try_from(self.refunded).unwrap_or(i64::MAX),
+            remaining,
+            retry,
+            reset,
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::any::test_lines::{fixed, slide, split};
+    use crate::core::buckets::request::BucketsRequest;
+    use crate::core::decision::Decision;
+    use crate::core::throttle::gcra::Gcra;
+    use crate::core::throttle::request::ThrottleRequest;
+
+    #[test]
+    fn refund_lines_use_each_limiters_parser() {
+        let throttle = LimitRequest::Throttle(ThrottleRequest {
+            rate: Gcra::new(4, 5, 1_000_000).unwrap(),
+            quantity: 0,
+        });
+        let buckets = LimitRequest::Buckets(BucketsRequest {
+            limit: 10,
+            window_ms: 1000,
+            precision: Some(100),
+            cost: 2,
+        });
+        let cases = [
+            ("RL.REFUND SLIDE k 10 1000", slide(10, 1000, 1)),
+            ("RL.REFUND slide k 10 1000 COST 3", slide(10, 1000, 3)),
+            ("RL.REFUND BUCKETS k 10 1000 PRECISION 100 COST 2", buckets),
+            ("RL.REFUND THROTTLE k 4 5 1000 0", throttle),
+            ("RL.REFUND Fixed k 7 500", fixed(7, 500, 1)),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parse_refund(&split(line)), Ok(want), "{line}");
+        }
+    }
+
+    #[test]
+    fn bad_refund_lines_name_the_problem() {
+        let cases = [
+            (
+                "RL.REFUND SLIDE",
+                RlError::WrongArity {
+                    command: "rl.refund",
+                },
+            ),
+            (
+                "RL.REFUND GCRA k 1 2 3",
+                RlError::UnknownLimiter("GCRA".into()),
+            ),
+            (
+                "RL.REFUND FIXED k 10",
+                RlError::LimiterArity {
+                    command: "rl.refund",
+                    usage: "FIXED key limit window [COST cost]".into(),
+                },
+            ),
+            ("RL.REFUND SLIDE k 10 1000 COST 11", RlError::CostAboveLimit),
+            (
+                "RL.REFUND THROTTLE k 1 1 1000 3",
+                RlError::QuantityAboveBurst,
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parse_refund(&split(line)), Err(want), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_reply_puts_the_units_first() {
+        let r = Refunded {
+            refunded: 3,
+            after: Decision {
+                allowed: true,
+                remaining: 4,
+                retry_after_ms: 0,
+                reset_after_ms: 900,
+            },
+        };
+        assert_eq!(r.to_reply(), [3, 4, 0, 900]);
+    }
+}
