@@ -30,6 +30,7 @@ fn key_patterns_restrict_every_command_to_matching_keys() {
             .query(&mut admin)
             .unwrap();
         let mut c = server.conn_as("patterned");
+        assert_eq!(slide(&mut c, "allowed:slide", 5, 60_000)[0], 1, "{f:?}");
         for line in every_command("allowed:") {
             run(&mut c, &words(&line)).unwrap_or_else(|e| panic!("{f:?} {line:?}: {e}"));
         }
