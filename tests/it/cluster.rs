@@ -100,6 +100,19 @@ fn decisions_are_exact_and_every_command_is_routed(flavor: Flavor, cluster: &Clu
     }
 }
 
+/// An RL.ALL call whose two keys share a hash tag, so one slot.
+const ONE_TAG: &[&str] = &[
+    "2",
+    "{user:1}:user",
+    "{user:1}:org",
+    "SLIDE",
+    "5",
+    "1000",
+    "FIXED",
+    "5",
+    "1000",
+];
+
 fn rl_all_and_rl_peek_keys_share_one_slot(flavor: Flavor, cluster: &Cluster) {
     // Keys in different slots: refused on every node, before anything runs.
     for node in &cluster.nodes {
@@ -114,38 +127,10 @@ fn rl_all_and_rl_peek_keys_share_one_slot(flavor: Flavor, cluster: &Cluster) {
     }
     // One hash tag: the owner admits, the other nodes redirect.
     let owner = cluster.owner("{user:1}:org");
-    let r = all(
-        &mut owner.conn(),
-        &[
-            "2",
-            "{user:1}:user",
-            "{user:1}:org",
-            "SLIDE",
-            "5",
-            "1000",
-            "FIXED",
-            "5",
-            "1000",
-        ],
-    )
-    .unwrap();
+    let r = all(&mut owner.conn(), ONE_TAG).unwrap();
     assert_eq!(r.allowed, 1, "{flavor:?}");
     for node in cluster.nodes.iter().filter(|n| n.port != owner.port) {
-        let err = all(
-            &mut node.conn(),
-            &[
-                "2",
-                "{user:1}:user",
-                "{user:1}:org",
-                "SLIDE",
-                "5",
-                "1000",
-                "FIXED",
-                "5",
-                "1000",
-            ],
-        )
-        .unwrap_err();
+        let err = all(&mut node.conn(), ONE_TAG).unwrap_err();
         assert_eq!(err.kind(), redis::ErrorKind::Moved, "{flavor:?}: {err}");
     }
     // RL.PEEK is routed by its key too.
