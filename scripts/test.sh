@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test`: every cargo test binary (unit, property, real-server), then
+# `make test`: cargo's test binaries (the unit and property tests of src/,
+# and tests/it/, the one crate of real-server tests), then
 # scripts/check-memory.sh, then the docs examples (tests/docs/run), all run
 # even when one fails; ends with one line over all of them, "N passed, N
 # failed": cargo's tests and the docs examples one by one, check-memory as
@@ -12,14 +13,15 @@ log=target/test.log
 
 cargo test --release --no-fail-fast -- --test-threads=2 2>&1 | tee -a "$log"
 cargo_rc=${PIPESTATUS[0]}
-# cargo: "     Running tests/x.rs (...)" per test binary, then its
+# cargo: "     Running tests/it/main.rs (...)" per test binary, then its
 # "test result: ok. 12 passed; 0 failed; 0 ignored; 0 measured; ...".
 read -r passed failed ignored binaries ran < <(awk '/^test result:/ { p += $4; f += $6; i += $8; n++ }
     /^ +Running / { r++ }
     END { print p + 0, f + 0, i + 0, n + 0, r + 0 }' "$log")
 notes=("cargo test: $binaries test binaries reported: $passed passed, $failed failed, $ignored ignored")
 if [ "$ran" -gt "$binaries" ]; then
-    # A binary that started and reported nothing crashed: one failure each.
+    # A binary that started and reported nothing crashed: one failure each
+    # (a crash of tests/it takes every real-server result with it).
     failed=$((failed + ran - binaries))
     notes+=("cargo test: $((ran - binaries)) of $ran test binaries ended without a result (crashed, above): counted as failed")
 elif [ "$cargo_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then

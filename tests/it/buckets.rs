@@ -1,0 +1,283 @@
+//! RL.BUCKETS: reply fields, the hash layout and its expiry, options;
+//! under load: steady load admits close to the limit and never above, and
+//! memory depends on the bucket count, not on the rate.
+
+use std::time::{Duration, Instant};
+
+use crate::harness::*;
+
+#[test]
+fn reply_fields_hash_layout_and_expiry() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        // 3 per minute in 60 buckets of 1 s (the default precision).
+        for i in 0..3 {
+            let r = buckets(&mut c, "u", &["3", "60000"]).unwrap();
+            assert_eq!(r[..3], [1, 2 - i, 0], "{f:?}");
+            assert!(r[3] > 59_000 && r[3] <= 60_999, "{f:?} reset {r:?}");
+        }
+        let r = buckets(&mut c, "u", &["3", "60000"]).unwrap();
+        assert_eq!(r[..2], [0, 0], "{f:?}");
+        // The admitted ones leave with their bucket: retry is the reset here.
+        assert!(r[2] >= 1 && r[2] <= 60_999 && r[2] <= r[3], "{f:?} {r:?}");
+
+        let h = header(&mut c, "u");
+        assert_eq!((h.kind.as_str(), h.precision), ("b", 1000), "{f:?} {h:?}");
+        assert_eq!(h.counts.len(), 2, "{f:?} {h:?}");
+        assert_eq!(h.counts[0], 3, "{f:?}: the total");
+        // The newest bucket's count is the header's; older ones have
+        // fields, exactly those the header's held set names.
+        let older = bucket_fields(&mut c, "u");
+        let sum: u64 = older.values().map(|v| v.parse::<u64>().unwrap()).sum();
+        assert_eq!(sum + h.counts[1], 3, "{f:?} {h:?}");
+        assert_eq!(
+            h.held_buckets(),
+            older.keys().copied().collect::<Vec<_>>(),
+            "{f:?} {h:?}"
+        );
+        // The key lives until the newest bucket leaves the window, and at
+        // most window/4 longer.
+        let needed = (h.newest + 1) * 1000 - 1 + 60_000;
+        let expire = pexpiretime(&mut c, "u");
+        assert!(
+            (needed..=needed + 15_000).contains(&expire),
+            "{f:?}: expiry {expire}, needed {needed}"
+        );
+        let enc: String = redis::cmd("OBJECT")
+            .arg("ENCODING")
+            .arg("u")
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(enc, "listpack", "{f:?}");
+    });
+}
+
+#[test]
+fn cost_and_precision_options() {
+    on_every_server(|server| {
+        let mut c = server.conn();
+        let r = buckets(
+            &mut c,
+            "u",
+            &["10", "1000", "PRECISION", "100", "COST", "4"],
+        )
+        .unwrap();
+        assert_eq!(r[..3], [1, 6, 0]);
+        // The bucket leaves `window` ms after its last ms: 1000 to 1099 ms away.
+        assert!((1000..=1099).contains(&r[3]), "{r:?}");
+        let r = buckets(&mut c, "u", &["10", "1000", "cost", "7"]).unwrap();
+        assert_eq!(r[..2], [0, 6]);
+        assert_eq!(header(&mut c, "u").precision, 100);
+    });
+}
+
+/// Admitted requests with server time in `(t - len, t]`.
+fn admitted_in(admitted: &[i64], t: i64, len: i64) -> usize {
+    admitted.iter().filter(|&&s| s > t - len && s <= t).count()
+}
+
+/// 1.5 s of calls one after the other: on the real clock as many as the
+/// server answers, on the stopped clock one per ms.
+#[test]
+fn steady_load_admits_close_to_the_limit_and_never_above() {
+    on_every_server_clocked(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let (limit, window, precision) = (20usize, 400i64, 40i64);
+        let mut admitted = Vec::new();
+        let mut denied = Vec::new();
+        let start = Instant::now();
+        let mut steps = 0;
+        while if server.clock_stopped() {
+            steps < 1500
+        } else {
+            start.elapsed() < Duration::from_millis(1500)
+        } {
+            // The server's own `now` for each call, exactly: the reply's
+            // reset_after_ms is measured to the time the newest bucket
+            // (the header's) leaves the window.
+            let (r, h): (Vec<i64>, String) = redis::pipe()
+                .atomic()
+                .cmd("RL.BUCKETS")
+                .arg("steady")
+                .arg(limit)
+                .arg(window)
+                .arg("PRECISION")
+                .arg(precision)
+                .cmd("HGET")
+                .arg("steady")
+                .arg("h")
+                .query(&mut c)
+                .unwrap();
+            let newest = parse_header(&h).newest;
+            let now = (newest + 1) * precision - 1 + window - r[3];
+            if r[0] == 1 {
+                admitted.push(now);
+            } else {
+                denied.push(now);
+            }
+            if server.clock_stopped() {
+                assert_eq!(now, server.clock_ms(), "{f:?}: the server's own now");
+                server.advance(1);
+                steps += 1;
+            }
+        }
+        assert!(
+            admitted.len() > 2 * limit,
+            "{f:?}: {} admitted",
+            admitted.len()
+        );
+        assert!(
+            !denied.is_empty(),
+            "{f:?}: the load never reached the limit"
+        );
+        for &t in &admitted {
+            let n = admitted_in(&admitted, t, window);
+            assert!(n <= limit, "{f:?}: {n} admitted in the window ending {t}");
+        }
+        // Close to the limit: a denial only when the window stretched by
+        // one bucket (less 1 ms) already holds `limit`.
+        for &t in &denied {
+            let n = admitted_in(&admitted, t, window + precision - 1);
+            assert!(n >= limit, "{f:?}: denied at {t} with only {n} admitted");
+        }
+    });
+}
+
+/// Fills two keys with the same buckets, one at 10 and one at 2,000
+/// requests per bucket; each round runs in one MULTI so both keys see the
+/// same bucket. On the real clock a round that straddles a bucket boundary
+/// is redone (the stopped clock never straddles one). Counts
+/// are plain integers: the faster key's counts take one more byte each in
+/// the listpack, and memory differs by that (rounded to the allocator's
+/// size classes), not by the rate.
+#[test]
+fn memory_differs_only_by_the_digits_of_the_counts() {
+    on_every_server_clocked(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let args = ["1000000", "15000", "PRECISION", "250"];
+        for attempt in 0.. {
+            assert!(
+                attempt < 5,
+                "{f:?}: rounds kept straddling bucket boundaries"
+            );
+            let (slow, fast) = (format!("slow{attempt}"), format!("fast{attempt}"));
+            for _ in 0..4 {
+                let mut pipe = redis::pipe();
+                pipe.atomic();
+                for _ in 0..10 {
+                    pipe.cmd("RL.BUCKETS").arg(&slow).arg(&args).ignore();
+                }
+                for _ in 0..2000 {
+                    pipe.cmd("RL.BUCKETS").arg(&fast).arg(&args).ignore();
+                }
+                let () = pipe.query(&mut c).unwrap();
+                server.advance(300);
+            }
+            let (bs, bf) = (bucket_fields(&mut c, &slow), bucket_fields(&mut c, &fast));
+            // Three older buckets in their fields, the newest in the header.
+            let (hs, hf) = (header(&mut c, &slow), header(&mut c, &fast));
+            if bs.keys().ne(bf.keys()) || bs.len() != 3 || hs.newest != hf.newest {
+                assert!(
+                    !server.clock_stopped(),
+                    "{f:?}: {bs:?} {bf:?} {hs:?} {hf:?}"
+                );
+                continue;
+            }
+            assert!(bs.values().all(|v| v == "10"), "{f:?} {bs:?}");
+            assert!(bf.values().all(|v| v == "2000"), "{f:?} {bf:?}");
+            assert_eq!((hs.counts[1], hf.counts[1]), (10, 2000), "{f:?}");
+            let usage = |c: &mut redis::Connection, k: &str| -> i64 {
+                redis::cmd("MEMORY")
+                    .arg("USAGE")
+                    .arg(k)
+                    .arg("SAMPLES")
+                    .arg(0)
+                    .query(c)
+                    .unwrap()
+            };
+            let (ms, mf) = (usage(&mut c, &slow), usage(&mut c, &fast));
+            println!("{f:?}: 4 buckets at 10 per bucket {ms} B, at 2000 {mf} B");
+            // Four counts and two totals one byte longer, in a listpack
+            // whose allocation rounds up to a 16- or 32-byte size class.
+            assert!((0..=32).contains(&(mf - ms)), "{f:?}: {ms} vs {mf}");
+            break;
+        }
+    });
+}
+
+/// Builds a key holding `n` live buckets (1 s each) exactly as RL.BUCKETS
+/// writes them, checks RL.BUCKETS reads it as its own, and returns its
+/// MEMORY USAGE and encoding after one more admitted call.
+fn key_with_buckets(c: &mut redis::Connection, key: &str, n: i64) -> (i64, String) {
+    let (secs, _): (i64, i64) = redis::cmd("TIME").query(c).unwrap();
+    let now_bucket = secs; // 1000 ms buckets: bucket index = seconds
+    let oldest = now_bucket - n + 1;
+    let mut cmd = redis::cmd("HSET");
+    // The header first, as RL.BUCKETS writes it; the newest bucket's count
+    // is in it, the n - 1 older buckets have fields (all held: n - 1 bits).
+    let older = (n - 1) as usize;
+    let lead = match older % 4 {
+        0 => String::new(),
+        r => format!("{:x}", (1 << r) - 1),
+    };
+    let held = format!("{lead}{}", "f".repeat(older / 4));
+    cmd.arg(key)
+        .arg("h")
+        .arg(format!("b,1000,{now_bucket},{held},{},10", 10 * n));
+    for b in oldest..now_bucket {
+        cmd.arg(b).arg("10");
+    }
+    let _: i64 = cmd.query(c).unwrap();
+    let _: i64 = redis::cmd("PEXPIRE")
+        .arg(key)
+        .arg(n * 2000)
+        .query(c)
+        .unwrap();
+    let window = (n * 1000).to_string();
+    let r = buckets(c, key, &["1000000", &window, "PRECISION", "1000"]).unwrap();
+    assert_eq!(r[0], 1);
+    // All n buckets counted (or n-1 if a second boundary passed meanwhile).
+    let held = 1_000_000 - 1 - r[1];
+    assert!(
+        held == 10 * n || held == 10 * (n - 1),
+        "held {held} of {n} buckets"
+    );
+    // SAMPLES 0: every field counted (the default samples 5 and scales).
+    let usage: i64 = redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg(key)
+        .arg("SAMPLES")
+        .arg(0)
+        .query(c)
+        .unwrap();
+    let enc: String = redis::cmd("OBJECT")
+        .arg("ENCODING")
+        .arg(key)
+        .query(c)
+        .unwrap();
+    (usage, enc)
+}
+
+/// The memory table of the README (run with --nocapture to see it): the
+/// default 60 buckets stay in the compact listpack encoding.
+#[test]
+fn memory_per_key_by_bucket_count() {
+    on_every_server(|server| {
+        let mut c = server.conn();
+        let mut previous = 0;
+        for n in [10, 60, 600] {
+            let (usage, enc) = key_with_buckets(&mut c, &format!("mem{n}"), n);
+            println!("{:?}: {n} buckets: {usage} bytes ({enc})", server.flavor);
+            assert!(usage > previous);
+            previous = usage;
+            let compact = if n <= 60 { "listpack" } else { "hashtable" };
+            assert_eq!(enc, compact, "{:?} at {n} buckets", server.flavor);
+            if n == 60 && server.flavor == Flavor::Redis7 {
+                assert!(usage <= 800, "60 buckets take {usage} bytes");
+            }
+        }
+    });
+}

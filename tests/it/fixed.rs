@@ -1,0 +1,61 @@
+//! RL.FIXED: reply fields, the counter and its expiry set once per
+//! window, and a new window after the wait the reply names.
+
+use crate::harness::*;
+
+const HOUR: u64 = 3_600_000;
+const SLACK: i64 = 10_000;
+
+#[test]
+fn burst_then_deny_with_the_expiry_set_once() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let hour = HOUR as i64;
+        let r = fixed(&mut c, "f", 3, HOUR, None);
+        assert_eq!(r[..3], [1, 2, 0], "{f:?}");
+        assert!(r[3] <= hour && r[3] > hour - SLACK, "{f:?} {r:?}");
+        let first = value_and_expiry(&mut c, "f");
+        assert_eq!(first.0.as_deref(), Some("1"), "{f:?}");
+        assert_eq!(
+            fixed(&mut c, "f", 3, HOUR, Some(2))[..3],
+            [1, 0, 0],
+            "{f:?}"
+        );
+        // Later admissions never move the window's end.
+        let (value, at) = value_and_expiry(&mut c, "f");
+        assert_eq!((value.as_deref(), at), (Some("3"), first.1), "{f:?}");
+        let r = fixed(&mut c, "f", 3, HOUR, None);
+        assert_eq!(r[..2], [0, 0], "{f:?}");
+        assert!(
+            r[2] <= hour && r[2] > hour - SLACK && r[2] == r[3],
+            "{f:?} {r:?}"
+        );
+    });
+}
+
+/// On the real clock with 2 ms to spare; on the stopped clock exactly:
+/// one ms before `retry_after_ms` the window is still closed.
+#[test]
+fn waiting_retry_after_opens_a_new_window() {
+    on_every_server_clocked(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        assert_eq!(fixed(&mut c, "short", 1, 500, None)[0], 1, "{f:?}");
+        let r = fixed(&mut c, "short", 1, 500, None);
+        assert_eq!(r[0], 0, "{f:?}");
+        if server.clock_stopped() {
+            assert_eq!(r[2], 500, "{f:?}: no time passed since the window opened");
+            server.advance(r[2] as u64 - 1);
+            assert_eq!(
+                fixed(&mut c, "short", 1, 500, None)[..3],
+                [0, 0, 1],
+                "{f:?}"
+            );
+            server.advance(1);
+        } else {
+            server.advance(r[2] as u64 + 2);
+        }
+        assert_eq!(fixed(&mut c, "short", 1, 500, None)[..2], [1, 0], "{f:?}");
+    });
+}

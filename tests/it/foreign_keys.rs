@@ -1,0 +1,303 @@
+//! Keys of the right type that rl could not have written are refused by
+//! every command that would read them, before anything is written: same
+//! DUMP, same absolute expiry, the server's change counter unmoved (rl
+//! replicates only what it writes, so nothing was replicated either).
+//! (Keys of another type: `wrong_types.rs`.)
+
+use crate::harness::*;
+
+const FOREIGN_ZSET: &str = "ERR key holds a sorted set that rl did not write";
+const FOREIGN_HASH: &str = "ERR key holds a hash that rl did not write";
+const NOT_TAT: &str =
+    "ERR key holds a string that is not an rl throttle state (a TAT in microseconds)";
+const NOT_COUNTER: &str = "ERR key holds a string that is not an rl fixed-window counter";
+
+/// How a foreign key of each shape is made (a line as [`run_on`] reads
+/// it), the commands that read that type, and the error each answers.
+struct Foreign {
+    name: &'static str,
+    setup: &'static [&'static [&'static str]],
+    lines: &'static [(&'static [&'static str], &'static str)],
+}
+
+const SLIDE_LINES: &[(&[&str], &str)] = &[
+    (&["RL.SLIDE", "K", "3", "1000"], FOREIGN_ZSET),
+    (&["RL.SLIDE", "K", "3", "1000000000000"], FOREIGN_ZSET),
+    (&["RL.SLIDE", "K", "100", "1000", "COST", "5"], FOREIGN_ZSET),
+    (&["RL.PEEK", "SLIDE", "K", "3", "1000"], FOREIGN_ZSET),
+    (
+        &["RL.ALL", "1", "K", "SLIDE", "3", "1000"],
+        "ERR clause 1: key holds a sorted set that rl did not write",
+    ),
+];
+
+const BUCKET_LINES: &[(&[&str], &str)] = &[
+    (&["RL.BUCKETS", "K", "3", "1000"], FOREIGN_HASH),
+    (&["RL.COUNT", "K", "1000", "ok"], FOREIGN_HASH),
+    (&["RL.TOTALS", "K", "1000"], FOREIGN_HASH),
+    (&["RL.PEEK", "BUCKETS", "K", "3", "1000"], FOREIGN_HASH),
+    (
+        &["RL.ALL", "1", "K", "BUCKETS", "3", "1000"],
+        "ERR clause 1: key holds a hash that rl did not write",
+    ),
+];
+
+const COUNTER_LINES: &[(&[&str], &str)] = &[
+    (&["RL.FIXED", "K", "10", "1000"], NOT_COUNTER),
+    (&["RL.PEEK", "FIXED", "K", "10", "1000"], NOT_COUNTER),
+    (
+        &["RL.ALL", "1", "K", "FIXED", "10", "1000"],
+        "ERR clause 1: key holds a string that is not an rl fixed-window counter",
+    ),
+];
+
+const TAT_LINES: &[(&[&str], &str)] = &[
+    (&["RL.THROTTLE", "K", "5", "1", "1000"], NOT_TAT),
+    (&["CL.THROTTLE", "K", "5", "1", "1"], NOT_TAT),
+    (&["RL.PEEK", "THROTTLE", "K", "5", "1", "1000"], NOT_TAT),
+];
+
+const CASES: &[Foreign] = &[
+    // The issue's first case: string members, old scores.
+    Foreign {
+        name: "zset of strings",
+        setup: &[
+            &["ZADD", "K", "1", "a", "2", "b", "3", "c"],
+            &["PEXPIRE", "K", "900000"],
+        ],
+        lines: SLIDE_LINES,
+    },
+    // A job queue scored by time: its member is not rl's numbering.
+    Foreign {
+        name: "zset scored now",
+        setup: &[&["ZADD", "K", "NOW", "job1"], &["PEXPIRE", "K", "900000"]],
+        lines: SLIDE_LINES,
+    },
+    // Integer members that are not score * 10^6 + n.
+    Foreign {
+        name: "zset of integers",
+        setup: &[
+            &["ZADD", "K", "NOW", "17", "NOW", "18"],
+            &["PEXPIRE", "K", "900000"],
+        ],
+        lines: SLIDE_LINES,
+    },
+    // rl's numbering, but a fraction of a ms rl never writes.
+    Foreign {
+        name: "zset with a fractional score",
+        setup: &[
+            &["ZADD", "K", "1.5", "1500000"],
+            &["PEXPIRE", "K", "900000"],
+        ],
+        lines: SLIDE_LINES,
+    },
+    // An rl log whose TTL was removed: rl's logs always expire.
+    Foreign {
+        name: "rl log without a TTL",
+        setup: &[&["RL.SLIDE", "K", "5", "600000"], &["PERSIST", "K"]],
+        lines: SLIDE_LINES,
+    },
+    Foreign {
+        name: "hash without rl's header",
+        setup: &[
+            &["HSET", "K", "name", "ada", "age", "36"],
+            &["PEXPIRE", "K", "900000"],
+        ],
+        lines: BUCKET_LINES,
+    },
+    Foreign {
+        name: "hash with a garbled header",
+        setup: &[&["HSET", "K", "h", "b,not,rl"], &["PEXPIRE", "K", "900000"]],
+        lines: BUCKET_LINES,
+    },
+    Foreign {
+        name: "rl buckets without a TTL",
+        setup: &[&["RL.BUCKETS", "K", "5", "600000"], &["PERSIST", "K"]],
+        lines: &[
+            (&["RL.BUCKETS", "K", "3", "600000"], FOREIGN_HASH),
+            (&["RL.PEEK", "BUCKETS", "K", "3", "600000"], FOREIGN_HASH),
+        ],
+    },
+    // The issue's second case: a user's counter without a TTL.
+    Foreign {
+        name: "counter without a TTL",
+        setup: &[&["SET", "K", "5"]],
+        lines: COUNTER_LINES,
+    },
+    Foreign {
+        name: "text with a TTL",
+        setup: &[&["SET", "K", "hello", "PX", "900000"]],
+        lines: COUNTER_LINES,
+    },
+    Foreign {
+        name: "counter out of range",
+        setup: &[&["SET", "K", "99999999999999999999", "PX", "900000"]],
+        lines: COUNTER_LINES,
+    },
+    Foreign {
+        name: "TAT without a TTL",
+        setup: &[&["SET", "K", "NOWUS"]],
+        lines: TAT_LINES,
+    },
+    // A plain counter and plain text, no TTL: neither a TAT in µs.
+    Foreign {
+        name: "small number without a TTL",
+        setup: &[&["SET", "K", "5"]],
+        lines: TAT_LINES,
+    },
+    Foreign {
+        name: "text without a TTL",
+        setup: &[&["SET", "K", "hello"]],
+        lines: TAT_LINES,
+    },
+    Foreign {
+        name: "TAT-sized text with a TTL",
+        setup: &[&["SET", "K", "17500000000000000x", "PX", "900000"]],
+        lines: TAT_LINES,
+    },
+];
+
+#[test]
+fn keys_rl_did_not_write_are_refused_and_left_byte_for_byte() {
+    on_every_server(|server| {
+        let flavor = server.flavor;
+        let mut c = server.conn();
+        let mut checked = 0;
+        for (i, case) in CASES.iter().enumerate() {
+            let key = format!("foreign:{i}");
+            for line in case.setup {
+                run_on(&mut c, line, &key).unwrap();
+            }
+            for (line, want) in case.lines {
+                let before = frozen_state(&mut c, &key);
+                let marks = changes(&mut c);
+                let got = err_text(run_on(&mut c, line, &key));
+                let what = format!("{flavor:?} {} with {line:?}", case.name);
+                assert_eq!(got, *want, "{what}");
+                assert_eq!(frozen_state(&mut c, &key), before, "{what}: key changed");
+                assert_eq!(changes(&mut c), marks, "{what}: wrote or replicated");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 40, "{checked} cases");
+    });
+}
+
+/// A foreign entry that sorts between rl's own is read when the call
+/// reaches it: an admission that would remove it is refused.
+#[test]
+fn a_foreign_member_among_stale_entries_is_refused_before_removal() {
+    on_every_server(|server| {
+        let mut c = server.conn();
+        let now = server_ms(&mut c);
+        // rl's numbering for three old entries, a foreign one among them,
+        // and a newest entry of rl's own at `now`.
+        let own = |s: i64| (s * 1_000_000).to_string();
+        let (a, b) = (now - 50_000, now - 40_000);
+        let _: i64 = redis::cmd("ZADD")
+            .arg("mixed")
+            .arg(a)
+            .arg(own(a))
+            .arg(a + 1)
+            .arg("intruder")
+            .arg(b)
+            .arg(own(b))
+            .arg(now)
+            .arg(own(now))
+            .query(&mut c)
+            .unwrap();
+        let _: i64 = redis::cmd("PEXPIRE")
+            .arg("mixed")
+            .arg(900_000)
+            .query(&mut c)
+            .unwrap();
+        let before = frozen_state(&mut c, "mixed");
+        let err = err_text(run_on(&mut c, &["RL.SLIDE", "K", "10", "1000"], "mixed"));
+        assert_eq!(err, FOREIGN_ZSET, "{:?}", server.flavor);
+        assert_eq!(frozen_state(&mut c, "mixed"), before);
+    });
+}
+
+/// A sorted set written by someone else can hold scores rl never writes
+/// (`+inf`, `1e300`). Whatever RL.SLIDE answers there, it must not leave
+/// behind writes it did not replicate: an error reply leaves the key
+/// byte-identical, and the replica ends equal to the primary either way.
+#[test]
+fn failed_call_on_a_foreign_sorted_set_writes_nothing() {
+    for flavor in ALL {
+        let mut primary = Server::start_primary(flavor, &[]);
+        let mut replica = primary.start_replica(true);
+        let mut p = primary.conn();
+        let mut r = replica.conn();
+        for (key, score) in [("inf", "+inf"), ("huge", "1e300")] {
+            let _: i64 = redis::cmd("ZADD")
+                .arg(key)
+                .arg(score)
+                .arg("foreign")
+                .query(&mut p)
+                .unwrap();
+            let before = frozen_state(&mut p, key);
+            let reply = slide_raw(&mut p, &[key.as_bytes(), b"5", b"1000"]);
+            if let Err(err) = &reply {
+                assert_eq!(
+                    frozen_state(&mut p, key),
+                    before,
+                    "{flavor:?}: {key}: the call failed with {:?} yet changed the key",
+                    error_text(err)
+                );
+            }
+            wait_replicas(&mut p, 1);
+            assert_eq!(
+                entries(&mut r, key),
+                entries(&mut p, key),
+                "{flavor:?}: {key}: replica differs after {reply:?}"
+            );
+            assert_eq!(
+                pexpiretime(&mut r, key),
+                pexpiretime(&mut p, key),
+                "{flavor:?}: {key}"
+            );
+        }
+        primary.assert_alive();
+        replica.assert_alive();
+    }
+}
+
+/// Foreign members numbered at the very end of the current millisecond's
+/// block leave room for one unit of a COST 2 request only. The script reads
+/// the server's clock and plants such members for this millisecond and the
+/// next two, so RL.SLIDE's own `now` hits one of them. If the call fails,
+/// it must have written nothing.
+#[test]
+fn foreign_entries_error_writes_nothing() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let script = r#"
+            local t = redis.call('TIME')
+            local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            for d = 0, 2 do
+              local s = string.format('%.0f', ms + d)
+              redis.call('ZADD', KEYS[1], s, s .. '999998')
+            end
+            local before = redis.call('DUMP', KEYS[1])
+            local res = redis.pcall('RL.SLIDE', KEYS[1], 10, 60000, 'COST', 2)
+            local outcome = 'admitted'
+            if type(res) == 'table' and res.err then outcome = res.err end
+            return {outcome, before, redis.call('DUMP', KEYS[1])}
+        "#;
+        let (outcome, before, after): (String, Vec<u8>, Vec<u8>) = redis::cmd("EVAL")
+            .arg(script)
+            .arg(1)
+            .arg("foreign")
+            .query(&mut c)
+            .unwrap();
+        if outcome != "admitted" {
+            assert_eq!(
+                after, before,
+                "{f:?}: RL.SLIDE failed with {outcome:?} yet changed the key"
+            );
+        }
+        server.assert_alive();
+    });
+}

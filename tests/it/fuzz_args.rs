@@ -1,0 +1,301 @@
+//! Hostile argument vectors against every command: at least 10,000 per
+//! server, from a seeded generator (set `RL_FUZZ_SEED` to replay another
+//! seed): random argument counts, empty strings, binary bytes, huge and
+//! negative numbers, floats, unknown options, options given twice. Each
+//! reply is a value or an error reply (never a dropped connection or an
+//! internal error), the server never dies, and keys of other types, and
+//! keys of the right types that rl did not write (generated per seed:
+//! sorted sets, hashes and strings of random shapes), are never touched.
+
+use crate::harness::raw_resp::{RawConn, Resp, XorShift};
+use crate::harness::*;
+
+const REQUESTS: usize = 12_000;
+const BATCH: usize = 1_000;
+
+const NAMES: &[&str] = &[
+    "RL.SLIDE",
+    "RL.BUCKETS",
+    "RL.COUNT",
+    "RL.TOTALS",
+    "RL.THROTTLE",
+    "CL.THROTTLE",
+    "RL.FIXED",
+    "rl.slide",
+    "Rl.Buckets",
+    "cl.throttle",
+];
+
+/// Keys of other types, made before the fuzzing and checked after each batch.
+const OTHERS: &[(&str, &[&str])] = &[
+    ("fz:o:string", &["SET", "fz:o:string", "hello"]),
+    ("fz:o:number", &["SET", "fz:o:number", "not 5"]),
+    ("fz:o:list", &["RPUSH", "fz:o:list", "a", "b"]),
+    ("fz:o:set", &["SADD", "fz:o:set", "a"]),
+    ("fz:o:hash", &["HSET", "fz:o:hash", "k", "nope", "t", "1"]),
+    ("fz:o:zset", &["ZADD", "fz:o:zset", "+inf", "m", "2", "x"]),
+    ("fz:o:stream", &["XADD", "fz:o:stream", "1-1", "f", "v"]),
+];
+
+const RL_KEYS: &[&str] = &["fz:rl:0", "fz:rl:1", "fz:rl:2", "", "fz:\0\r\n"];
+
+/// Keys of rl's types that rl could not have written, under the names the
+/// commands use (`fz:<COMMAND>:<n>` for n of 3 and up), built from `rng`:
+/// sorted sets whose members are strings or integers that are not
+/// `score * 10^6 + n`, hashes without rl's header, strings without a TTL or
+/// that are no number. Each key gets a TTL unless a missing one is the
+/// point. Returns the setup commands, one list per key.
+fn foreign_keys(rng: &mut XorShift) -> Vec<(String, Vec<Vec<String>>)> {
+    let mut out = Vec::new();
+    for (i, name) in NAMES.iter().enumerate() {
+        let key = format!("fz:{}:{}", name.to_ascii_uppercase(), 3 + i);
+        let mut setup = Vec::new();
+        let ttl = rng.below(4) != 0;
+        // Of the type the command reads, so each one meets a foreign key
+        // of its own type (other types only get WRONGTYPE).
+        let kind = match name.to_ascii_uppercase().as_str() {
+            "RL.SLIDE" => 0,
+            "RL.BUCKETS" | "RL.COUNT" | "RL.TOTALS" => 1,
+            _ => 2,
+        };
+        match kind {
+            0 => {
+                let mut z = vec!["ZADD".to_string(), key.clone()];
+                for _ in 0..1 + rng.below(6) {
+                    // Scores from 1 ms on: a member below 10^6 never matches.
+                    let score = 1 + rng.below(2_000_000_000_000);
+                    let member = match rng.below(3) {
+                        0 => format!("job:{}", rng.below(1000)),
+                        1 => rng.below(1_000_000).to_string(),
+                        _ => format!("{}.5", rng.below(100)),
+                    };
+                    z.extend([score.to_string(), member]);
+                }
+                setup.push(z);
+            }
+            1 => {
+                let mut h = vec!["HSET".to_string(), key.clone()];
+                for _ in 0..1 + rng.below(4) {
+                    let field = rng.pick(&["name", "t", "f", "0", "17", "hh"]).to_string();
+                    h.extend([field, format!("{}", rng.below(1000))]);
+                }
+                if rng.below(2) == 0 {
+                    h.extend(["h".to_string(), format!("b,x{},1", rng.below(9))]);
+                }
+                setup.push(h);
+            }
+            _ => {
+                let value = match rng.below(3) {
+                    0 => rng.below(1_000_000).to_string(),
+                    1 => format!("{}", 1_750_000_000_000_000 + rng.below(1 << 40)),
+                    _ => format!("v{}", rng.below(1000)),
+                };
+                let numeric = !value.starts_with('v');
+                setup.push(vec!["SET".to_string(), key.clone(), value]);
+                // A number with a TTL could be rl's own state: only text
+                // gets one.
+                if ttl && !numeric {
+                    setup.push(vec!["PEXPIRE".to_string(), key.clone(), "900000".into()]);
+                }
+                out.push((key, setup));
+                continue;
+            }
+        }
+        if ttl {
+            setup.push(vec!["PEXPIRE".to_string(), key.clone(), "900000".into()]);
+        }
+        out.push((key, setup));
+    }
+    out
+}
+
+fn number(rng: &mut XorShift) -> Vec<u8> {
+    let v: String = match rng.below(8) {
+        0 => rng.below(12).to_string(),
+        1 => rng.below(2_000_000).to_string(),
+        2 => rng.below(u64::MAX).to_string(),
+        3 => rng
+            .pick(&[
+                "99999999999999999999999",
+                "18446744073709551615",
+                "18446744073709551616",
+                "9223372036854775807",
+                "-9223372036854775808",
+                "1000000000000",
+                "1000000000001",
+                "100000000000000",
+                "1000000000000000",
+                "000000000000000000000001",
+            ])
+            .to_string(),
+        4 => format!("-{}", rng.below(1000)),
+        5 => rng
+            .pick(&[
+                "+5", "-0", "1.5", "1e3", "inf", "-inf", "nan", " 1", "1 ", "0x10", "１",
+            ])
+            .to_string(),
+        _ => (1 + rng.below(100)).to_string(),
+    };
+    v.into_bytes()
+}
+
+fn arg(rng: &mut XorShift) -> Vec<u8> {
+    match rng.below(10) {
+        0..=3 => number(rng),
+        4 => Vec::new(),
+        5 => (0..rng.below(40)).map(|_| rng.next() as u8).collect(),
+        6 | 7 => rng
+            .pick(&["COST", "cost", "PRECISION", "BY", "Cost", "precision", "by"])
+            .as_bytes()
+            .to_vec(),
+        8 => rng
+            .pick(&[
+                "FOO",
+                "NX",
+                "COSTS",
+                "WITHSCORES",
+                "ok",
+                "fail",
+                "a,b",
+                "x y",
+            ])
+            .as_bytes()
+            .to_vec(),
+        _ => vec![b'f'; 1 + rng.below(70) as usize],
+    }
+}
+
+/// Valid leading arguments per command (by name, case-insensitively).
+fn template(name: &str, rng: &mut XorShift) -> Vec<Vec<u8>> {
+    let small = |rng: &mut XorShift| (1 + rng.below(30)).to_string();
+    let window = |rng: &mut XorShift| (1 + rng.below(5_000)).to_string();
+    let args: Vec<String> = match name.to_ascii_uppercase().as_str() {
+        "RL.COUNT" => vec![window(rng), rng.pick(&["ok", "fail", "x"]).to_string()],
+        "RL.TOTALS" => vec![window(rng)],
+        "RL.THROTTLE" => vec![small(rng), small(rng), window(rng)],
+        "CL.THROTTLE" => vec![small(rng), small(rng), small(rng)],
+        _ => vec![small(rng), window(rng)],
+    };
+    args.into_iter().map(String::into_bytes).collect()
+}
+
+fn command(rng: &mut XorShift) -> Vec<Vec<u8>> {
+    let name = *rng.pick(NAMES);
+    let mut line = vec![name.as_bytes().to_vec()];
+    if rng.below(20) == 0 {
+        return line; // no key at all
+    }
+    // Mostly a key of this command's own (so the state is reached), now
+    // and then a shared one, an odd name or a key of another type.
+    let key = match rng.below(8) {
+        0 | 1 => rng.pick(OTHERS).0.as_bytes().to_vec(),
+        2 => rng.pick(RL_KEYS).as_bytes().to_vec(),
+        // Its own keys (0..3) and the foreign ones of the same names.
+        _ => format!(
+            "fz:{}:{}",
+            name.to_ascii_uppercase(),
+            rng.below(3 + NAMES.len() as u64)
+        )
+        .into_bytes(),
+    };
+    line.push(key);
+    if rng.below(2) == 0 {
+        // Valid leading arguments, some of them replaced by garbage.
+        for a in template(name, rng) {
+            line.push(if rng.below(6) == 0 { arg(rng) } else { a });
+        }
+        if rng.below(2) == 0 {
+            for _ in 0..1 + rng.below(3) {
+                line.push(arg(rng));
+            }
+        }
+    } else {
+        for _ in 0..rng.below(9) {
+            line.push(arg(rng));
+        }
+    }
+    // Options twice, on purpose, now and then.
+    if rng.below(8) == 0 {
+        let opt = rng.pick(&["COST", "PRECISION", "BY"]).as_bytes().to_vec();
+        for _ in 0..2 {
+            line.push(opt.clone());
+            line.push(number(rng));
+        }
+    }
+    line
+}
+
+#[test]
+fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
+    let seed: u64 = std::env::var("RL_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5EED_F022);
+    for (i, flavor) in ALL.into_iter().enumerate() {
+        let seed = seed.wrapping_add(i as u64);
+        let mut server = Server::start(flavor);
+        let mut c = server.conn();
+        for (_, setup) in OTHERS {
+            let mut cmd = redis::cmd(setup[0]);
+            cmd.arg(&setup[1..]);
+            let _: redis::Value = cmd.query(&mut c).unwrap();
+        }
+        let mut rng = XorShift(seed | 1);
+        let foreign = foreign_keys(&mut rng);
+        for (_, setup) in &foreign {
+            for line in setup {
+                let mut cmd = redis::cmd(&line[0]);
+                cmd.arg(&line[1..]);
+                let _: redis::Value = cmd.query(&mut c).unwrap();
+            }
+        }
+        let watched: Vec<String> = OTHERS
+            .iter()
+            .map(|(k, _)| k.to_string())
+            .chain(foreign.iter().map(|(k, _)| k.clone()))
+            .collect();
+        let before: Vec<_> = watched.iter().map(|k| frozen_state(&mut c, k)).collect();
+        let mut raw = RawConn::connect(server.port);
+        let (mut values, mut errors) = (0, 0);
+        for batch in 0..REQUESTS / BATCH {
+            let lines: Vec<Vec<Vec<u8>>> = (0..BATCH).map(|_| command(&mut rng)).collect();
+            let replies = raw.pipeline(&lines);
+            for (line, reply) in lines.iter().zip(&replies) {
+                let shown: Vec<String> = line
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                match reply {
+                    Resp::Error(_) => {
+                        errors += 1;
+                        let text = reply.error_text().unwrap();
+                        assert!(
+                            !text.contains("internal error") && !text.contains("panic"),
+                            "{flavor:?} seed {seed} batch {batch}: {shown:?} -> {text}"
+                        );
+                    }
+                    Resp::Array(Some(_)) | Resp::Int(_) => values += 1,
+                    other => panic!("{flavor:?} seed {seed}: {shown:?} -> {other:?}"),
+                }
+            }
+            server.assert_alive();
+            let now: Vec<_> = watched.iter().map(|k| frozen_state(&mut c, k)).collect();
+            for ((key, was), is) in watched.iter().zip(&before).zip(&now) {
+                assert_eq!(
+                    is,
+                    was,
+                    "{flavor:?} seed {seed} batch {batch}: {key} changed (set up as {:?})",
+                    foreign.iter().find(|(k, _)| k == key)
+                );
+            }
+        }
+        assert_eq!(values + errors, REQUESTS);
+        // The generator reaches past the parsers: many calls decide.
+        assert!(
+            values >= REQUESTS / 15,
+            "{flavor:?}: only {values} values, {errors} errors"
+        );
+        let pong: String = redis::cmd("PING").query(&mut c).unwrap();
+        assert_eq!(pong, "PONG");
+    }
+}

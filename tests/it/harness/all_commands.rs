@@ -1,0 +1,219 @@
+//! Every rl command in one place, for the tests that must hold for all of
+//! them: command lines that admit up to a limit over a long window, and a
+//! mixed workload.
+
+/// The commands that write state (RL.TOTALS only reads RL.COUNT's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writer {
+    Slide,
+    Buckets,
+    Count,
+    Throttle,
+    ClThrottle,
+    Fixed,
+}
+
+pub const WRITERS: [Writer; 6] = [
+    Writer::Slide,
+    Writer::Buckets,
+    Writer::Count,
+    Writer::Throttle,
+    Writer::ClThrottle,
+    Writer::Fixed,
+];
+
+/// Every command name, for tables that cover them all.
+pub const COMMANDS: [&str; 7] = [
+    "RL.SLIDE",
+    "RL.BUCKETS",
+    "RL.COUNT",
+    "RL.TOTALS",
+    "RL.THROTTLE",
+    "CL.THROTTLE",
+    "RL.FIXED",
+];
+
+/// Ten minutes: no test outlives it, so nothing admitted leaves the window.
+pub const LONG_MS: u64 = 600_000;
+
+impl Writer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Writer::Slide => "RL.SLIDE",
+            Writer::Buckets => "RL.BUCKETS",
+            Writer::Count => "RL.COUNT",
+            Writer::Throttle => "RL.THROTTLE",
+            Writer::ClThrottle => "CL.THROTTLE",
+            Writer::Fixed => "RL.FIXED",
+        }
+    }
+
+    /// A call admitting at most `limit` units per key over [`LONG_MS`]
+    /// (the GCRA commands: a burst of `limit` and then one per window).
+    /// RL.COUNT has no limit: it counts every call.
+    pub fn admit_line(self, key: &str, limit: u64) -> Vec<Vec<u8>> {
+        let (l, w, b) = (
+            limit.to_string(),
+            LONG_MS.to_string(),
+            (limit - 1).to_string(),
+        );
+        let s = (LONG_MS / 1000).to_string();
+        let args: Vec<&str> = match self {
+            Writer::Slide => vec!["RL.SLIDE", key, &l, &w],
+            Writer::Buckets => vec!["RL.BUCKETS", key, &l, &w],
+            Writer::Count => vec!["RL.COUNT", key, &w, "hits"],
+            Writer::Throttle => vec!["RL.THROTTLE", key, &b, "1", &w],
+            Writer::ClThrottle => vec!["CL.THROTTLE", key, &b, "1", &s],
+            Writer::Fixed => vec!["RL.FIXED", key, &l, &w],
+        };
+        args.iter().map(|a| a.as_bytes().to_vec()).collect()
+    }
+
+    /// Whether a reply to [`admit_line`](Self::admit_line) admitted (or
+    /// counted) the call. Integers are the reply's, in order.
+    pub fn admitted(self, ints: &[i64]) -> bool {
+        match self {
+            Writer::ClThrottle => ints[0] == 0,
+            Writer::Count => true,
+            _ => ints[0] == 1,
+        }
+    }
+
+    /// [`admitted`](Self::admitted) of a reply as the `redis` crate read it.
+    pub fn admits(self, reply: &redis::Value) -> bool {
+        if self == Writer::Count {
+            return true;
+        }
+        let ints: Vec<i64> = redis::from_redis_value(reply)
+            .unwrap_or_else(|e| panic!("{}: {reply:?}: {e}", self.name()));
+        self.admitted(&ints)
+    }
+}
+
+/// A mixed workload on every command: admits, denials, costs, options,
+/// peeks, several fields, over `keys` subjects per command. Windows are long
+/// enough that nothing expires during a test.
+pub fn mixed_lines(prefix: &str, keys: usize) -> Vec<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    let w = LONG_MS.to_string();
+    let s = (LONG_MS / 1000).to_string();
+    for round in 0..6 {
+        for k in 0..keys {
+            let key = |c: &str| format!("{prefix}:{c}:{k}");
+            let cost = (1 + (k + round) % 3).to_string();
+            let lines: Vec<Vec<String>> = vec![
+                vec![
+                    "RL.SLIDE".into(),
+                    key("slide"),
+                    "8".into(),
+                    w.clone(),
+                    "COST".into(),
+                    cost.clone(),
+                ],
+                vec![
+                    "RL.BUCKETS".into(),
+                    key("buckets"),
+                    "9".into(),
+                    w.clone(),
+                    "PRECISION".into(),
+                    "10000".into(),
+                    "COST".into(),
+                    cost.clone(),
+                ],
+                vec!["RL.BUCKETS".into(), key("bdefault"), "5".into(), w.clone()],
+                vec![
+                    "RL.COUNT".into(),
+                    key("count"),
+                    w.clone(),
+                    ["ok", "fail", "slow"][(k + round) % 3].into(),
+                    "BY".into(),
+                    cost.clone(),
+                ],
+                vec!["RL.TOTALS".into(), key("count"), w.clone()],
+                vec![
+                    "RL.THROTTLE".into(),
+                    key("throttle"),
+                    "3".into(),
+                    "2".into(),
+                    w.clone(),
+                    cost.clone(),
+                ],
+                vec![
+                    "RL.THROTTLE".into(),
+                    key("throttle"),
+                    "3".into(),
+                    "2".into(),
+                    w.clone(),
+                    "0".into(),
+                ],
+                vec![
+                    "CL.THROTTLE".into(),
+                    key("cell"),
+                    "4".into(),
+                    "1".into(),
+                    s.clone(),
+                    cost.clone(),
+                ],
+                vec![
+                    "RL.FIXED".into(),
+                    key("fixed"),
+                    "7".into(),
+                    w.clone(),
+                    "COST".into(),
+                    cost.clone(),
+                ],
+            ];
+            out.extend(
+                lines
+                    .into_iter()
+                    .map(|l| l.into_iter().map(String::into_bytes).collect()),
+            );
+        }
+    }
+    out
+}
+
+/// Runs [`mixed_lines`] on `c`, every reply checked to be a value.
+pub fn mixed_traffic(c: &mut redis::Connection, prefix: &str, keys: usize) {
+    let mut pipe = redis::pipe();
+    for l in mixed_lines(prefix, keys) {
+        let mut cmd = redis::cmd(std::str::from_utf8(&l[0]).unwrap());
+        for a in &l[1..] {
+            cmd.arg(a.as_slice());
+        }
+        pipe.add_command(cmd);
+    }
+    let _: Vec<redis::Value> = pipe.query(c).expect("mixed traffic");
+}
+
+/// A call of every command (RL.TOTALS, RL.PEEK and RL.ALL too), each on
+/// its own key `{prefix}{i}`: a valid call wherever the key is free.
+pub fn every_command(prefix: &str) -> Vec<Vec<String>> {
+    let mut lines: Vec<Vec<String>> = WRITERS
+        .iter()
+        .map(|w| {
+            w.admit_line("K", 5)
+                .into_iter()
+                .map(|a| String::from_utf8(a).unwrap())
+                .collect()
+        })
+        .collect();
+    for l in [
+        &["RL.TOTALS", "K", "600000"][..],
+        &["RL.PEEK", "SLIDE", "K", "5", "600000"],
+        &["RL.ALL", "1", "K", "FIXED", "5", "600000"],
+    ] {
+        lines.push(l.iter().map(|a| a.to_string()).collect());
+    }
+    for (i, line) in lines.iter_mut().enumerate() {
+        for a in line.iter_mut().filter(|a| *a == "K") {
+            *a = format!("{prefix}{i}");
+        }
+    }
+    lines
+}
+
+/// A command line of owned words as `&str`s.
+pub fn words(line: &[String]) -> Vec<&str> {
+    line.iter().map(String::as_str).collect()
+}

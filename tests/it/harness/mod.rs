@@ -1,0 +1,17 @@
+//! The shared harness: real servers (`server`), typed calls of rl's
+//! commands (`calls`), reading the stored state (`state`), every command in
+//! one table (`all_commands`), a three-node cluster, the fixture modules, a
+//! raw RESP connection and RESP reply readers.
+
+pub mod all_commands;
+pub mod calls;
+pub mod cluster;
+pub mod fixtures;
+pub mod raw_resp;
+pub mod resp;
+pub mod server;
+pub mod state;
+
+pub use calls::*;
+pub use server::*;
+pub use state::*;

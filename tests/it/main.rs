@@ -1,0 +1,37 @@
+//! rl against real servers: one test crate, a module per concern, the
+//! shared harness in `harness/`. Every test starts its own servers (Redis
+//! 7.0, Redis 8.2, Valkey 9.1 with the Redis-API and the native build; see
+//! `harness::server`), so tests run in parallel.
+
+mod harness;
+
+mod acl;
+mod all_of;
+mod bounded_work;
+mod buckets;
+mod cluster;
+mod concurrency;
+mod count;
+mod denials;
+mod errors;
+mod expiry;
+mod failover;
+mod fixed;
+mod foreign_keys;
+mod fuzz_args;
+mod keyspace_events;
+mod loading;
+mod memory_pressure;
+mod metadata;
+mod metrics;
+mod panics;
+mod peek;
+mod persistence;
+mod refund;
+mod replication;
+mod scripting;
+mod slide;
+mod soak;
+mod throttle;
+mod upgrade;
+mod wrong_types;
