@@ -4,9 +4,8 @@
 use crate::command;
 use crate::core::all::combine::combine;
 use crate::core::all::{AllRequest, ALL, ALL_FIRST_KEY};
-use crate::core::any::Algorithm;
 use crate::core::error::RlError;
-use crate::core::limiter::{Call, Shares};
+use crate::core::limiter::Call;
 use crate::host::context::CommandCtx;
 use crate::host::limit;
 use crate::host::registry::KeyAccess;
@@ -28,10 +27,7 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let req = AllRequest::parse(args)?;
     let call = Call {
         now: cmd.now(),
-        shares: Shares {
-            slides: req.count_of(Algorithm::Slide),
-            buckets: req.count_of(Algorithm::Buckets),
-        },
+        shares: req.shares(),
         writes: true,
     };
     // Decide every clause first: all keys read, nothing written.

@@ -15,7 +15,9 @@ pub struct Now {
 }
 
 /// How many limiters of a kind one call decides: they share its bounds on
-/// work (removals for sliding logs, buckets read for bucket windows).
+/// work (removals for sliding logs, buckets read for bucket windows). Only
+/// these two kinds have a bound that depends on the call; the others do
+/// constant work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shares {
     pub slides: u64,
@@ -35,8 +37,10 @@ impl Shares {
 pub struct Call {
     pub now: Now,
     pub shares: Shares,
-    /// False for a read (`RL.PEEK`, on replicas too): the decision must not
-    /// plan any write, removals included.
+    /// False for a read (`RL.PEEK`, on replicas too): the key is open for
+    /// reading and whatever write the decision plans is discarded. A
+    /// decision whose reads depend on what it may write (RL.SLIDE reads the
+    /// stale entries it would remove) reads less.
     pub writes: bool,
 }
 
@@ -100,7 +104,7 @@ impl Answer for Decision {
 }
 
 /// Event counters never deny.
-impl Answer for Vec<(Vec<u8>, u64)> {
+impl Answer for super::count::decide::Totals {
     fn denied(&self) -> bool {
         false
     }

@@ -5,7 +5,8 @@
 //! One folder per limiter, named as its command, holding its request, its
 //! state layout and its decision: [`slide`], [`buckets`], [`count`],
 //! [`throttle`], [`fixed`]. Each request implements [`limiter::Limiter`];
-//! [`any`] names any limiter by its token, for [`peek`] and [`all`].
+//! [`any`] names any limiter by its token, for [`peek`], [`all`] and
+//! [`refund`].
 
 pub mod all;
 pub mod any;

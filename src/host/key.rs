@@ -96,7 +96,7 @@ impl<'a> OpenKey<'a> {
     /// and fires `expire` as PEXPIREAT would. Called by a store's `record`
     /// after replicating the write itself: a replica must have the key
     /// before it gets the expiry.
-    pub(super) fn keep_alive(&self, expiry: &Expiry) -> Result<(), RlError> {
+    pub(super) fn keep_alive(&mut self, expiry: &Expiry) -> Result<(), RlError> {
         let Some(at) = expiry.next(self.expire_at_ms) else {
             return Ok(());
         };
@@ -104,6 +104,7 @@ impl<'a> OpenKey<'a> {
         if unsafe { api!(SetAbsExpire)(self.raw, at) } != OK {
             return Err(RlError::Internal("could not set the expiry"));
         }
+        self.expire_at_ms = Some(at);
         self.cmd.notify(ffi::NOTIFY_GENERIC, c"expire", self.index);
         replicate::pexpireat(self.cmd, self.index, at);
         Ok(())

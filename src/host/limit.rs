@@ -202,11 +202,11 @@ pub fn decide_any<'a>(
 /// of one unit over the same key with a call that writes nothing: what
 /// `RL.PEEK` would answer right after. No denial to tell.
 pub fn refund_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Refunded, RlError> {
-    struct Refund<'a> {
+    struct GiveBack<'a> {
         cmd: &'a CommandCtx,
         key: usize,
     }
-    impl<'a> WithStore<'a> for Refund<'a> {
+    impl<'a> WithStore<'a> for GiveBack<'a> {
         type Out = Result<Refunded, RlError>;
         fn with<S, L>(self, req: &L) -> Self::Out
         where
@@ -226,5 +226,5 @@ pub fn refund_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Re
             Ok(Refunded { refunded, after })
         }
     }
-    with_store(req, Refund { cmd, key })
+    with_store(req, GiveBack { cmd, key })
 }

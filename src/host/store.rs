@@ -17,7 +17,8 @@ pub trait Store<'a>: Sized {
 
     /// Applies `write`, replicates it as plain commands with absolute
     /// values, then moves the key's expiry (replicated after the write: a
-    /// replica must have the key before it gets the expiry). One function
+    /// replica must have the key before it gets the expiry; a string sets
+    /// its expiry in the write itself, `SET ... PXAT`). One function
     /// per kind does all three, in that order: nothing else writes a key.
     /// The key must have been opened with [`Access::Write`].
     fn record(&mut self, write: &Self::Write) -> Result<(), RlError>;

@@ -45,8 +45,9 @@ impl<'a> Store<'a> for StringState<'a> {
     /// write and one replicated command, so there is no expiry to move
     /// after it.
     fn record(&mut self, w: &StringWrite) -> Result<(), RlError> {
-        self.write(w.value, w.expire_at_ms)?;
+        // Every check first: nothing may be written that is not replicated.
         let value = i64::try_from(w.value).map_err(|_| RlError::Internal("value above i64"))?;
+        self.write(w.value, w.expire_at_ms)?;
         replicate::set_pxat(self.key.cmd, self.key.index, value, w.expire_at_ms);
         Ok(())
     }
@@ -102,6 +103,9 @@ impl StringState<'_> {
                 return Err(RlError::Internal("could not set the expiry"));
             }
         }
+        // A decision made over the same open key after this write (RL.REFUND's
+        // peek) reads the expiry the key has now.
+        self.key.expire_at_ms = Some(expire_at_ms);
         cmd.signal_modified(index);
         // The events `SET key value PXAT t` would fire.
         cmd.notify(ffi::NOTIFY_STRING, c"set", index);

@@ -52,9 +52,9 @@ pub fn combine(clauses: Vec<Decision>) -> Combined {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::fixed::decide::{self as fixed_window, FixedState};
+    use crate::core::fixed::decide::{self as fixed, FixedState};
     use crate::core::fixed::request::FixedRequest;
-    use crate::core::slide::decide as sliding_log;
+    use crate::core::slide::decide as slide;
     use crate::core::slide::log::MemoryLog;
     use crate::core::slide::request::SlideRequest;
     use proptest::prelude::*;
@@ -124,14 +124,14 @@ mod tests {
 
         /// Decides without applying.
         fn peek(&mut self, now: i64) -> Combined {
-            let a = sliding_log::decide(&mut self.log, &self.slide, now).unwrap();
-            let b = fixed_window::decide(&self.window, self.fixed, now);
+            let a = slide::decide(&mut self.log, &self.slide, now).unwrap();
+            let b = fixed::decide(&self.window, self.fixed, now);
             combine(vec![a.decision, b.decision])
         }
 
         fn call(&mut self, now: i64) -> Combined {
-            let a = sliding_log::decide(&mut self.log, &self.slide, now).unwrap();
-            let b = fixed_window::decide(&self.window, self.fixed, now);
+            let a = slide::decide(&mut self.log, &self.slide, now).unwrap();
+            let b = fixed::decide(&self.window, self.fixed, now);
             let c = combine(vec![a.decision, b.decision]);
             if c.allowed {
                 self.log.apply(&a.write.unwrap());

@@ -7,6 +7,7 @@ pub mod combine;
 use super::any::{Algorithm, LimitRequest};
 use super::args::positive;
 use super::error::{token_text, RlError};
+use super::limiter::Shares;
 use super::slide::request::MAX_COST;
 use super::syntax::{ArgKind, ArgSpec, Syntax};
 
@@ -46,6 +47,14 @@ impl AllRequest {
             .iter()
             .filter(|c| c.algorithm() == algorithm)
             .count() as u64
+    }
+
+    /// The bounds on work the clauses share, by kind.
+    pub fn shares(&self) -> Shares {
+        Shares {
+            slides: self.count_of(Algorithm::Slide),
+            buckets: self.count_of(Algorithm::Buckets),
+        }
     }
 
     /// `args` is the whole command line, name included.
