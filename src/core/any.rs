@@ -9,7 +9,7 @@ use super::error::token_text;
 use super::error::RlError;
 use super::fixed::request::FixedRequest;
 use super::slide::request::SlideRequest;
-use super::syntax::Syntax;
+use super::syntax::{ArgKind, ArgSpec, Syntax};
 use super::throttle::request::ThrottleRequest;
 
 /// The limiters a request can name.
@@ -114,6 +114,25 @@ impl LimitRequest {
             LimitRequest::Fixed(_) => Algorithm::Fixed,
         }
     }
+}
+
+/// The arguments of a command that names a limiter (`RL.PEEK`,
+/// `RL.REFUND`): `<limiter> key <that limiter's parameters>`.
+#[rustfmt::skip]
+pub const NAMED_LIMITER_ARGS: &[ArgSpec] = &[
+    ArgSpec { name: c"limiter", kind: ArgKind::String, token: None, optional: false },
+    ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+    ArgSpec { name: c"parameter", kind: ArgKind::Strings, token: None, optional: true },
+];
+
+/// Where the key of such a command is: after the limiter's name.
+pub const NAMED_LIMITER_KEY: usize = 2;
+
+/// `args` (the whole line of `command`, declared with
+/// [`NAMED_LIMITER_ARGS`]) as the request of the limiter it names.
+pub fn parse_named(args: &[&[u8]], command: &Syntax) -> Result<LimitRequest, RlError> {
+    command.check_count(args.len())?;
+    LimitRequest::parse(&args[1..], command, true)
 }
 
 /// Request lines for the tests of the commands that name a limiter.

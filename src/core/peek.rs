@@ -1,28 +1,22 @@
 //! `RL.PEEK <limiter> key <parameters>`: the request it would check, parsed
 //! by that limiter's own parser.
 
-use super::any::LimitRequest;
+use super::any::{parse_named, LimitRequest, NAMED_LIMITER_ARGS, NAMED_LIMITER_KEY};
 use super::error::RlError;
-use super::syntax::{ArgKind, ArgSpec, Syntax};
+use super::syntax::Syntax;
 
 /// Where `RL.PEEK`'s key is: `RL.PEEK <algorithm> key ...`.
-pub const PEEK_KEY: usize = 2;
+pub const PEEK_KEY: usize = NAMED_LIMITER_KEY;
 
 /// `RL.PEEK`'s name and arguments.
-#[rustfmt::skip]
 pub const PEEK: Syntax = Syntax {
     command: c"rl.peek",
-    args: &[
-        ArgSpec { name: c"limiter", kind: ArgKind::String, token: None, optional: false },
-        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-        ArgSpec { name: c"parameter", kind: ArgKind::Strings, token: None, optional: true },
-    ],
+    args: NAMED_LIMITER_ARGS,
 };
 
 /// `RL.PEEK <algorithm> key <parameters>`: the request it would check.
 pub fn parse_peek(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
-    PEEK.check_count(args.len())?;
-    LimitRequest::parse(&args[1..], &PEEK, true)
+    parse_named(args, &PEEK)
 }
 
 #[cfg(test)]

@@ -5,31 +5,25 @@
 //! storage kind (`slide/refund.rs`, `buckets/refund.rs`, ...), as a
 //! [`Limiter`](super::limiter::Limiter) whose answer is the units given back.
 
-use super::any::LimitRequest;
+use super::any::{parse_named, LimitRequest, NAMED_LIMITER_ARGS, NAMED_LIMITER_KEY};
 use super::decision::Decision;
 use super::error::RlError;
 use super::limiter::Limiter;
-use super::syntax::{ArgKind, ArgSpec, Syntax};
+use super::syntax::Syntax;
 
 /// Where `RL.REFUND`'s key is: `RL.REFUND <algorithm> key ...`.
-pub const REFUND_KEY: usize = 2;
+pub const REFUND_KEY: usize = NAMED_LIMITER_KEY;
 
 /// `RL.REFUND`'s name and arguments.
-#[rustfmt::skip]
 pub const REFUND: Syntax = Syntax {
     command: c"rl.refund",
-    args: &[
-        ArgSpec { name: c"limiter", kind: ArgKind::String, token: None, optional: false },
-        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
-        ArgSpec { name: c"parameter", kind: ArgKind::Strings, token: None, optional: true },
-    ],
+    args: NAMED_LIMITER_ARGS,
 };
 
 /// `RL.REFUND <algorithm> key <parameters>`: the request whose units to
 /// give back.
 pub fn parse_refund(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
-    REFUND.check_count(args.len())?;
-    LimitRequest::parse(&args[1..], &REFUND, true)
+    parse_named(args, &REFUND)
 }
 
 /// A limiter request as `RL.REFUND` reads it.
