@@ -105,6 +105,33 @@ const COMMANDS: &[Expect] = &[
         args: &["limiter", "key", "parameter"],
     },
     Expect {
+        name: "rl.acquire",
+        arity: -4,
+        write: true,
+        legacy: [1, 1, 1],
+        example: &["k", "3", "30000", "ID", "job-1"],
+        keys: &["k"],
+        args: &["key", "limit", "lease_ms", "id"],
+    },
+    Expect {
+        name: "rl.release",
+        arity: 3,
+        write: true,
+        legacy: [1, 1, 1],
+        example: &["k", "job-1"],
+        keys: &["k"],
+        args: &["key", "lease"],
+    },
+    Expect {
+        name: "rl.renew",
+        arity: 4,
+        write: true,
+        legacy: [1, 1, 1],
+        example: &["k", "job-1", "30000"],
+        keys: &["k"],
+        args: &["key", "lease", "lease_ms"],
+    },
+    Expect {
         name: "rl.all",
         arity: -4,
         write: true,
@@ -135,8 +162,11 @@ fn every_command_declares_arity_flags_key_spec_and_docs() {
             assert_eq!(text(&entry[1]), e.arity.to_string(), "{f:?} {}", e.name);
             let fl = flags(entry);
             if e.write {
+                // A release frees memory: it must run when the server is
+                // out of it.
+                let denyoom = e.name != "rl.release";
                 assert!(
-                    fl.contains(&"write".into()) && fl.contains(&"denyoom".into()),
+                    fl.contains(&"write".into()) && fl.contains(&"denyoom".into()) == denyoom,
                     "{f:?} {}: {fl:?}",
                     e.name
                 );

@@ -75,6 +75,8 @@ pub enum RlError {
     DuplicateKey,
     /// `RL.ALL` names `keys` keys but gives another number of clauses.
     ClauseCount { keys: usize, clauses: usize },
+    /// A lease id (`ID`, or `lease`) that rl could not store as one.
+    BadLeaseId { arg: &'static str },
     /// An error in `RL.ALL` clause `clause` (1-based).
     InClause { clause: usize, error: Box<RlError> },
 }
@@ -182,6 +184,10 @@ impl fmt::Display for RlError {
                 };
                 write!(f, "ERR numkeys is {keys} but {given} (one per key)")
             }
+            RlError::BadLeaseId { arg } => write!(
+                f,
+                "ERR {arg} must be 1 to 64 printable ASCII characters without spaces, and not an integer"
+            ),
             RlError::InClause { clause, error } => {
                 let text = error.to_string();
                 let detail = text.strip_prefix("ERR ").unwrap_or(&text);
@@ -333,6 +339,17 @@ mod tests {
                 "ERR key holds a string that is not an rl counter",
             ),
             (RlError::Internal("x"), "ERR rl internal error: x"),
+            (
+                RlError::BadLeaseId { arg: "ID" },
+                "ERR ID must be 1 to 64 printable ASCII characters without spaces, and not an integer",
+            ),
+            (
+                RlError::WrongKind {
+                    found: "RL.SLIDE",
+                    wanted: "lease",
+                },
+                "ERR key holds RL.SLIDE state, not lease state",
+            ),
         ];
         for (err, text) in cases {
             assert_eq!(err.to_string(), *text);
