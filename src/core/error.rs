@@ -75,6 +75,8 @@ pub enum RlError {
     DuplicateKey,
     /// `RL.ALL` names `keys` keys but gives another number of clauses.
     ClauseCount { keys: usize, clauses: usize },
+    /// `RL.REFUND` names a limiter it cannot give back to.
+    NotRefundable { limiter: &'static str },
     /// A lease id (`ID`, or `lease`) that rl could not store as one.
     BadLeaseId { arg: &'static str },
     /// An error in `RL.ALL` clause `clause` (1-based).
@@ -171,7 +173,7 @@ impl fmt::Display for RlError {
             RlError::Internal(what) => write!(f, "ERR rl internal error: {what}"),
             RlError::UnknownLimiter(token) => write!(
                 f,
-                "ERR unknown limiter '{token}' (expected SLIDE, BUCKETS, THROTTLE or FIXED)"
+                "ERR unknown limiter '{token}' (expected SLIDE, BUCKETS, THROTTLE, FIXED or ACQUIRE)"
             ),
             RlError::DuplicateKey => {
                 write!(f, "ERR each RL.ALL clause needs its own key")
@@ -184,6 +186,10 @@ impl fmt::Display for RlError {
                 };
                 write!(f, "ERR numkeys is {keys} but {given} (one per key)")
             }
+            RlError::NotRefundable { limiter } => write!(
+                f,
+                "ERR RL.REFUND does not apply to {limiter} (a lease is given back with RL.RELEASE)"
+            ),
             RlError::BadLeaseId { arg } => write!(
                 f,
                 "ERR {arg} must be 1 to 64 printable ASCII characters without spaces, and not an integer"
@@ -361,7 +367,11 @@ mod tests {
         let cases: &[(RlError, &str)] = &[
             (
                 RlError::UnknownLimiter("GCRA".into()),
-                "ERR unknown limiter 'GCRA' (expected SLIDE, BUCKETS, THROTTLE or FIXED)",
+                "ERR unknown limiter 'GCRA' (expected SLIDE, BUCKETS, THROTTLE, FIXED or ACQUIRE)",
+            ),
+            (
+                RlError::NotRefundable { limiter: "ACQUIRE" },
+                "ERR RL.REFUND does not apply to ACQUIRE (a lease is given back with RL.RELEASE)",
             ),
             (
                 RlError::DuplicateKey,

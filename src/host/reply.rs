@@ -64,8 +64,18 @@ fn write_combined(ctx: *mut ffi::Ctx, c: &Combined) {
         api!(ReplyWithLongLong)(ctx, allowed);
         api!(ReplyWithLongLong)(ctx, retry);
     }
-    for ints in &clauses {
-        write_integers(ctx, ints);
+    for (i, ints) in clauses.iter().enumerate() {
+        match c.leases.get(i).copied().flatten() {
+            // A lease clause: its four integers and the lease.
+            Some(lease) => write_leased(
+                ctx,
+                &Leased {
+                    decision: c.clauses[i],
+                    lease,
+                },
+            ),
+            None => write_integers(ctx, ints),
+        }
     }
 }
 

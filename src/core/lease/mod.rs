@@ -14,7 +14,8 @@ mod tests;
 
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
-use crate::core::limiter::{Answer, Call, Limiter, Outcome};
+use crate::core::limiter::{Answer, Call, Decides, Limiter, Outcome};
+use crate::core::refund::{Refund, Units};
 use request::{AcquireRequest, ReleaseRequest, RenewRequest};
 use set::{LeaseId, LeaseView, LeaseWrite};
 
@@ -29,6 +30,15 @@ pub struct Leased {
 impl Answer for Leased {
     fn denied(&self) -> bool {
         !self.decision.allowed
+    }
+}
+
+impl Decides for Leased {
+    fn decision(&self) -> Decision {
+        self.decision
+    }
+    fn lease(&self) -> Option<Option<LeaseId>> {
+        Some(self.lease)
     }
 }
 
@@ -97,5 +107,26 @@ impl<V: LeaseView> Limiter<V> for RenewRequest {
         call: &Call,
     ) -> Result<Outcome<LeaseWrite, LeaseChange>, RlError> {
         decide::renew(view, self, call.now.ms)
+    }
+}
+
+/// An acquire asks for one slot.
+impl Units for AcquireRequest {
+    fn units(&self) -> u64 {
+        1
+    }
+    fn unit(&self) -> Self {
+        *self
+    }
+}
+
+/// Leases are given back with `RL.RELEASE`: `RL.REFUND ACQUIRE` is refused
+/// when parsed; this keeps the one table of requests whole.
+impl<V: LeaseView> Limiter<V> for Refund<AcquireRequest> {
+    type Write = LeaseWrite;
+    type Answer = u64;
+
+    fn decide(&self, _: &mut V, _: &Call) -> Result<Outcome<LeaseWrite, u64>, RlError> {
+        Err(RlError::NotRefundable { limiter: "ACQUIRE" })
     }
 }
