@@ -183,20 +183,21 @@ impl LeaseSet<'_> {
 }
 
 impl LeaseView for LeaseSet<'_> {
-    fn held(&mut self, now: i64) -> u64 {
+    fn held(&mut self, now: i64) -> Result<u64, RlError> {
         let total = self.len();
         if total == 0 {
-            return 0;
+            return Ok(0);
         }
         if total <= WALK_MAX {
-            // Small sets: count by walking the held range (checked entries).
+            // Small sets: count by walking the held range, every entry
+            // checked.
             return self
                 .walk::<8>(now as f64, f64::INFINITY, true, false, WALK_MAX as usize)
-                .map_or(0, |v| v.len() as u64);
+                .map(|v| v.len() as u64);
         }
         match call::zcount_through(self.key.cmd, self.key.index, now) {
-            Some(expired) => total.saturating_sub(expired),
-            None => total,
+            Some(expired) => Ok(total.saturating_sub(expired)),
+            None => Err(RlError::Internal("could not count the leases")),
         }
     }
 

@@ -54,7 +54,7 @@ pub fn acquire(
     };
     let first = view.first_held(now, 1)?.first().copied();
     let latest = view.newest(1)?.first().map(|e| e.expiry);
-    let held = view.held(now);
+    let held = view.held(now)?;
     let own = match &req.id {
         Some(id) => view.expiry_of(id)?,
         None => None,
@@ -161,7 +161,7 @@ fn state_after(
     id_at: Option<i64>,
     changed: bool,
 ) -> Result<LeaseChange, RlError> {
-    let held = view.held(now) - u64::from(changed && id_at.is_none());
+    let held = view.held(now)? - u64::from(changed && id_at.is_none());
     let others = |v: SmallVec<[LeaseEntry; 2]>| -> Option<i64> {
         v.iter().find(|e| e.id != *id).map(|e| e.expiry)
     };

@@ -144,8 +144,9 @@ pub fn classify(member: &[u8], score: i64) -> Result<LeaseEntry, RlError> {
 /// returned has been checked with [`classify`]; each answer costs bounded
 /// work (counting is by score, never a walk of every member).
 pub trait LeaseView {
-    /// Leases held at `now`: entries with an expiry `> now`.
-    fn held(&mut self, now: i64) -> u64;
+    /// Leases held at `now`: entries with an expiry `> now` (every one
+    /// walked is checked; past a few, the server counts them by score).
+    fn held(&mut self, now: i64) -> Result<u64, RlError>;
     /// The first `n` held leases (expiry `> now`), earliest first.
     fn first_held(&mut self, now: i64, n: usize) -> Result<SmallVec<[LeaseEntry; 2]>, RlError>;
     /// The first `n` expired entries (expiry `<= now`), oldest first.
@@ -223,8 +224,12 @@ impl MemoryLeases {
 }
 
 impl LeaseView for MemoryLeases {
-    fn held(&mut self, now: i64) -> u64 {
-        self.entries.iter().filter(|(s, _)| *s > now).count() as u64
+    fn held(&mut self, now: i64) -> Result<u64, RlError> {
+        let held = self.entries.iter().filter(|(s, _)| *s > now);
+        for (s, m) in held.clone() {
+            classify(m, *s)?;
+        }
+        Ok(held.count() as u64)
     }
     fn first_held(&mut self, now: i64, n: usize) -> Result<SmallVec<[LeaseEntry; 2]>, RlError> {
         let it = self

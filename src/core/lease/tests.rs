@@ -233,6 +233,11 @@ fn foreign_sets_are_refused() {
         (&[(1000, b"1000000000")], slide),
         (&[(1000, b"x"), (3000, b"has space")], RlError::ForeignZset),
         (&[(2000, b"12")], RlError::ForeignZset),
+        // In the middle of the held ones: counting them checks each.
+        (
+            &[(1000, b"a"), (1500, b"b c"), (3000, b"z")],
+            RlError::ForeignZset,
+        ),
     ];
     for (entries, want) in cases {
         let mut set = MemoryLeases::new();
@@ -317,7 +322,7 @@ proptest! {
                 Step::Acquire { lease_ms, name } => {
                     let name = name.map(|n| format!("job-{n}"));
                     let r = req(limit, u64::from(lease_ms), name.as_deref());
-                    let held_before = set.held(now);
+                    let held_before = set.held(now).unwrap();
                     let named_held = r.id.is_some_and(|i| set.expiry_of(&i).unwrap().is_some_and(|at| at > now));
                     let got = take(&mut set, &r, now);
                     prop_assert_eq!(got.decision.allowed, named_held || held_before < limit);
@@ -341,7 +346,7 @@ proptest! {
                     }
                 }
             }
-            prop_assert!(set.held(now) <= limit);
+            prop_assert!(set.held(now).unwrap() <= limit);
         }
     }
 }
