@@ -530,3 +530,44 @@ fn refund_acquire_is_an_error_naming_the_limiter() {
         assert_eq!(frozen_state(&mut c, "rf"), frozen);
     });
 }
+
+#[test]
+fn a_denied_acquire_fires_rl_denied_when_asked() {
+    for flavor in ALL {
+        let server = Server::start_with(flavor, &["NOTIFY-DENIED", "on"]);
+        let mut c = server.conn();
+        let _: () = redis::cmd("CONFIG")
+            .arg(&["SET", "notify-keyspace-events", "Ed"])
+            .query(&mut c)
+            .unwrap();
+        let mut sub = server.conn();
+        sub.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut ps = sub.as_pubsub();
+        ps.subscribe("__keyevent@0__:rl.denied").unwrap();
+        let a = acquire(&mut c, &["d", "1", "60000"]).4.unwrap();
+        acquire(&mut c, &["d", "1", "60000"]);
+        change(&mut c, "RL.PEEK", &["ACQUIRE", "d", "1", "60000"]);
+        // A lease not held is an answer, not a denial.
+        change(&mut c, "RL.RELEASE", &["d", "nope"]);
+        change(&mut c, "RL.RENEW", &["d", "nope", "10"]);
+        all(
+            &mut c,
+            &[
+                "2", "{d}r", "{d}j", "FIXED", "5", "60000", "ACQUIRE", "1", "60000", "ID", &a,
+            ],
+        );
+        let _: i64 = redis::cmd("PUBLISH")
+            .arg(&["__keyevent@0__:rl.denied", "--marker--"])
+            .query(&mut c)
+            .unwrap();
+        let mut keys = Vec::new();
+        loop {
+            let key: String = ps.get_message().unwrap().get_payload().unwrap();
+            if key == "--marker--" {
+                break;
+            }
+            keys.push(key);
+        }
+        assert_eq!(keys, ["d"], "{flavor:?}");
+    }
+}
