@@ -102,7 +102,7 @@ impl Answer for Decision {
 
 /// What a limiter of the one table of requests (`any::LimitRequest`)
 /// answers: a [`Decision`], and for a lease the id it took.
-pub trait Decides: Answer {
+pub trait Decides: Answer + 'static {
     fn decision(&self) -> Decision;
     /// `None`: not a lease (the reply has no lease element); `Some(None)`:
     /// a lease not taken (denied, or a read).

@@ -147,21 +147,20 @@ pub trait Pending {
     fn abandon(self: Box<Self>);
 }
 
-struct Decided<'a, S: Store<'a>> {
+struct Decided<'a, S: Store<'a>, A> {
     cmd: &'a CommandCtx,
     key: usize,
     store: S,
-    outcome: Outcome<S::Write, Decision>,
-    lease: Option<Option<LeaseId>>,
+    outcome: Outcome<S::Write, A>,
 }
 
-impl<'a, S: Store<'a>> Pending for Decided<'a, S> {
+impl<'a, S: Store<'a>, A: Decides> Pending for Decided<'a, S, A> {
     fn decision(&self) -> Decision {
-        self.outcome.decision
+        self.outcome.decision.decision()
     }
 
     fn lease(&self) -> Option<Option<LeaseId>> {
-        self.lease
+        self.outcome.decision.lease()
     }
 
     fn finish(mut self: Box<Self>) -> Result<(), RlError> {
@@ -201,11 +200,7 @@ pub fn decide_any<'a>(
                 cmd: self.cmd,
                 key: self.key,
                 store,
-                lease: outcome.decision.lease(),
-                outcome: Outcome {
-                    decision: outcome.decision.decision(),
-                    write: outcome.write,
-                },
+                outcome,
             }))
         }
     }
