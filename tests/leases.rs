@@ -571,3 +571,33 @@ fn a_denied_acquire_fires_rl_denied_when_asked() {
         assert_eq!(keys, ["d"], "{flavor:?}");
     }
 }
+
+/// At `maxmemory` under `noeviction`, acquiring and renewing are refused
+/// (`deny-oom`), but a release still runs: finishing a job frees its slot.
+#[test]
+fn at_maxmemory_a_release_still_frees_its_slot() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let a = acquire(&mut c, &["oom", "2", "600000"]).4.unwrap();
+        for (k, v) in [("maxmemory-policy", "noeviction"), ("maxmemory", "1")] {
+            let _: () = redis::cmd("CONFIG")
+                .arg(&["SET", k, v])
+                .query(&mut c)
+                .unwrap();
+        }
+        let oom = err(&mut c, "RL.ACQUIRE", &["oom", "2", "600000"]);
+        assert!(oom.starts_with("OOM"), "{f:?}: {oom}");
+        let oom = err(&mut c, "RL.RENEW", &["oom", &a, "600000"]);
+        assert!(oom.starts_with("OOM"), "{f:?}: {oom}");
+        assert_eq!(
+            change(&mut c, "RL.RELEASE", &["oom", &a]),
+            [1, 0, 0, 0],
+            "{f:?}"
+        );
+        let _: () = redis::cmd("CONFIG")
+            .arg(&["SET", "maxmemory", "0"])
+            .query(&mut c)
+            .unwrap();
+    });
+}
