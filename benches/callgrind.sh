@@ -29,6 +29,8 @@ cli() { redis-cli -p "$PORT" "$@"; }
 for _ in $(seq 200); do cli PING >/dev/null 2>&1 && break; sleep 0.1; done
 SLIDE=$(cli SCRIPT LOAD "$(cat benches/lua/slide.lua)")
 BUCKETS=$(cli SCRIPT LOAD "$(cat benches/lua/buckets.lua)")
+ACQUIRE=$(cli SCRIPT LOAD "$(cat benches/lua/acquire.lua)")
+RELEASE=$(cli SCRIPT LOAD "$(cat benches/lua/release.lua)")
 
 declare -A ROWS=(
   [slide]="RL.SLIDE s:__rand_int__ 100 60000"
@@ -44,13 +46,20 @@ declare -A ROWS=(
   [count]="RL.COUNT c:__rand_int__ 60000 ok"
   [peek]="RL.PEEK SLIDE s:__rand_int__ 100 60000"
   [all]="RL.ALL 2 as:__rand_int__ at:__rand_int__ SLIDE 100 60000 THROTTLE 10 100 60000"
+  # Leases of 50 ms on many keys: each key holds a few, most expired, so
+  # an acquire also removes some (as in steady use). A release is measured
+  # on an id not held (its lookup; the removal is one ZREM more).
+  [acquire]="RL.ACQUIRE a:__rand_int__ 1000 50"
+  [lua_acquire]="EVALSHA $ACQUIRE 1 la:__rand_int__ 1000 50"
+  [release]="RL.RELEASE a:__rand_int__ gone-1"
+  [lua_release]="EVALSHA $RELEASE 1 la:__rand_int__ gone-1"
   [ping]="PING"
   [incr]="INCR i:__rand_int__"
   [zadd]="ZADD z:__rand_int__ __rand_int__ __rand_int__"
   [hincrby]="HINCRBY h:__rand_int__ __rand_int__ 1"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all)
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all acquire lua_acquire release lua_release)
 # Warm up (fills the keyspace, so rows measure steady state).
 for r in "${rows[@]}"; do
   # shellcheck disable=SC2086

@@ -60,7 +60,8 @@ const REGIMES: [Regime; 2] = [
 ];
 
 /// A benchmark row: its name, the command line (with `__rand_int__` for
-/// random keys, `{slide}` / `{buckets}` for the loaded scripts' SHAs), and
+/// random keys, `{slide}` / `{buckets}` / `{acquire}` / `{release}` for
+/// the loaded scripts' SHAs), and
 /// which rows it is compared against.
 struct Row {
     name: &'static str,
@@ -167,6 +168,29 @@ const ROWS: &[Row] = &[
             "60000",
         ],
         refs: &[SLIDE_MANY, "INCR"],
+    },
+    // Leases of 50 ms on many keys: each holds a few, most expired, so an
+    // acquire also removes some. The release rows look up an id not held
+    // (redis-benchmark cannot pass one call's id to the next).
+    Row {
+        name: "RL.ACQUIRE many keys",
+        args: &["RL.ACQUIRE", "a:__rand_int__", "1000", "50"],
+        refs: &["Lua acquire many keys", "ZADD"],
+    },
+    Row {
+        name: "Lua acquire many keys",
+        args: &["EVALSHA", "{acquire}", "1", "la:__rand_int__", "1000", "50"],
+        refs: &[],
+    },
+    Row {
+        name: "RL.RELEASE many keys",
+        args: &["RL.RELEASE", "a:__rand_int__", "gone-1"],
+        refs: &["Lua release many keys", "INCR"],
+    },
+    Row {
+        name: "Lua release many keys",
+        args: &["EVALSHA", "{release}", "1", "la:__rand_int__", "gone-1"],
+        refs: &[],
     },
     Row {
         name: "PING",
@@ -615,6 +639,8 @@ fn main() {
         let shas = [
             ("{slide}", load_script(&mut c, "slide")),
             ("{buckets}", load_script(&mut c, "buckets")),
+            ("{acquire}", load_script(&mut c, "acquire")),
+            ("{release}", load_script(&mut c, "release")),
         ];
         let samples = throughput(&server, label, &shas, &mut md, &mut csv);
         let slide_memory = slide_memory(&mut c, label, &shas[0].1, &mut md, &mut csv);

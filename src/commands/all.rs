@@ -37,7 +37,15 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
             .map_err(|e| e.in_clause(i + 1))?;
         decided.push(d);
     }
-    let combined = combine(decided.iter().map(|d| d.decision()).collect());
+    let mut combined = combine(decided.iter().map(|d| d.decision()).collect());
+    if decided.iter().any(|d| d.lease().is_some()) {
+        // A lease clause's id is in the reply only if the call records it.
+        let admitted = combined.allowed;
+        combined.leases = decided
+            .iter()
+            .map(|d| d.lease().map(|l| l.filter(|_| admitted)))
+            .collect();
+    }
     if combined.allowed {
         // Every check that can refuse ran above; what is left are server
         // failures. Each clause replicates as it applies, so a replica never
@@ -60,7 +68,7 @@ command!(ALL_COMMAND = {
     // only if it has a legacy key range or a key callback, and a key count
     // has no legacy range.
     flags: c"write deny-oom getkeys-api",
-    summary: c"Several limits at once: clause i (SLIDE|BUCKETS|THROTTLE|FIXED and that limiter's parameters) applies to key i. Admits and records the request only if every clause admits it; otherwise records nothing. Replies [allowed, retry_after_ms, [clause 1: allowed, remaining, retry_after_ms, reset_after_ms], ...].",
+    summary: c"Several limits at once: clause i (SLIDE|BUCKETS|THROTTLE|FIXED|ACQUIRE and that limiter's parameters) applies to key i. Admits and records the request only if every clause admits it; otherwise records nothing. Replies [allowed, retry_after_ms, [clause 1: allowed, remaining, retry_after_ms, reset_after_ms], ...], an ACQUIRE clause's with its lease (nil unless recorded) as a fifth element.",
     complexity: c"The sum of the clauses' complexities.",
     since: c"0.1.0",
     key: KeyAccess::ReadWriteUpdateKeyNum(1),

@@ -2,6 +2,7 @@
 //! its key (`host::limit`: decide in the core, record in the host), reply.
 //! Commands never call each other.
 
+pub mod acquire;
 pub mod all;
 pub mod buckets;
 pub mod cl_throttle;
@@ -9,6 +10,8 @@ pub mod count;
 pub mod fixed;
 pub mod peek;
 pub mod refund;
+pub mod release;
+pub mod renew;
 pub mod slide;
 pub mod throttle;
 pub mod totals;

@@ -1,4 +1,4 @@
-//! `RL.PEEK <SLIDE|BUCKETS|THROTTLE|FIXED> key <parameters>`: what the named
+//! `RL.PEEK <SLIDE|BUCKETS|THROTTLE|FIXED|ACQUIRE> key <parameters>`: what the named
 //! limiter would answer, without recording anything. Read-only: runs on
 //! replicas and in read-only scripts.
 
@@ -20,7 +20,7 @@ fn peek(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
 command!(PEEK_COMMAND = {
     syntax: &PEEK,
     flags: c"readonly",
-    summary: c"What RL.SLIDE, RL.BUCKETS, RL.THROTTLE or RL.FIXED would answer for this request, without recording it: same parameters after the limiter's name, same reply [allowed, remaining, retry_after_ms, reset_after_ms]. Never writes; runs on replicas and in read-only scripts.",
+    summary: c"What RL.SLIDE, RL.BUCKETS, RL.THROTTLE, RL.FIXED or RL.ACQUIRE would answer for this request, without recording it: same parameters after the limiter's name, same reply [allowed, remaining, retry_after_ms, reset_after_ms]. Never writes; runs on replicas and in read-only scripts.",
     complexity: c"That of the named limiter's decision (its write excluded).",
     since: c"0.1.0",
     key: KeyAccess::ReadOnlyAt(PEEK_KEY as i32),

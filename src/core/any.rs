@@ -1,5 +1,5 @@
 //! A request to any limiter, named by its algorithm, as `RL.PEEK` and the
-//! clauses of `RL.ALL` spell it: `SLIDE|BUCKETS|THROTTLE|FIXED key <the
+//! clauses of `RL.ALL` spell it: `SLIDE|BUCKETS|THROTTLE|FIXED|ACQUIRE key <the
 //! parameters of that limiter's own command>`. Parsing goes through each
 //! limiter's own parser, so the syntax and its errors are those of the
 //! consuming command.
@@ -8,6 +8,7 @@ use super::buckets::request::BucketsRequest;
 use super::error::token_text;
 use super::error::RlError;
 use super::fixed::request::FixedRequest;
+use super::lease::request::AcquireRequest;
 use super::slide::request::SlideRequest;
 use super::syntax::{ArgKind, ArgSpec, Syntax};
 use super::throttle::request::ThrottleRequest;
@@ -23,14 +24,17 @@ pub enum Algorithm {
     Throttle,
     /// `RL.FIXED`: the fixed window.
     Fixed,
+    /// `RL.ACQUIRE`: a lease (a concurrency limit).
+    Acquire,
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 4] = [
+    pub const ALL: [Algorithm; 5] = [
         Algorithm::Slide,
         Algorithm::Buckets,
         Algorithm::Throttle,
         Algorithm::Fixed,
+        Algorithm::Acquire,
     ];
 
     /// The token that names it (case-insensitive on input).
@@ -40,6 +44,7 @@ impl Algorithm {
             Algorithm::Buckets => "BUCKETS",
             Algorithm::Throttle => "THROTTLE",
             Algorithm::Fixed => "FIXED",
+            Algorithm::Acquire => "ACQUIRE",
         }
     }
 
@@ -56,6 +61,7 @@ impl Algorithm {
             Algorithm::Buckets => &super::buckets::request::SYNTAX,
             Algorithm::Throttle => &super::throttle::request::RL_THROTTLE,
             Algorithm::Fixed => &super::fixed::request::SYNTAX,
+            Algorithm::Acquire => &super::lease::request::ACQUIRE,
         }
     }
 
@@ -79,6 +85,7 @@ pub enum LimitRequest {
     Buckets(BucketsRequest),
     Throttle(ThrottleRequest),
     Fixed(FixedRequest),
+    Acquire(AcquireRequest),
 }
 
 impl LimitRequest {
@@ -96,6 +103,7 @@ impl LimitRequest {
             Algorithm::Buckets => BucketsRequest::parse(line).map(LimitRequest::Buckets),
             Algorithm::Throttle => ThrottleRequest::parse_ms(line).map(LimitRequest::Throttle),
             Algorithm::Fixed => FixedRequest::parse(line).map(LimitRequest::Fixed),
+            Algorithm::Acquire => AcquireRequest::parse(line).map(LimitRequest::Acquire),
         };
         parsed.map_err(|e| match e {
             RlError::WrongArity { .. } => RlError::LimiterArity {
@@ -112,6 +120,7 @@ impl LimitRequest {
             LimitRequest::Buckets(_) => Algorithm::Buckets,
             LimitRequest::Throttle(_) => Algorithm::Throttle,
             LimitRequest::Fixed(_) => Algorithm::Fixed,
+            LimitRequest::Acquire(_) => Algorithm::Acquire,
         }
     }
 }

@@ -75,6 +75,10 @@ pub enum RlError {
     DuplicateKey,
     /// `RL.ALL` names `keys` keys but gives another number of clauses.
     ClauseCount { keys: usize, clauses: usize },
+    /// `RL.REFUND` names a limiter it cannot give back to.
+    NotRefundable { limiter: &'static str },
+    /// A lease id (`ID`, or `lease`) that rl could not store as one.
+    BadLeaseId { arg: &'static str },
     /// An error in `RL.ALL` clause `clause` (1-based).
     InClause { clause: usize, error: Box<RlError> },
 }
@@ -169,7 +173,7 @@ impl fmt::Display for RlError {
             RlError::Internal(what) => write!(f, "ERR rl internal error: {what}"),
             RlError::UnknownLimiter(token) => write!(
                 f,
-                "ERR unknown limiter '{token}' (expected SLIDE, BUCKETS, THROTTLE or FIXED)"
+                "ERR unknown limiter '{token}' (expected SLIDE, BUCKETS, THROTTLE, FIXED or ACQUIRE)"
             ),
             RlError::DuplicateKey => {
                 write!(f, "ERR each RL.ALL clause needs its own key")
@@ -182,6 +186,14 @@ impl fmt::Display for RlError {
                 };
                 write!(f, "ERR numkeys is {keys} but {given} (one per key)")
             }
+            RlError::NotRefundable { limiter } => write!(
+                f,
+                "ERR RL.REFUND does not apply to {limiter} (a lease is given back with RL.RELEASE)"
+            ),
+            RlError::BadLeaseId { arg } => write!(
+                f,
+                "ERR {arg} must be 1 to 64 printable ASCII characters without spaces, and not an integer"
+            ),
             RlError::InClause { clause, error } => {
                 let text = error.to_string();
                 let detail = text.strip_prefix("ERR ").unwrap_or(&text);
@@ -333,6 +345,17 @@ mod tests {
                 "ERR key holds a string that is not an rl counter",
             ),
             (RlError::Internal("x"), "ERR rl internal error: x"),
+            (
+                RlError::BadLeaseId { arg: "ID" },
+                "ERR ID must be 1 to 64 printable ASCII characters without spaces, and not an integer",
+            ),
+            (
+                RlError::WrongKind {
+                    found: "RL.SLIDE",
+                    wanted: "lease",
+                },
+                "ERR key holds RL.SLIDE state, not lease state",
+            ),
         ];
         for (err, text) in cases {
             assert_eq!(err.to_string(), *text);
@@ -344,7 +367,11 @@ mod tests {
         let cases: &[(RlError, &str)] = &[
             (
                 RlError::UnknownLimiter("GCRA".into()),
-                "ERR unknown limiter 'GCRA' (expected SLIDE, BUCKETS, THROTTLE or FIXED)",
+                "ERR unknown limiter 'GCRA' (expected SLIDE, BUCKETS, THROTTLE, FIXED or ACQUIRE)",
+            ),
+            (
+                RlError::NotRefundable { limiter: "ACQUIRE" },
+                "ERR RL.REFUND does not apply to ACQUIRE (a lease is given back with RL.RELEASE)",
             ),
             (
                 RlError::DuplicateKey,

@@ -5,6 +5,7 @@
 
 use super::decision::Decision;
 use super::error::RlError;
+use super::lease::set::LeaseId;
 
 /// The clock, read once per call so every limiter of the call (each clause
 /// of `RL.ALL`) sees the same instant.
@@ -103,9 +104,19 @@ impl Answer for Decision {
     }
 }
 
-/// Event counters never deny.
-impl Answer for super::count::decide::Totals {
-    fn denied(&self) -> bool {
-        false
+/// What a limiter of the one table of requests (`any::LimitRequest`)
+/// answers: a [`Decision`], and for a lease the id it took.
+pub trait Decides: Answer + 'static {
+    fn decision(&self) -> Decision;
+    /// `None`: not a lease (the reply has no lease element); `Some(None)`:
+    /// a lease not taken (denied, or a read).
+    fn lease(&self) -> Option<Option<LeaseId>> {
+        None
+    }
+}
+
+impl Decides for Decision {
+    fn decision(&self) -> Decision {
+        *self
     }
 }

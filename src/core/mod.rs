@@ -18,6 +18,7 @@ pub mod decision;
 pub mod error;
 pub mod expiry;
 pub mod fixed;
+pub mod lease;
 pub mod limiter;
 pub mod load_options;
 pub mod peek;

@@ -45,6 +45,14 @@ mod tests {
             ("RL.PEEK BUCKETS k 10 1000 PRECISION 100 COST 2", buckets),
             ("RL.PEEK THROTTLE k 4 5 1000 2", throttle),
             ("RL.PEEK Fixed k 7 500", fixed(7, 500, 1)),
+            (
+                "RL.PEEK ACQUIRE k 3 30000",
+                LimitRequest::Acquire(crate::core::lease::request::AcquireRequest {
+                    limit: 3,
+                    lease_ms: 30_000,
+                    id: None,
+                }),
+            ),
         ];
         for (line, want) in cases {
             assert_eq!(parse_peek(&split(line)), Ok(want), "{line}");

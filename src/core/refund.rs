@@ -8,7 +8,7 @@
 use super::any::{parse_named, LimitRequest, NAMED_LIMITER_ARGS, NAMED_LIMITER_KEY};
 use super::decision::Decision;
 use super::error::RlError;
-use super::limiter::Limiter;
+use super::limiter::{Decides, Limiter};
 use super::syntax::Syntax;
 
 /// Where `RL.REFUND`'s key is: `RL.REFUND <algorithm> key ...`.
@@ -23,7 +23,11 @@ pub const REFUND: Syntax = Syntax {
 /// `RL.REFUND <algorithm> key <parameters>`: the request whose units to
 /// give back.
 pub fn parse_refund(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
-    parse_named(args, &REFUND)
+    match parse_named(args, &REFUND)? {
+        // A lease is given back whole, by its id: RL.RELEASE.
+        LimitRequest::Acquire(_) => Err(RlError::NotRefundable { limiter: "ACQUIRE" }),
+        req => Ok(req),
+    }
 }
 
 /// A limiter request as `RL.REFUND` reads it.
@@ -47,14 +51,15 @@ pub struct Refund<R>(pub R);
 /// own decision, and its refund over the same view and write. Implemented
 /// for every request whose refund is; the host's one table of limiters
 /// asks for this.
-pub trait Refundable<V>: Limiter<V, Answer = Decision> + Units {
+pub trait Refundable<V>: Limiter<V, Answer: Decides> + Units {
     type Refund: Limiter<V, Write = Self::Write, Answer = u64>;
     fn refund(&self) -> Self::Refund;
 }
 
 impl<V, R> Refundable<V> for R
 where
-    R: Limiter<V, Answer = Decision> + Units,
+    R: Limiter<V> + Units,
+    R::Answer: Decides,
     Refund<R>: Limiter<V, Write = R::Write, Answer = u64>,
 {
     type Refund = Refund<R>;
@@ -138,6 +143,10 @@ mod tests {
                 },
             ),
             ("RL.REFUND SLIDE k 10 1000 COST 11", RlError::CostAboveLimit),
+            (
+                "RL.REFUND ACQUIRE k 3 1000",
+                RlError::NotRefundable { limiter: "ACQUIRE" },
+            ),
             (
                 "RL.REFUND THROTTLE k 1 1 1000 3",
                 RlError::QuantityAboveBurst,

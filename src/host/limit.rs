@@ -10,13 +10,15 @@
 use super::context::CommandCtx;
 use super::hash_state::HashState;
 use super::key::Access;
+use super::lease_set::LeaseSet;
 use super::store::Store;
 use super::string_state::StringState;
 use super::zset_log::ZsetLog;
 use crate::core::any::LimitRequest;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
-use crate::core::limiter::{Answer, Call, Limiter, Outcome};
+use crate::core::lease::set::LeaseId;
+use crate::core::limiter::{Answer, Call, Decides, Limiter, Outcome};
 use crate::core::refund::{Refundable, Refunded};
 
 /// An open key and what was decided over it, nothing written yet.
@@ -107,6 +109,7 @@ pub fn with_store<'a, W: WithStore<'a>>(req: &LimitRequest, w: W) -> W::Out {
         LimitRequest::Buckets(r) => w.with::<HashState<'a>, _>(r),
         LimitRequest::Throttle(r) => w.with::<StringState<'a>, _>(r),
         LimitRequest::Fixed(r) => w.with::<StringState<'a>, _>(r),
+        LimitRequest::Acquire(r) => w.with::<LeaseSet<'a>, _>(r),
     }
 }
 
@@ -124,7 +127,7 @@ pub fn peek_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Deci
             S: Store<'a> + 'a,
             L: Refundable<S, Write = S::Write>,
         {
-            read::<S, L>(self.cmd, req, self.key)
+            read::<S, L>(self.cmd, req, self.key).map(|a| a.decision())
         }
     }
     with_store(req, Peek { cmd, key })
@@ -134,6 +137,9 @@ pub fn peek_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Deci
 /// clause).
 pub trait Pending {
     fn decision(&self) -> Decision;
+    /// For a lease clause, the lease it takes if recorded (see
+    /// [`Decides::lease`]).
+    fn lease(&self) -> Option<Option<LeaseId>>;
     /// Records the write, if any; tells the denial, if it denied.
     fn finish(self: Box<Self>) -> Result<(), RlError>;
     /// Records nothing, even an admission (another clause denied); tells
@@ -141,16 +147,20 @@ pub trait Pending {
     fn abandon(self: Box<Self>);
 }
 
-struct Decided<'a, S: Store<'a>> {
+struct Decided<'a, S: Store<'a>, A> {
     cmd: &'a CommandCtx,
     key: usize,
     store: S,
-    outcome: Outcome<S::Write, Decision>,
+    outcome: Outcome<S::Write, A>,
 }
 
-impl<'a, S: Store<'a>> Pending for Decided<'a, S> {
+impl<'a, S: Store<'a>, A: Decides> Pending for Decided<'a, S, A> {
     fn decision(&self) -> Decision {
-        self.outcome.decision
+        self.outcome.decision.decision()
+    }
+
+    fn lease(&self) -> Option<Option<LeaseId>> {
+        self.outcome.decision.lease()
     }
 
     fn finish(mut self: Box<Self>) -> Result<(), RlError> {
@@ -222,7 +232,11 @@ pub fn refund_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Re
             if let Some(write) = &write {
                 store.record(write)?;
             }
-            let after = req.unit().decide(&mut store, &Call::read(now))?.decision;
+            let after = req
+                .unit()
+                .decide(&mut store, &Call::read(now))?
+                .decision
+                .decision();
             Ok(Refunded { refunded, after })
         }
     }

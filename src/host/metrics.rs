@@ -28,7 +28,9 @@ impl Ended {
             Reply::Cell(_) => Ended::Admitted,
             Reply::All(c) if c.allowed => Ended::Admitted,
             Reply::All(_) => Ended::Denied,
-            Reply::Totals(_) | Reply::Refunded(_) => Ended::Answered,
+            Reply::Leased(l) if l.decision.allowed => Ended::Admitted,
+            Reply::Leased(_) => Ended::Denied,
+            Reply::Totals(_) | Reply::Refunded(_) | Reply::LeaseChange(_) => Ended::Answered,
             Reply::KeysReported => Ended::KeysOnly,
         }
     }

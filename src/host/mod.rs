@@ -10,6 +10,7 @@ pub mod hash_state;
 pub mod info;
 pub mod kept_strings;
 pub mod key;
+pub mod lease_set;
 pub mod limit;
 pub mod metrics;
 pub mod options;

@@ -10,6 +10,7 @@ use super::ffi::{api, optional_api};
 use crate::core::all::combine::Combined;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
+use crate::core::lease::{LeaseChange, Leased};
 use crate::core::refund::Refunded;
 use crate::core::throttle::gcra::CellReply;
 
@@ -25,6 +26,12 @@ pub enum Reply {
     All(Combined),
     /// RL.REFUND: `[refunded, remaining, retry_after_ms, reset_after_ms]`.
     Refunded(Refunded),
+    /// RL.ACQUIRE: `[allowed, remaining, retry_after_ms, reset_after_ms,
+    /// lease]`, the lease a bulk string, or nil when denied.
+    Leased(Leased),
+    /// RL.RELEASE, RL.RENEW: `[released|renewed, held, retry_after_ms,
+    /// reset_after_ms]`.
+    LeaseChange(LeaseChange),
     /// Nothing: the call only reported its keys to the server.
     KeysReported,
 }
@@ -39,6 +46,8 @@ pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
         Reply::Totals(pairs) => write_totals(ctx, pairs),
         Reply::All(c) => write_combined(ctx, c),
         Reply::Refunded(r) => write_integers(ctx, &r.to_reply()),
+        Reply::Leased(l) => write_leased(ctx, l),
+        Reply::LeaseChange(c) => write_integers(ctx, &c.to_reply()),
         Reply::KeysReported => {}
     }
 }
@@ -55,8 +64,38 @@ fn write_combined(ctx: *mut ffi::Ctx, c: &Combined) {
         api!(ReplyWithLongLong)(ctx, allowed);
         api!(ReplyWithLongLong)(ctx, retry);
     }
-    for ints in &clauses {
-        write_integers(ctx, ints);
+    for (i, ints) in clauses.iter().enumerate() {
+        match c.leases.get(i).copied().flatten() {
+            // A lease clause: its four integers and the lease.
+            Some(lease) => write_leased(
+                ctx,
+                &Leased {
+                    decision: c.clauses[i],
+                    lease,
+                },
+            ),
+            None => write_integers(ctx, ints),
+        }
+    }
+}
+
+fn write_leased(ctx: *mut ffi::Ctx, l: &Leased) {
+    let ints = l.decision.to_reply();
+    // SAFETY: ctx is the live context of the running command.
+    unsafe {
+        api!(ReplyWithArray)(ctx, 5);
+        for v in ints {
+            api!(ReplyWithLongLong)(ctx, v);
+        }
+        match &l.lease {
+            Some(id) => {
+                let b = id.as_bytes();
+                api!(ReplyWithStringBuffer)(ctx, b.as_ptr().cast(), b.len());
+            }
+            None => {
+                api!(ReplyWithNull)(ctx);
+            }
+        }
     }
 }
 

@@ -20,6 +20,7 @@ mod fixed;
 mod foreign_keys;
 mod fuzz_args;
 mod keyspace_events;
+mod leases;
 mod loading;
 mod memory_pressure;
 mod metadata;

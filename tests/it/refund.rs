@@ -397,7 +397,7 @@ fn errors_name_the_problem_and_leave_the_key() {
             ),
             (
                 &["RL.REFUND", "LEAKY", "k", "1"],
-                "ERR unknown limiter 'LEAKY' (expected SLIDE, BUCKETS, THROTTLE or FIXED)",
+                "ERR unknown limiter 'LEAKY' (expected SLIDE, BUCKETS, THROTTLE, FIXED or ACQUIRE)",
             ),
             (
                 &["RL.REFUND", "FIXED", "k", "10", "x"],

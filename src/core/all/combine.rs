@@ -18,6 +18,7 @@
 //! `retry_after_ms`.
 
 use crate::core::decision::Decision;
+use crate::core::lease::set::LeaseId;
 
 /// The answer of a multi-limit check. Field order is the reply order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +32,10 @@ pub struct Combined {
     /// clauses that would admit answer as `RL.PEEK` does (their remaining
     /// counted as if admitted), though nothing was recorded.
     pub clauses: Vec<Decision>,
+    /// Per clause, when any clause is a lease (else empty): `None` for a
+    /// clause that is not, `Some(lease)` for one that is, the lease `None`
+    /// unless the call was admitted and recorded it.
+    pub leases: Vec<Option<Option<LeaseId>>>,
 }
 
 /// Combines the clauses' decisions (at least one).
@@ -46,6 +51,7 @@ pub fn combine(clauses: Vec<Decision>) -> Combined {
         allowed,
         retry_after_ms,
         clauses,
+        leases: Vec::new(),
     }
 }
 

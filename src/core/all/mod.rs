@@ -78,8 +78,11 @@ impl AllRequest {
         if Algorithm::from_token(rest[0]).is_none() {
             return Err(RlError::UnknownLimiter(token_text(rest[0])));
         }
+        // An ACQUIRE clause's `ID id` may spell an algorithm token: the
+        // word after `ID` never starts a clause.
         let starts: Vec<usize> = (0..rest.len())
             .filter(|&i| Algorithm::from_token(rest[i]).is_some())
+            .filter(|&i| i == 0 || !rest[i - 1].eq_ignore_ascii_case(b"ID"))
             .collect();
         if starts.len() != numkeys {
             return Err(RlError::ClauseCount {
@@ -134,6 +137,22 @@ mod tests {
         let got =
             AllRequest::parse(&split("RL.ALL 2 SLIDE FIXED fixed 5 100 slide 3 100")).unwrap();
         assert_eq!(got.clauses, vec![fixed(5, 100, 1), slide(3, 100, 1)]);
+    }
+
+    #[test]
+    fn an_acquire_clause_may_name_its_id_as_a_limiter_token() {
+        use crate::core::lease::request::AcquireRequest;
+        use crate::core::lease::set::LeaseId;
+        let got = AllRequest::parse(&split(
+            "RL.ALL 2 r j SLIDE 10 1000 ACQUIRE 3 60000 ID fixed",
+        ))
+        .unwrap();
+        let acquire = LimitRequest::Acquire(AcquireRequest {
+            limit: 3,
+            lease_ms: 60_000,
+            id: Some(LeaseId::named(b"fixed", "ID").unwrap()),
+        });
+        assert_eq!(got.clauses, vec![slide(10, 1000, 1), acquire]);
     }
 
     #[test]

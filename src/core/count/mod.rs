@@ -6,7 +6,7 @@ pub mod request;
 
 use crate::core::buckets::layout::{HashView, HashWrite};
 use crate::core::error::RlError;
-use crate::core::limiter::{Call, Limiter, Outcome};
+use crate::core::limiter::{Answer, Call, Limiter, Outcome};
 use decide::Totals;
 use request::{CountRequest, TotalsRequest};
 
@@ -30,5 +30,12 @@ impl<V: HashView> Limiter<V> for TotalsRequest {
             decision: decide::totals(hash, self, call.now.ms)?,
             write: None,
         })
+    }
+}
+
+/// Event counters never deny.
+impl Answer for Totals {
+    fn denied(&self) -> bool {
+        false
     }
 }

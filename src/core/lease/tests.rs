@@ -1,0 +1,352 @@
+//! Leases decided over an in-memory set, at explicit instants.
+
+use proptest::prelude::*;
+
+use super::decide::{acquire, release, renew, EVICT_PER_CALL};
+use super::request::{AcquireRequest, ReleaseRequest, RenewRequest};
+use super::set::{LeaseId, LeaseView, MemoryLeases};
+use super::{LeaseChange, Leased};
+use crate::core::decision::Decision;
+use crate::core::error::RlError;
+
+fn id(s: &str) -> LeaseId {
+    LeaseId::named(s.as_bytes(), "ID").unwrap()
+}
+
+fn req(limit: u64, lease_ms: u64, name: Option<&str>) -> AcquireRequest {
+    AcquireRequest {
+        limit,
+        lease_ms,
+        id: name.map(id),
+    }
+}
+
+/// Acquires and applies the write, as the host does.
+fn take(set: &mut MemoryLeases, r: &AcquireRequest, now: i64) -> Leased {
+    let out = acquire(set, r, now, true).unwrap();
+    if let Some(w) = &out.write {
+        set.apply(w);
+    }
+    assert_eq!(out.write.is_some(), out.decision.decision.allowed);
+    out.decision
+}
+
+fn free(set: &mut MemoryLeases, lease: LeaseId, now: i64) -> LeaseChange {
+    let out = release(set, &ReleaseRequest { lease }, now).unwrap();
+    if let Some(w) = &out.write {
+        set.apply(w);
+    }
+    out.decision
+}
+
+fn extend(set: &mut MemoryLeases, lease: LeaseId, lease_ms: u64, now: i64) -> LeaseChange {
+    let out = renew(set, &RenewRequest { lease, lease_ms }, now).unwrap();
+    if let Some(w) = &out.write {
+        set.apply(w);
+    }
+    out.decision
+}
+
+fn d(allowed: bool, remaining: u64, retry: u64, reset: u64) -> Decision {
+    Decision {
+        allowed,
+        remaining,
+        retry_after_ms: retry,
+        reset_after_ms: reset,
+    }
+}
+
+#[test]
+fn acquire_takes_slots_until_limit_then_denies_until_the_earliest_expiry() {
+    let mut set = MemoryLeases::new();
+    let r = req(2, 1000, None);
+    // (now, decision)
+    let steps = [
+        (0, d(true, 1, 0, 1000)),
+        (100, d(true, 0, 0, 1000)),
+        (200, d(false, 0, 800, 900)),
+        (999, d(false, 0, 1, 101)),
+        // The first lease ends at 1000: a slot is free again.
+        (1000, d(true, 0, 0, 1000)),
+    ];
+    for (now, want) in steps {
+        assert_eq!(take(&mut set, &r, now).decision, want, "now {now}");
+    }
+    // The expired lease was removed by the admission at 1000.
+    let scores: Vec<i64> = set.entries().iter().map(|e| e.0).collect();
+    assert_eq!(scores, [1100, 2000]);
+}
+
+#[test]
+fn generated_ids_are_replies_and_members() {
+    let mut set = MemoryLeases::new();
+    let got = take(&mut set, &req(3, 500, None), 36);
+    let lease = got.lease.unwrap();
+    assert_eq!(lease.as_bytes(), b"10-1");
+    assert_eq!(set.entries(), &[(536, b"10-1".to_vec())]);
+}
+
+#[test]
+fn a_denial_writes_nothing_and_takes_no_id() {
+    let mut set = MemoryLeases::new();
+    take(&mut set, &req(1, 1000, None), 0);
+    let before = set.entries().to_vec();
+    let out = acquire(&mut set, &req(1, 1000, None), 500, true).unwrap();
+    assert_eq!(out.write, None);
+    assert_eq!(out.decision.lease, None);
+    assert_eq!(set.entries(), before.as_slice());
+}
+
+#[test]
+fn a_named_id_held_is_renewed_and_counts_once() {
+    let mut set = MemoryLeases::new();
+    let r = req(2, 1000, Some("job"));
+    assert_eq!(take(&mut set, &r, 0).decision, d(true, 1, 0, 1000));
+    // Retried: still one slot taken, the lease moved to 300 + 1000.
+    assert_eq!(take(&mut set, &r, 300).decision, d(true, 1, 0, 1000));
+    assert_eq!(set.entries(), &[(1300, b"job".to_vec())]);
+    // Even when every slot is taken, the holder's retry is admitted.
+    take(&mut set, &req(2, 5000, None), 400);
+    assert_eq!(take(&mut set, &r, 500).decision, d(true, 0, 0, 4900));
+    // A shorter lease never shortens it.
+    take(&mut set, &req(2, 10, Some("job")), 600);
+    assert_eq!(set.entries()[0], (1500, b"job".to_vec()));
+}
+
+#[test]
+fn a_named_id_that_expired_takes_a_new_slot() {
+    let mut set = MemoryLeases::new();
+    let r = req(1, 100, Some("job"));
+    take(&mut set, &r, 0);
+    assert_eq!(take(&mut set, &r, 100).decision, d(true, 0, 0, 100));
+    assert_eq!(set.entries(), &[(200, b"job".to_vec())]);
+}
+
+#[test]
+fn release_frees_a_slot_at_once() {
+    let mut set = MemoryLeases::new();
+    let r = req(1, 1000, None);
+    let a = take(&mut set, &r, 0).lease.unwrap();
+    assert!(!take(&mut set, &r, 10).decision.allowed);
+    let got = free(&mut set, a, 20);
+    assert_eq!(
+        got,
+        LeaseChange {
+            changed: true,
+            held: 0,
+            retry_after_ms: 0,
+            reset_after_ms: 0
+        }
+    );
+    assert!(set.entries().is_empty());
+    assert!(take(&mut set, &r, 30).decision.allowed);
+    // Released twice, or unknown: 0, nothing written.
+    let out = release(&mut set, &ReleaseRequest { lease: a }, 40).unwrap();
+    assert!(!out.decision.changed);
+    assert_eq!(out.write, None);
+}
+
+#[test]
+fn release_reports_the_other_leases() {
+    let mut set = MemoryLeases::new();
+    let r = req(3, 1000, None);
+    let a = take(&mut set, &r, 0).lease.unwrap();
+    take(&mut set, &r, 100);
+    take(&mut set, &r, 200);
+    assert_eq!(
+        free(&mut set, a, 300),
+        LeaseChange {
+            changed: true,
+            held: 2,
+            retry_after_ms: 800,
+            reset_after_ms: 900
+        }
+    );
+}
+
+#[test]
+fn renew_extends_a_held_lease_and_refuses_an_expired_one() {
+    let mut set = MemoryLeases::new();
+    let a = take(&mut set, &req(2, 1000, None), 0).lease.unwrap();
+    assert_eq!(
+        extend(&mut set, a, 1000, 900),
+        LeaseChange {
+            changed: true,
+            held: 1,
+            retry_after_ms: 1000,
+            reset_after_ms: 1000
+        }
+    );
+    assert_eq!(set.entries()[0].0, 1900);
+    // Expired at 1900: the holder lost its slot; nothing is written.
+    let before = set.entries().to_vec();
+    let out = renew(
+        &mut set,
+        &RenewRequest {
+            lease: a,
+            lease_ms: 1000,
+        },
+        1900,
+    )
+    .unwrap();
+    assert_eq!(out.write, None);
+    assert!(!out.decision.changed);
+    assert_eq!(set.entries(), before.as_slice());
+}
+
+#[test]
+fn an_admission_removes_a_bounded_number_of_expired_leases() {
+    let mut set = MemoryLeases::new();
+    for i in 0..40 {
+        set.insert(10 + i, format!("old-{i}").as_bytes());
+    }
+    take(&mut set, &req(5, 100, None), 1000);
+    assert_eq!(set.entries().len(), 40 - EVICT_PER_CALL + 1);
+    // Expired ones never count, removed or not.
+    let out = acquire(&mut set, &req(1, 100, None), 1000, false).unwrap();
+    assert_eq!(out.decision.decision, d(false, 0, 100, 100));
+}
+
+#[test]
+fn a_read_writes_nothing_and_names_no_lease() {
+    let mut set = MemoryLeases::new();
+    set.insert(10, b"old");
+    let out = acquire(&mut set, &req(2, 100, None), 50, false).unwrap();
+    assert_eq!(out.write, None);
+    assert_eq!(
+        out.decision,
+        Leased {
+            decision: d(true, 1, 0, 100),
+            lease: None
+        }
+    );
+}
+
+#[test]
+fn foreign_sets_are_refused() {
+    let slide = RlError::WrongKind {
+        found: "RL.SLIDE",
+        wanted: "lease",
+    };
+    type Stored<'a> = &'a [(i64, &'a [u8])];
+    let cases: &[(Stored, RlError)] = &[
+        (&[(1000, b"1000000000")], slide),
+        (&[(1000, b"x"), (3000, b"has space")], RlError::ForeignZset),
+        (&[(2000, b"12")], RlError::ForeignZset),
+        // In the middle of the held ones: counting them checks each.
+        (
+            &[(1000, b"a"), (1500, b"b c"), (3000, b"z")],
+            RlError::ForeignZset,
+        ),
+    ];
+    for (entries, want) in cases {
+        let mut set = MemoryLeases::new();
+        for (s, m) in *entries {
+            set.insert(*s, m);
+        }
+        assert_eq!(
+            acquire(&mut set, &req(5, 100, None), 100, true).err(),
+            Some(want.clone())
+        );
+        assert_eq!(
+            acquire(&mut set, &req(5, 100, None), 100, false).err(),
+            Some(want.clone())
+        );
+    }
+}
+
+/// A failover to a replica whose clock is behind: ids made again at the
+/// same instants differ from those handed out before, since the nonce
+/// differs; and the new ids never renew the old holders' leases.
+#[test]
+fn a_stepped_back_clock_never_hands_out_an_id_twice() {
+    let mut set = MemoryLeases::new();
+    let r = req(2, 100, None);
+    let mut handed = Vec::new();
+    for now in [1000, 1000, 1150, 1200] {
+        if let Some(l) = take(&mut set, &r, now).lease {
+            handed.push(l);
+        }
+    }
+    // The promoted replica: the same set, its own nonces (here: forced to
+    // start over, the worst case), its clock 500 ms behind.
+    set.set_nonces(0);
+    for now in [700, 700, 750, 800, 1000, 1000] {
+        if let Some(l) = take(&mut set, &r, now).lease {
+            assert!(!handed.contains(&l), "{l:?} handed out twice");
+            handed.push(l);
+        }
+    }
+}
+
+#[test]
+fn ids_already_in_the_set_are_drawn_again() {
+    let mut set = MemoryLeases::new();
+    set.insert(5000, b"1c-1");
+    let got = take(&mut set, &req(5, 100, None), 48);
+    assert_eq!(got.lease.unwrap().as_bytes(), b"1c-2");
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Wait(u8),
+    Acquire { lease_ms: u16, name: Option<u8> },
+    Release(u8),
+    Renew(u8, u16),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (0u8..200).prop_map(Step::Wait),
+        (1u16..500, proptest::option::of(0u8..6))
+            .prop_map(|(lease_ms, name)| Step::Acquire { lease_ms, name }),
+        (0u8..12).prop_map(Step::Release),
+        (0u8..12, 1u16..500).prop_map(|(i, ms)| Step::Renew(i, ms)),
+    ]
+}
+
+proptest! {
+    /// Whatever the sequence of acquires, releases, renewals and waits:
+    /// never more than `limit` leases held at any instant; an acquire is
+    /// denied only when `limit` are held (so released and expired slots
+    /// are reused); a lease id rl made is never made again.
+    #[test]
+    fn never_more_than_limit_held(limit in 1u64..5, steps in proptest::collection::vec(step(), 1..120)) {
+        let mut set = MemoryLeases::new();
+        let mut now = 0i64;
+        let mut ids: Vec<LeaseId> = Vec::new();
+        let mut made: Vec<LeaseId> = Vec::new();
+        for s in steps {
+            match s {
+                Step::Wait(ms) => now += i64::from(ms),
+                Step::Acquire { lease_ms, name } => {
+                    let name = name.map(|n| format!("job-{n}"));
+                    let r = req(limit, u64::from(lease_ms), name.as_deref());
+                    let held_before = set.held(now).unwrap();
+                    let named_held = r.id.is_some_and(|i| set.expiry_of(&i).unwrap().is_some_and(|at| at > now));
+                    let got = take(&mut set, &r, now);
+                    prop_assert_eq!(got.decision.allowed, named_held || held_before < limit);
+                    if let Some(l) = got.lease {
+                        if r.id.is_none() {
+                            prop_assert!(!made.contains(&l));
+                            made.push(l);
+                        }
+                        ids.push(l);
+                    }
+                }
+                Step::Release(i) => {
+                    if let Some(&l) = ids.get(usize::from(i)) {
+                        free(&mut set, l, now);
+                    }
+                }
+                Step::Renew(i, ms) => {
+                    if let Some(&l) = ids.get(usize::from(i)) {
+                        let was = set.expiry_of(&l).unwrap().is_some_and(|at| at > now);
+                        prop_assert_eq!(extend(&mut set, l, u64::from(ms), now).changed, was);
+                    }
+                }
+            }
+            prop_assert!(set.held(now).unwrap() <= limit);
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! A lease set as the host holds it: a plain sorted set (member the lease
+//! id, score its absolute expiry in ms), read and written through the
+//! low-level key API; writes replicated as `ZADD key expiry id`, `ZREM key
+//! id ...` and `PEXPIREAT key at`, every value explicit.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use smallvec::SmallVec;
+
+use super::call;
+use super::context::{string_bytes, CommandCtx};
+use super::ffi;
+use super::ffi::{api, OK};
+use super::key::{Access, KeyKind, OpenKey};
+use super::replicate;
+use super::store::Store;
+use crate::core::decimal::Line;
+use crate::core::error::RlError;
+use crate::core::lease::set::{classify, LeaseEntry, LeaseId, LeaseView, LeaseWrite};
+
+/// Held leases walked before a count goes through the server's `ZCOUNT`
+/// (O(log N)) instead.
+const WALK_MAX: u64 = 64;
+
+/// rl's lease sets are sorted sets that always carry a TTL.
+const ZSET: KeyKind = KeyKind {
+    key_type: ffi::KEYTYPE_ZSET,
+    without_ttl: Some(RlError::ForeignZset),
+};
+
+/// An open lease set. Closed on drop.
+pub struct LeaseSet<'a> {
+    key: OpenKey<'a>,
+}
+
+/// A server string we made, freed on drop.
+struct Owned<'c> {
+    cmd: &'c CommandCtx,
+    raw: *mut ffi::Str,
+}
+
+impl<'c> Owned<'c> {
+    fn new(cmd: &'c CommandCtx, bytes: &[u8]) -> Owned<'c> {
+        // SAFETY: ctx is live; the server copies the bytes.
+        let raw = unsafe { api!(CreateString)(cmd.raw, bytes.as_ptr().cast(), bytes.len()) };
+        Owned { cmd, raw }
+    }
+}
+
+impl Drop for Owned<'_> {
+    fn drop(&mut self) {
+        // SAFETY: made by us, freed once.
+        unsafe { api!(FreeString)(self.cmd.raw, self.raw) }
+    }
+}
+
+impl<'a> Store<'a> for LeaseSet<'a> {
+    type Write = LeaseWrite;
+
+    fn open(cmd: &'a CommandCtx, key_index: usize, access: Access) -> Result<Self, RlError> {
+        Ok(LeaseSet {
+            key: OpenKey::open(cmd, key_index, access, &ZSET)?,
+        })
+    }
+
+    fn record(&mut self, write: &LeaseWrite) -> Result<(), RlError> {
+        let cmd = self.key.cmd;
+        let index = self.key.index;
+        if let Some(set) = &write.set {
+            let member = Owned::new(cmd, set.id.as_bytes());
+            let mut flags: c_int = 0;
+            // SAFETY: key open for writing; the server copies the member.
+            let status =
+                unsafe { api!(ZsetAdd)(self.key.raw, set.expiry as f64, member.raw, &mut flags) };
+            if status != OK {
+                return Err(RlError::Internal("could not add to the sorted set"));
+            }
+            cmd.notify(ffi::NOTIFY_ZSET, c"zadd", index);
+            let mut digits: Line<21> = Line::new();
+            digits.signed(set.expiry);
+            let score = Owned::new(cmd, digits.as_slice());
+            replicate::zadd(cmd, index, score.raw, &[member.raw]);
+        }
+        let mut removed: SmallVec<[Owned; 4]> = SmallVec::new();
+        for id in &write.remove {
+            let member = Owned::new(cmd, id.as_bytes());
+            let mut deleted: c_int = 0;
+            // SAFETY: key open for writing.
+            let ok = unsafe { api!(ZsetRem)(self.key.raw, member.raw, &mut deleted) } == OK;
+            if ok && deleted != 0 {
+                removed.push(member);
+            }
+        }
+        if !removed.is_empty() {
+            cmd.notify(ffi::NOTIFY_ZSET, c"zrem", index);
+            if self.key.is_empty() {
+                // As ZREM does when it removes the last member.
+                cmd.notify(ffi::NOTIFY_GENERIC, c"del", index);
+            }
+            let raws: SmallVec<[*mut ffi::Str; 4]> = removed.iter().map(|m| m.raw).collect();
+            replicate::zrem(cmd, index, &raws);
+        }
+        if write.set.is_some() || !removed.is_empty() {
+            cmd.signal_modified(index);
+        }
+        match &write.expiry {
+            Some(expiry) if !self.key.is_empty() => self.key.keep_alive(expiry),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl LeaseSet<'_> {
+    /// Walks up to `n` entries from one end of the score range `(min, max]`
+    /// (`min_excl`) or `[min, max]`, each checked.
+    fn walk<const N: usize>(
+        &self,
+        min: f64,
+        max: f64,
+        min_excl: bool,
+        from_end: bool,
+        n: usize,
+    ) -> Result<SmallVec<[LeaseEntry; N]>, RlError>
+    where
+        [LeaseEntry; N]: smallvec::Array<Item = LeaseEntry>,
+    {
+        let mut out = SmallVec::new();
+        if n == 0 || self.key.is_empty() {
+            return Ok(out);
+        }
+        let raw = self.key.raw;
+        // SAFETY: key is an open sorted set; the iterator is stopped below.
+        unsafe {
+            let first = if from_end {
+                api!(ZsetLastInScoreRange)
+            } else {
+                api!(ZsetFirstInScoreRange)
+            };
+            if first(raw, min, max, c_int::from(min_excl), 0) != OK {
+                return Ok(out);
+            }
+            let mut result = Ok(());
+            while api!(ZsetRangeEndReached)(raw) == 0 && out.len() < n {
+                let mut score = 0.0;
+                let ele = api!(ZsetRangeCurrentElement)(raw, &mut score);
+                if ele.is_null() {
+                    break;
+                }
+                let entry = classify(string_bytes(ele), score_ms(score));
+                api!(FreeString)(self.key.cmd.raw, ele);
+                match entry {
+                    Ok(e) => out.push(e),
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+                let more = if from_end {
+                    api!(ZsetRangePrev)(raw)
+                } else {
+                    api!(ZsetRangeNext)(raw)
+                };
+                if more == 0 {
+                    break;
+                }
+            }
+            api!(ZsetRangeStop)(raw);
+            result.map(|()| out)
+        }
+    }
+
+    fn len(&self) -> u64 {
+        if self.key.is_empty() {
+            return 0;
+        }
+        // SAFETY: key is open.
+        unsafe { api!(ValueLength)(self.key.raw) as u64 }
+    }
+}
+
+impl LeaseView for LeaseSet<'_> {
+    fn held(&mut self, now: i64) -> Result<u64, RlError> {
+        let total = self.len();
+        if total == 0 {
+            return Ok(0);
+        }
+        if total <= WALK_MAX {
+            // Small sets: count by walking the held range, every entry
+            // checked.
+            return self
+                .walk::<8>(now as f64, f64::INFINITY, true, false, WALK_MAX as usize)
+                .map(|v| v.len() as u64);
+        }
+        match call::zcount_through(self.key.cmd, self.key.index, now) {
+            Some(expired) => Ok(total.saturating_sub(expired)),
+            None => Err(RlError::Internal("could not count the leases")),
+        }
+    }
+
+    fn first_held(&mut self, now: i64, n: usize) -> Result<SmallVec<[LeaseEntry; 2]>, RlError> {
+        self.walk(now as f64, f64::INFINITY, true, false, n)
+    }
+
+    fn expired(&mut self, now: i64, n: usize) -> Result<SmallVec<[LeaseEntry; 4]>, RlError> {
+        self.walk(f64::NEG_INFINITY, now as f64, false, false, n)
+    }
+
+    fn newest(&mut self, n: usize) -> Result<SmallVec<[LeaseEntry; 2]>, RlError> {
+        self.walk(f64::NEG_INFINITY, f64::INFINITY, false, true, n)
+    }
+
+    fn expiry_of(&mut self, id: &LeaseId) -> Result<Option<i64>, RlError> {
+        if self.key.is_empty() {
+            return Ok(None);
+        }
+        let member = Owned::new(self.key.cmd, id.as_bytes());
+        let mut score = 0.0;
+        // SAFETY: key is an open sorted set; the member string is ours.
+        if unsafe { api!(ZsetScore)(self.key.raw, member.raw, &mut score) } != OK {
+            return Ok(None);
+        }
+        classify(id.as_bytes(), score_ms(score)).map(|e| Some(e.expiry))
+    }
+
+    fn nonce(&mut self) -> u64 {
+        nonce()
+    }
+}
+
+/// 64 bits no earlier call of this process drew, and that another process
+/// (a promoted replica) draws only by chance (2^-64 per pair): a counter
+/// hashed with SipHash under the process's random keys.
+fn nonce() -> u64 {
+    static KEYS: OnceLock<RandomState> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = KEYS.get_or_init(RandomState::new).build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.finish()
+}
+
+/// A score as whole ms; anything else (`+inf`, a fraction) reads as
+/// `i64::MIN`, which `classify` refuses as foreign.
+fn score_ms(score: f64) -> i64 {
+    if !score.is_finite() || score.fract() != 0.0 {
+        return i64::MIN;
+    }
+    score as i64
+}
