@@ -49,6 +49,11 @@ declare -A ROWS=(
   # Leases of 50 ms on many keys: each key holds a few, most expired, so
   # an acquire also removes some (as in steady use). A release is measured
   # on an id not held (its lookup; the removal is one ZREM more).
+  # Refunds of one unit on the keys the rows above filled.
+  [refund_slide]="RL.REFUND SLIDE s:__rand_int__ 100 60000"
+  [refund_buckets]="RL.REFUND BUCKETS b:__rand_int__ 100 60000"
+  [refund_throttle]="RL.REFUND THROTTLE t:__rand_int__ 10 100 60000"
+  [refund_fixed]="RL.REFUND FIXED f:__rand_int__ 100 60000"
   [acquire]="RL.ACQUIRE a:__rand_int__ 1000 50"
   [lua_acquire]="EVALSHA $ACQUIRE 1 la:__rand_int__ 1000 50"
   [release]="RL.RELEASE a:__rand_int__ gone-1"
@@ -59,7 +64,7 @@ declare -A ROWS=(
   [hincrby]="HINCRBY h:__rand_int__ __rand_int__ 1"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all acquire lua_acquire release lua_release)
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed acquire lua_acquire release lua_release)
 # Warm up (fills the keyspace, so rows measure steady state).
 for r in "${rows[@]}"; do
   # shellcheck disable=SC2086

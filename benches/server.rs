@@ -192,6 +192,28 @@ const ROWS: &[Row] = &[
         args: &["EVALSHA", "{release}", "1", "la:__rand_int__", "gone-1"],
         refs: &[],
     },
+    // Refunds of one unit on the keys the rows above filled: most find
+    // something in the window to give back.
+    Row {
+        name: "RL.REFUND SLIDE many keys",
+        args: &["RL.REFUND", "SLIDE", "s:__rand_int__", "100", "60000"],
+        refs: &[SLIDE_MANY, "ZADD"],
+    },
+    Row {
+        name: "RL.REFUND BUCKETS many keys",
+        args: &["RL.REFUND", "BUCKETS", "b:__rand_int__", "100", "60000"],
+        refs: &[BUCKETS_MANY, "HINCRBY"],
+    },
+    Row {
+        name: "RL.REFUND THROTTLE many keys",
+        args: &["RL.REFUND", "THROTTLE", "t:__rand_int__", "99", "100", "60000"],
+        refs: &["RL.THROTTLE many keys", "INCR"],
+    },
+    Row {
+        name: "RL.REFUND FIXED many keys",
+        args: &["RL.REFUND", "FIXED", "f:__rand_int__", "100", "60000"],
+        refs: &["RL.FIXED many keys", "INCR"],
+    },
     Row {
         name: "PING",
         args: &["PING"],
