@@ -206,7 +206,14 @@ const ROWS: &[Row] = &[
     },
     Row {
         name: "RL.REFUND THROTTLE many keys",
-        args: &["RL.REFUND", "THROTTLE", "t:__rand_int__", "99", "100", "60000"],
+        args: &[
+            "RL.REFUND",
+            "THROTTLE",
+            "t:__rand_int__",
+            "99",
+            "100",
+            "60000",
+        ],
         refs: &["RL.THROTTLE many keys", "INCR"],
     },
     Row {
