@@ -18,6 +18,7 @@ use super::ffi::{api, OK};
 use super::key::{Access, KeyKind, OpenKey};
 use super::replicate;
 use super::store::Store;
+use super::zset_log::score_ms;
 use crate::core::decimal::Line;
 use crate::core::error::RlError;
 use crate::core::lease::set::{classify, LeaseEntry, LeaseId, LeaseView, LeaseWrite};
@@ -240,13 +241,4 @@ fn nonce() -> u64 {
     let mut h = KEYS.get_or_init(RandomState::new).build_hasher();
     h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
     h.finish()
-}
-
-/// A score as whole ms; anything else (`+inf`, a fraction) reads as
-/// `i64::MIN`, which `classify` refuses as foreign.
-fn score_ms(score: f64) -> i64 {
-    if !score.is_finite() || score.fract() != 0.0 {
-        return i64::MIN;
-    }
-    score as i64
 }

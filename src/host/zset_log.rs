@@ -404,9 +404,10 @@ impl LogView for ZsetLog<'_> {
     }
 }
 
-/// A score as whole ms. rl writes whole, finite ms: anything else (`+inf`,
-/// a fraction) reads as `i64::MIN`, which the core refuses as foreign.
-fn score_ms(score: f64) -> i64 {
+/// A score as whole ms. rl writes whole, finite ms (log entries and
+/// leases): anything else (`+inf`, a fraction) reads as `i64::MIN`, which
+/// the core refuses as foreign.
+pub(super) fn score_ms(score: f64) -> i64 {
     if !score.is_finite() || score.fract() != 0.0 {
         return i64::MIN;
     }
