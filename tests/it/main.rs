@@ -18,6 +18,7 @@ mod expiry;
 mod failover;
 mod fixed;
 mod foreign_keys;
+mod functions;
 mod fuzz_args;
 mod keyspace_events;
 mod leases;
