@@ -6,8 +6,13 @@ MODULE := target/release/librl.so
 SERVER ?= redis-server
 # Module load arguments for `make run`, e.g. MODULE_ARGS="CL.THROTTLE off"
 MODULE_ARGS ?=
+# `make run FUNCTIONS=1`: the function edition instead of the module.
+FUNCTIONS ?=
+# `make load-functions`: the server to load functions/rl.lua into.
+HOST ?= 127.0.0.1
+AUTH ?=
 
-.PHONY: help rust-version deps build build-valkey run test test-docs bench lint fmt clean fuzz check-memory
+.PHONY: help rust-version deps build build-valkey run load-functions test test-docs bench lint fmt clean fuzz check-memory
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -26,8 +31,11 @@ build: rust-version ## Build the module: target/release/librl.so
 build-valkey: rust-version ## Build the native Valkey module: target/valkey/release/librl.so
 	cargo build --release --no-default-features --features valkey --target-dir target/valkey
 
-run: deps build ## Start a server with the module on PORT (default 6379, else the next free port); SERVER=.deps/valkey/valkey-server for Valkey
-	@PORT="$(PORT)" SERVER="$(SERVER)" MODULE="$(MODULE)" MODULE_ARGS="$(MODULE_ARGS)" scripts/run.sh
+run: deps build ## Start a server with the module on PORT (default 6379, else the next free port); SERVER=.deps/valkey/valkey-server for Valkey; FUNCTIONS=1 for the function edition instead
+	@PORT="$(PORT)" SERVER="$(SERVER)" MODULE="$(MODULE)" MODULE_ARGS="$(MODULE_ARGS)" FUNCTIONS="$(FUNCTIONS)" scripts/run.sh
+
+load-functions: ## Load (or upgrade) the function edition functions/rl.lua into the server at HOST:PORT (default 127.0.0.1:6379), password AUTH, user AUTH_USER, extra redis-cli options CLI_ARGS
+	@HOST="$(HOST)" PORT="$(PORT)" AUTH="$(AUTH)" scripts/load-functions.sh
 
 test: deps build build-valkey ## Unit, property and real-server tests (both builds on Redis 7.0, 8.2, Valkey 9.1), check-memory, the docs examples; ends with "N passed, N failed"
 	@scripts/test.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make run`: a server with the module, on PORT. Left unset, PORT is 6379 or,
+# `make run`: a server with the module, on PORT; with FUNCTIONS=1 a server
+# without it and with the function edition (functions/rl.lua) loaded. Left unset, PORT is 6379 or,
 # when 6379 is taken, the next free port, said so: on a systemd host Debian's
 # redis-server package runs its own Redis, without rl, on 6379, and a bare
 # redis-cli reaches that one. Set (make run PORT=6380) and taken: stop.
@@ -10,6 +11,7 @@ SERVER=${SERVER:-redis-server}
 MODULE=${MODULE:-target/release/librl.so}
 MODULE_ARGS=${MODULE_ARGS:-}
 PORT=${PORT:-}
+FUNCTIONS=${FUNCTIONS:-}
 FIRST=6379
 LAST=6479
 
@@ -51,6 +53,23 @@ else
     if [ "$port" -ne "$FIRST" ]; then
         echo "rl: port $FIRST is taken by another server (on Debian maybe its own redis-server service, without rl): using port $port instead. A bare redis-cli would reach the other one, so give it -p $port. To choose the port: make run PORT=N"
     fi
+fi
+
+if [ -n "$FUNCTIONS" ] && [ "$FUNCTIONS" != 0 ]; then
+    # No server option loads a function library at start: start it, load
+    # the library, then stay with it as `exec` would.
+    echo "rl: starting $SERVER on port $port without the module, with the function library functions/rl.lua; Ctrl-C stops it. In another terminal, try:"
+    echo "  redis-cli -p $port FCALL rl_slide 1 user:42 100 60000"
+    "$SERVER" redis.conf.example --port "$port" &
+    server=$!
+    trap 'kill "$server" 2>/dev/null; wait "$server"' INT TERM
+    for _ in $(seq 100); do
+        redis-cli -p "$port" PING >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    HOST=127.0.0.1 PORT=$port scripts/load-functions.sh || { kill "$server"; exit 1; }
+    wait "$server"
+    exit
 fi
 
 echo "rl: starting $SERVER on port $port with $MODULE${MODULE_ARGS:+ $MODULE_ARGS}; Ctrl-C stops it. In another terminal, try:"
