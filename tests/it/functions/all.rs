@@ -1,1 +1,137 @@
-//! (to be written)
+//! `rl_all`, `rl_peek` and `rl_refund`, the functions that dispatch to the
+//! limiters, against RL.ALL, RL.PEEK and RL.REFUND: random multi-limit
+//! streams on Valkey's stopped clock, and every error of their own syntax.
+
+use super::{same, start_both};
+use crate::harness::Flavor;
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A random clause on the key of its kind (`slide3`, ...): the limiter
+/// token and its parameters, small enough that streams admit and deny.
+fn clause(rng: &mut Rng) -> (String, Vec<String>) {
+    let cost = (1 + rng.below(3)).to_string();
+    let n = rng.below(3);
+    let id = format!("j{}", rng.below(4));
+    let (key, words): (String, Vec<&str>) = match rng.below(5) {
+        0 => (format!("slide{n}"), vec!["SLIDE", "5", "800", "COST", &cost]),
+        1 => (
+            format!("buckets{n}"),
+            vec!["BUCKETS", "6", "1000", "PRECISION", "100", "COST", &cost],
+        ),
+        2 => (format!("throttle{n}"), vec!["THROTTLE", "2", "3", "900", &cost]),
+        3 => (format!("fixed{n}"), vec!["FIXED", "4", "600", "COST", &cost]),
+        _ => (format!("jobs{n}"), vec!["ACQUIRE", "2", "700", "ID", &id]),
+    };
+    (key, words.iter().map(|w| w.to_string()).collect())
+}
+
+#[test]
+fn random_multi_limit_streams_answer_as_rl_all() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let mut rng = Rng(0xa11_c1a05e);
+    let (mut admitted, mut denied) = (0, 0);
+    for step in 0..500 {
+        if rng.below(3) == 0 {
+            server.advance(rng.below(300));
+        }
+        let n = 1 + rng.below(4) as usize;
+        let mut keys: Vec<String> = Vec::new();
+        let mut clauses: Vec<String> = Vec::new();
+        while keys.len() < n {
+            let (key, words) = clause(&mut rng);
+            if keys.contains(&key) {
+                continue;
+            }
+            keys.push(key);
+            clauses.extend(words);
+        }
+        let count = n.to_string();
+        let mut line: Vec<&str> = vec!["RL.ALL", &count];
+        line.extend(keys.iter().map(String::as_str));
+        line.extend(clauses.iter().map(String::as_str));
+        let reply = same(&mut c, &line);
+        match reply {
+            Ok(redis::Value::Array(p)) if p[0] == redis::Value::Int(1) => admitted += 1,
+            Ok(_) => denied += 1,
+            Err(e) => panic!("step {step}: {line:?}: {e}"),
+        }
+        // Peek and refund a random clause's key the same way.
+        if rng.below(3) == 0 {
+            let (key, words) = clause(&mut rng);
+            let mut peek = vec!["RL.PEEK", words[0].as_str(), &key];
+            peek.extend(words[1..].iter().map(String::as_str));
+            same(&mut c, &peek).ok();
+            if words[0] != "ACQUIRE" {
+                peek[0] = "RL.REFUND";
+                same(&mut c, &peek).ok();
+            }
+        }
+    }
+    assert!(admitted > 100 && denied > 100, "{admitted} admitted, {denied} denied");
+}
+
+#[test]
+fn every_error_of_the_dispatching_commands_is_the_modules() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let _: () = redis::cmd("SET").arg("m:str").arg("x").query(&mut c).unwrap();
+    let _: () = redis::cmd("SET").arg("f:str").arg("x").query(&mut c).unwrap();
+    let lines: &[&[&str]] = &[
+        &["RL.ALL", "1", "k"],
+        &["RL.ALL", "2", "a", "b", "SLIDE"],
+        &["RL.ALL", "17", "k", "SLIDE", "1", "1"],
+        &["RL.ALL", "2", "k", "k", "SLIDE", "1", "1", "SLIDE", "1", "1"],
+        &["RL.ALL", "1", "k", "10", "1000"],
+        &["RL.ALL", "1", "k", "NOPE\r\n", "1000"],
+        &["RL.ALL", "1", "k", "SLIDE", "1", "100", "FIXED", "1", "100"],
+        &["RL.ALL", "2", "a", "b", "SLIDE", "1", "100", "COST", "1", "2"],
+        &["RL.ALL", "2", "a", "b", "SLIDE", "1", "100", "FIXED", "0", "100"],
+        &["RL.ALL", "2", "a", "b", "SLIDE", "1", "100", "COST", "2", "FIXED", "1", "100"],
+        &["RL.ALL", "1", "a", "THROTTLE", "1", "1"],
+        &["RL.ALL", "1", "a", "SLIDE", "1"],
+        &["RL.ALL", "1", "a", "ACQUIRE", "1"],
+        &["RL.ALL", "1", "a", "BUCKETS", "1"],
+        &["RL.ALL", "1", "a", "FIXED", "1"],
+        &[
+            "RL.ALL", "2", "a", "b", "SLIDE", "1000", "100", "COST", "60", "SLIDE", "1000", "100",
+            "COST", "41",
+        ],
+        &[
+            "RL.ALL", "2", "a", "b", "BUCKETS", "10", "1000", "PRECISION", "1", "BUCKETS", "10",
+            "1000", "PRECISION", "1",
+        ],
+        &["RL.ALL", "2", "a", "str", "SLIDE", "5", "1000", "FIXED", "5", "1000"],
+        &["RL.ALL", "1", "str", "THROTTLE", "1", "1", "1000"],
+        &["RL.ALL", "1", "a", "ACQUIRE", "1", "1000", "ID", "fixed"],
+        &["RL.ALL", "2", "SLIDE", "FIXED", "fixed", "5", "100", "slide", "3", "100"],
+        &["RL.PEEK", "SLIDE"],
+        &["RL.PEEK", "NOPE", "k", "1"],
+        &["RL.PEEK", "SLIDE", "k", "1"],
+        &["RL.PEEK", "THROTTLE", "k", "1", "1"],
+        &["RL.PEEK", "slide", "str", "1", "1000"],
+        &["RL.PEEK", "FIXED", "k", "1", "1000", "COST", "2"],
+        &["RL.REFUND", "SLIDE"],
+        &["RL.REFUND", "ACQUIRE", "k", "1", "1000"],
+        &["RL.REFUND", "NOPE", "k"],
+        &["RL.REFUND", "FIXED", "k", "1"],
+        &["RL.REFUND", "SLIDE", "str", "1", "1000"],
+        &["RL.REFUND", "SLIDE", "k", "1", "1000", "COST"],
+    ];
+    for line in lines {
+        let got = same(&mut c, line);
+        // Every line above is refused, except the two that spell a limiter
+        // token where a key or an ACQUIRE id goes.
+        assert_eq!(got.is_ok(), line.contains(&"fixed"), "{line:?}: {got:?}");
+    }
+}

@@ -1,4 +1,5 @@
-//! A three-primary cluster on loopback, each node with the module.
+//! A three-primary cluster on loopback, each node with the module (or, for
+//! the function edition, without it).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -13,11 +14,21 @@ impl Cluster {
     /// Starts three cluster-enabled nodes and joins them with
     /// `redis-cli --cluster create`, then waits for `cluster_state:ok`.
     pub fn start(flavor: Flavor) -> Cluster {
+        Cluster::start_nodes(flavor, true)
+    }
+
+    /// [`start`](Self::start) with nodes that do not load the module.
+    pub fn start_without_module(flavor: Flavor) -> Cluster {
+        Cluster::start_nodes(flavor, false)
+    }
+
+    fn start_nodes(flavor: Flavor, module: bool) -> Cluster {
         let nodes: Vec<Server> = (0..3)
             .map(|_| {
                 let bus = free_port().to_string();
-                Server::start_with(
+                Server::start_in(
                     flavor,
+                    super::server::new_dir(flavor),
                     &[
                         "--cluster-enabled",
                         "yes",
@@ -28,6 +39,7 @@ impl Cluster {
                         "--cluster-node-timeout",
                         "5000",
                     ],
+                    module,
                 )
             })
             .collect();
