@@ -90,7 +90,7 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
     let lines: &[&[&str]] = &[
         &["RL.ALL", "1", "k"],
         &["RL.ALL", "2", "a", "b", "SLIDE"],
-        &["RL.ALL", "17", "k", "SLIDE", "1", "1"],
+        &["RL.ALL", "0", "k", "SLIDE", "1", "1"],
         &["RL.ALL", "2", "k", "k", "SLIDE", "1", "1", "SLIDE", "1", "1"],
         &["RL.ALL", "1", "k", "10", "1000"],
         &["RL.ALL", "1", "k", "NOPE\r\n", "1000"],
@@ -128,7 +128,14 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
         &["RL.REFUND", "SLIDE", "str", "1", "1000"],
         &["RL.REFUND", "SLIDE", "k", "1", "1000", "COST"],
     ];
-    for line in lines {
+    // Seventeen keys, one more than RL.ALL takes.
+    let keys: Vec<String> = (0..17).map(|i| format!("k{i}")).collect();
+    let mut seventeen: Vec<&str> = vec!["RL.ALL", "17"];
+    seventeen.extend(keys.iter().map(String::as_str));
+    for _ in 0..17 {
+        seventeen.extend(["FIXED", "1", "100"]);
+    }
+    for line in lines.iter().copied().chain([&seventeen[..]]) {
         let got = same(&mut c, line);
         // Every line above is refused, except the two that spell a limiter
         // token where a key or an ACQUIRE id goes.
