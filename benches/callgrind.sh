@@ -31,6 +31,8 @@ SLIDE=$(cli SCRIPT LOAD "$(cat benches/lua/slide.lua)")
 BUCKETS=$(cli SCRIPT LOAD "$(cat benches/lua/buckets.lua)")
 ACQUIRE=$(cli SCRIPT LOAD "$(cat benches/lua/acquire.lua)")
 RELEASE=$(cli SCRIPT LOAD "$(cat benches/lua/release.lua)")
+# The function edition, for the fn_* rows (the same calls on their own keys).
+cli -x FUNCTION LOAD REPLACE <functions/rl.lua >/dev/null
 
 declare -A ROWS=(
   [slide]="RL.SLIDE s:__rand_int__ 100 60000"
@@ -58,13 +60,28 @@ declare -A ROWS=(
   [lua_acquire]="EVALSHA $ACQUIRE 1 la:__rand_int__ 1000 50"
   [release]="RL.RELEASE a:__rand_int__ gone-1"
   [lua_release]="EVALSHA $RELEASE 1 la:__rand_int__ gone-1"
+  [fn_slide]="FCALL rl_slide 1 fs:__rand_int__ 100 60000"
+  [fn_slide_hot]="FCALL rl_slide 1 fs:hot 100 60000"
+  [fn_buckets]="FCALL rl_buckets 1 fb:__rand_int__ 100 60000"
+  [fn_buckets_hot]="FCALL rl_buckets 1 fb:hot 100 60000"
+  [fn_throttle]="FCALL rl_throttle 1 ft:__rand_int__ 10 100 60000"
+  [fn_fixed]="FCALL rl_fixed 1 ff:__rand_int__ 100 60000"
+  [fn_count]="FCALL rl_count 1 fc:__rand_int__ 60000 ok"
+  [fn_peek]="FCALL_RO rl_peek 1 fs:__rand_int__ SLIDE 100 60000"
+  [fn_all]="FCALL rl_all 2 fas:__rand_int__ fat:__rand_int__ SLIDE 100 60000 THROTTLE 10 100 60000"
+  [fn_refund_slide]="FCALL rl_refund 1 fs:__rand_int__ SLIDE 100 60000"
+  [fn_refund_buckets]="FCALL rl_refund 1 fb:__rand_int__ BUCKETS 100 60000"
+  [fn_refund_throttle]="FCALL rl_refund 1 ft:__rand_int__ THROTTLE 10 100 60000"
+  [fn_refund_fixed]="FCALL rl_refund 1 ff:__rand_int__ FIXED 100 60000"
+  [fn_acquire]="FCALL rl_acquire 1 fa:__rand_int__ 1000 50"
+  [fn_release]="FCALL rl_release 1 fa:__rand_int__ gone-1"
   [ping]="PING"
   [incr]="INCR i:__rand_int__"
   [zadd]="ZADD z:__rand_int__ __rand_int__ __rand_int__"
   [hincrby]="HINCRBY h:__rand_int__ __rand_int__ 1"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed acquire lua_acquire release lua_release)
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_acquire fn_release)
 # Warm up (fills the keyspace, so rows measure steady state).
 for r in "${rows[@]}"; do
   # shellcheck disable=SC2086

@@ -221,6 +221,63 @@ const ROWS: &[Row] = &[
         args: &["RL.REFUND", "FIXED", "f:__rand_int__", "100", "60000"],
         refs: &["RL.FIXED many keys", "INCR"],
     },
+    // The function edition (functions/rl.lua) on its own keys: what the
+    // module buys over it, and what it buys over the plain scripts.
+    Row {
+        name: "FCALL rl_slide many keys",
+        args: &["FCALL", "rl_slide", "1", "fs:__rand_int__", "100", "60000"],
+        refs: &[SLIDE_MANY, LUA_SLIDE_MANY],
+    },
+    Row {
+        name: "FCALL rl_buckets many keys",
+        args: &["FCALL", "rl_buckets", "1", "fb:__rand_int__", "100", "60000"],
+        refs: &[BUCKETS_MANY, LUA_BUCKETS_MANY],
+    },
+    Row {
+        name: "FCALL rl_throttle many keys",
+        args: &[
+            "FCALL",
+            "rl_throttle",
+            "1",
+            "ft:__rand_int__",
+            "99",
+            "100",
+            "60000",
+        ],
+        refs: &["RL.THROTTLE many keys"],
+    },
+    Row {
+        name: "FCALL rl_fixed many keys",
+        args: &["FCALL", "rl_fixed", "1", "ff:__rand_int__", "100", "60000"],
+        refs: &["RL.FIXED many keys"],
+    },
+    Row {
+        name: "FCALL rl_all two clauses many keys",
+        args: &[
+            "FCALL",
+            "rl_all",
+            "2",
+            "fas:__rand_int__",
+            "faf:__rand_int__",
+            "SLIDE",
+            "100",
+            "60000",
+            "FIXED",
+            "1000000",
+            "60000",
+        ],
+        refs: &["RL.ALL two clauses many keys"],
+    },
+    Row {
+        name: "FCALL rl_acquire many keys",
+        args: &["FCALL", "rl_acquire", "1", "fa:__rand_int__", "1000", "50"],
+        refs: &["RL.ACQUIRE many keys", "Lua acquire many keys"],
+    },
+    Row {
+        name: "FCALL rl_release many keys",
+        args: &["FCALL", "rl_release", "1", "fa:__rand_int__", "gone-1"],
+        refs: &["RL.RELEASE many keys", "Lua release many keys"],
+    },
     Row {
         name: "PING",
         args: &["PING"],
@@ -321,6 +378,17 @@ fn run_row(server: &Server, regime: &Regime, args: &[String], sample: &mut Sampl
     sample
         .cpu_us_per_op
         .push((after - before) * 1e6 / f64::from(regime.requests));
+}
+
+/// Loads the function edition, as `make load-functions` does.
+fn load_functions(c: &mut redis::Connection) {
+    let name: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("REPLACE")
+        .arg(include_str!("../functions/rl.lua"))
+        .query(c)
+        .expect("FUNCTION LOAD functions/rl.lua");
+    assert_eq!(name, "rl");
 }
 
 fn script(name: &str) -> String {
@@ -671,6 +739,7 @@ fn main() {
             ("{acquire}", load_script(&mut c, "acquire")),
             ("{release}", load_script(&mut c, "release")),
         ];
+        load_functions(&mut c);
         let samples = throughput(&server, label, &shas, &mut md, &mut csv);
         let slide_memory = slide_memory(&mut c, label, &shas[0].1, &mut md, &mut csv);
         buckets_memory(&mut c, label, &shas[1].1, &mut md, &mut csv);
