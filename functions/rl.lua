@@ -10,6 +10,12 @@ it differs.
     FUNCTION LOAD REPLACE "$(cat functions/rl.lua)"
     FCALL rl_slide 1 user:42 100 60000
 
+Where only EVAL is allowed, the same file without its first line (the
+`#!lua name=rl` line EVAL refuses) runs the function its first argument
+after the keys names:
+
+    EVAL "$(tail -n +2 functions/rl.lua)" 1 user:42 rl_slide 100 60000
+
 A function per command, named after it (RL.SLIDE: rl_slide). The arguments
 after the keys are the command's arguments without its keys:
     FCALL rl_slide 1 key limit window [COST cost]
@@ -607,7 +613,16 @@ local function named(name, command, body)
   end)
 end
 
+-- Under EVAL (services that allow scripts but not functions) there is no
+-- registration API: the callbacks are kept here and the call at the end
+-- runs the one ARGV[1] names.
+local EVAL_FUNCTIONS = {}
+
 local function register(name, callback, flags)
+  if redis.register_function == nil then
+    EVAL_FUNCTIONS[name] = callback
+    return
+  end
   redis.register_function { function_name = name, callback = callback, flags = flags or {} }
 end
 
@@ -634,3 +649,17 @@ end))
 register('rl_version', function()
   return VERSION
 end, { 'no-writes' })
+
+-- EVAL "<this file without its first line>" numkeys key... rl_slide args...
+if redis.register_function == nil then
+  local callback = EVAL_FUNCTIONS[ARGV[1] or '']
+  if callback == nil then
+    return redis.error_reply("ERR the first argument after the keys names an rl function (rl_slide, rl_all, ...), not '"
+      .. E.token_text(ARGV[1] or '') .. "'")
+  end
+  local args = {}
+  for i = 2, #ARGV do
+    args[#args + 1] = ARGV[i]
+  end
+  return callback(KEYS, args)
+end

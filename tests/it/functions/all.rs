@@ -23,13 +23,22 @@ fn clause(rng: &mut Rng) -> (String, Vec<String>) {
     let n = rng.below(3);
     let id = format!("j{}", rng.below(4));
     let (key, words): (String, Vec<&str>) = match rng.below(5) {
-        0 => (format!("slide{n}"), vec!["SLIDE", "5", "800", "COST", &cost]),
+        0 => (
+            format!("slide{n}"),
+            vec!["SLIDE", "5", "800", "COST", &cost],
+        ),
         1 => (
             format!("buckets{n}"),
             vec!["BUCKETS", "6", "1000", "PRECISION", "100", "COST", &cost],
         ),
-        2 => (format!("throttle{n}"), vec!["THROTTLE", "2", "3", "900", &cost]),
-        3 => (format!("fixed{n}"), vec!["FIXED", "4", "600", "COST", &cost]),
+        2 => (
+            format!("throttle{n}"),
+            vec!["THROTTLE", "2", "3", "900", &cost],
+        ),
+        3 => (
+            format!("fixed{n}"),
+            vec!["FIXED", "4", "600", "COST", &cost],
+        ),
         _ => (format!("jobs{n}"), vec!["ACQUIRE", "2", "700", "ID", &id]),
     };
     (key, words.iter().map(|w| w.to_string()).collect())
@@ -78,26 +87,45 @@ fn random_multi_limit_streams_answer_as_rl_all() {
             }
         }
     }
-    assert!(admitted > 100 && denied > 100, "{admitted} admitted, {denied} denied");
+    assert!(
+        admitted > 100 && denied > 100,
+        "{admitted} admitted, {denied} denied"
+    );
 }
 
 #[test]
 fn every_error_of_the_dispatching_commands_is_the_modules() {
     let server = start_both(Flavor::Valkey9);
     let mut c = server.conn();
-    let _: () = redis::cmd("SET").arg("m:str").arg("x").query(&mut c).unwrap();
-    let _: () = redis::cmd("SET").arg("f:str").arg("x").query(&mut c).unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("m:str")
+        .arg("x")
+        .query(&mut c)
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("f:str")
+        .arg("x")
+        .query(&mut c)
+        .unwrap();
     let lines: &[&[&str]] = &[
         &["RL.ALL", "1", "k"],
         &["RL.ALL", "2", "a", "b", "SLIDE"],
         &["RL.ALL", "0", "k", "SLIDE", "1", "1"],
-        &["RL.ALL", "2", "k", "k", "SLIDE", "1", "1", "SLIDE", "1", "1"],
+        &[
+            "RL.ALL", "2", "k", "k", "SLIDE", "1", "1", "SLIDE", "1", "1",
+        ],
         &["RL.ALL", "1", "k", "10", "1000"],
         &["RL.ALL", "1", "k", "NOPE\r\n", "1000"],
         &["RL.ALL", "1", "k", "SLIDE", "1", "100", "FIXED", "1", "100"],
-        &["RL.ALL", "2", "a", "b", "SLIDE", "1", "100", "COST", "1", "2"],
-        &["RL.ALL", "2", "a", "b", "SLIDE", "1", "100", "FIXED", "0", "100"],
-        &["RL.ALL", "2", "a", "b", "SLIDE", "1", "100", "COST", "2", "FIXED", "1", "100"],
+        &[
+            "RL.ALL", "2", "a", "b", "SLIDE", "1", "100", "COST", "1", "2",
+        ],
+        &[
+            "RL.ALL", "2", "a", "b", "SLIDE", "1", "100", "FIXED", "0", "100",
+        ],
+        &[
+            "RL.ALL", "2", "a", "b", "SLIDE", "1", "100", "COST", "2", "FIXED", "1", "100",
+        ],
         &["RL.ALL", "1", "a", "THROTTLE", "1", "1"],
         &["RL.ALL", "1", "a", "SLIDE", "1"],
         &["RL.ALL", "1", "a", "ACQUIRE", "1"],
@@ -108,13 +136,29 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
             "COST", "41",
         ],
         &[
-            "RL.ALL", "2", "a", "b", "BUCKETS", "10", "1000", "PRECISION", "1", "BUCKETS", "10",
-            "1000", "PRECISION", "1",
+            "RL.ALL",
+            "2",
+            "a",
+            "b",
+            "BUCKETS",
+            "10",
+            "1000",
+            "PRECISION",
+            "1",
+            "BUCKETS",
+            "10",
+            "1000",
+            "PRECISION",
+            "1",
         ],
-        &["RL.ALL", "2", "a", "str", "SLIDE", "5", "1000", "FIXED", "5", "1000"],
+        &[
+            "RL.ALL", "2", "a", "str", "SLIDE", "5", "1000", "FIXED", "5", "1000",
+        ],
         &["RL.ALL", "1", "str", "THROTTLE", "1", "1", "1000"],
         &["RL.ALL", "1", "a", "ACQUIRE", "1", "1000", "ID", "fixed"],
-        &["RL.ALL", "2", "SLIDE", "FIXED", "fixed", "5", "100", "slide", "3", "100"],
+        &[
+            "RL.ALL", "2", "SLIDE", "FIXED", "fixed", "5", "100", "slide", "3", "100",
+        ],
         &["RL.PEEK", "SLIDE"],
         &["RL.PEEK", "NOPE", "k", "1"],
         &["RL.PEEK", "SLIDE", "k", "1"],

@@ -29,8 +29,24 @@ fn stream_lines(rng: &mut Rng) -> Vec<Vec<String>> {
     let lease = format!("job{}", rng.below(6));
     let lines: Vec<Vec<&str>> = vec![
         vec!["RL.SLIDE", "K:slide", "6", "900", "COST", &cost],
-        vec!["RL.BUCKETS", "K:buckets", "7", "1000", "PRECISION", "100", "COST", &cost],
-        vec!["RL.COUNT", "K:count", "1000", ["ok", "fail"][rng.below(2) as usize], "BY", &cost],
+        vec![
+            "RL.BUCKETS",
+            "K:buckets",
+            "7",
+            "1000",
+            "PRECISION",
+            "100",
+            "COST",
+            &cost,
+        ],
+        vec![
+            "RL.COUNT",
+            "K:count",
+            "1000",
+            ["ok", "fail"][rng.below(2) as usize],
+            "BY",
+            &cost,
+        ],
         vec!["RL.TOTALS", "K:count", "1000"],
         vec!["RL.THROTTLE", "K:throttle", "3", "4", "1000", &cost],
         vec!["CL.THROTTLE", "K:cell", "3", "4", "1", &cost],
@@ -48,7 +64,9 @@ fn stream_lines(rng: &mut Rng) -> Vec<Vec<String>> {
 
 /// `line` with `K` replaced by `key`.
 fn on(line: &[String], key: &str) -> Vec<String> {
-    line.iter().map(|a| a.replace("K:", &format!("{key}:"))).collect()
+    line.iter()
+        .map(|a| a.replace("K:", &format!("{key}:")))
+        .collect()
 }
 
 /// The reply, or the error text, of a line run by the module or, `fcall`
@@ -64,10 +82,12 @@ fn answer(c: &mut redis::Connection, line: &[String], fcall: bool) -> Result<Val
 
 /// The state of every key of a line's limiter under `key`.
 fn state_of(c: &mut redis::Connection, key: &str) -> Vec<(Plain, i64)> {
-    ["slide", "buckets", "count", "throttle", "cell", "fixed", "jobs"]
-        .iter()
-        .map(|k| plain_key(c, format!("{key}:{k}").as_bytes()))
-        .collect()
+    [
+        "slide", "buckets", "count", "throttle", "cell", "fixed", "jobs",
+    ]
+    .iter()
+    .map(|k| plain_key(c, format!("{key}:{k}").as_bytes()))
+    .collect()
 }
 
 #[test]
@@ -89,14 +109,20 @@ fn keys_passed_between_editions_answer_as_the_module_alone() {
             switched += usize::from(by_functions);
             let mixed = answer(&mut c, &on(&line, "mixed"), by_functions);
             let functions = answer(&mut c, &on(&line, "functions"), true);
-            assert_eq!(alone, mixed, "step {step}: {line:?} (mixed by functions: {by_functions})");
+            assert_eq!(
+                alone, mixed,
+                "step {step}: {line:?} (mixed by functions: {by_functions})"
+            );
             assert_eq!(alone, functions, "step {step}: {line:?} (functions alone)");
             let want = state_of(&mut c, "module");
             assert_eq!(want, state_of(&mut c, "mixed"), "step {step}: {line:?}");
             assert_eq!(want, state_of(&mut c, "functions"), "step {step}: {line:?}");
         }
     }
-    assert!((200..400).contains(&switched), "{switched} of 600 calls by the functions");
+    assert!(
+        (200..400).contains(&switched),
+        "{switched} of 600 calls by the functions"
+    );
 }
 
 /// The first two integers of a decision (allowed, remaining), or the whole
@@ -124,13 +150,31 @@ fn rdb_goes_on_in_either_edition(flavor: Flavor, by_module: bool) {
     let mut c = writer.conn();
     let mut lines: Vec<Vec<String>> = mixed_lines("rdb", 3)
         .into_iter()
-        .map(|l| l.into_iter().map(|a| String::from_utf8(a).unwrap()).collect())
+        .map(|l| {
+            l.into_iter()
+                .map(|a| String::from_utf8(a).unwrap())
+                .collect()
+        })
         .collect();
     for id in ["a", "b", "c", "d"] {
-        lines.push(words_owned(&["RL.ACQUIRE", "rdb:jobs", "3", "600000", "ID", id]));
+        lines.push(words_owned(&[
+            "RL.ACQUIRE",
+            "rdb:jobs",
+            "3",
+            "600000",
+            "ID",
+            id,
+        ]));
     }
     lines.push(words_owned(&["RL.RELEASE", "rdb:jobs", "a"]));
-    lines.push(words_owned(&["RL.ACQUIRE", "rdb:jobs", "3", "600000", "ID", "e"]));
+    lines.push(words_owned(&[
+        "RL.ACQUIRE",
+        "rdb:jobs",
+        "3",
+        "600000",
+        "ID",
+        "e",
+    ]));
     let (first, second) = lines.split_at(lines.len() / 2);
     for line in first {
         answer(&mut c, line, !by_module).unwrap();
@@ -147,23 +191,50 @@ fn rdb_goes_on_in_either_edition(flavor: Flavor, by_module: bool) {
         super::load(&mut functions.conn());
     }
     let (mut m, mut f) = (with_module.conn(), functions.conn());
-    assert_eq!(keyspace(&mut m), saved, "{flavor:?}: the RDB loads as saved");
-    assert_eq!(keyspace(&mut f), saved, "{flavor:?}: the RDB loads as saved");
+    assert_eq!(
+        keyspace(&mut m),
+        saved,
+        "{flavor:?}: the RDB loads as saved"
+    );
+    assert_eq!(
+        keyspace(&mut f),
+        saved,
+        "{flavor:?}: the RDB loads as saved"
+    );
     for line in second {
         let want = answer(&mut m, line, false);
         let got = answer(&mut f, line, true);
-        assert!(want.is_ok(), "{flavor:?}: the module refused {line:?}: {want:?}");
+        assert!(
+            want.is_ok(),
+            "{flavor:?}: the module refused {line:?}: {want:?}"
+        );
         assert_eq!(timeless(&want), timeless(&got), "{flavor:?}: {line:?}");
     }
     let keys = |c: &mut redis::Connection| -> Vec<(Vec<u8>, &'static str)> {
-        keyspace(c).into_iter().map(|(k, (v, _))| (k, kind(&v))).collect()
+        keyspace(c)
+            .into_iter()
+            .map(|(k, (v, _))| (k, kind(&v)))
+            .collect()
     };
     assert_eq!(keys(&mut m), keys(&mut f), "{flavor:?}: the same keys");
     let leases = |c: &mut redis::Connection| -> Vec<String> {
-        redis::cmd("ZRANGE").arg("rdb:jobs").arg(0).arg(-1).query(c).unwrap()
+        redis::cmd("ZRANGE")
+            .arg("rdb:jobs")
+            .arg(0)
+            .arg(-1)
+            .query(c)
+            .unwrap()
     };
-    assert_eq!(leases(&mut m), ["b", "c", "e"].map(String::from), "{flavor:?}");
-    assert_eq!(leases(&mut f), leases(&mut m), "{flavor:?}: the same leases held");
+    assert_eq!(
+        leases(&mut m),
+        ["b", "c", "e"].map(String::from),
+        "{flavor:?}"
+    );
+    assert_eq!(
+        leases(&mut f),
+        leases(&mut m),
+        "{flavor:?}: the same leases held"
+    );
 }
 
 #[test]

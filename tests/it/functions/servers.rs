@@ -70,15 +70,22 @@ fn every_function_answers_as_its_command_without_the_module() {
             };
             assert_eq!(admitted, want, "{flavor:?} {}", wr.name());
         }
-        let totals: BTreeMap<String, i64> = redis::from_redis_value(
-            &fcall(&mut c, &["RL.TOTALS", "k:RL.COUNT", &w]).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(totals, BTreeMap::from([("hits".to_string(), 4)]), "{flavor:?}");
+        let totals: BTreeMap<String, i64> =
+            redis::from_redis_value(&fcall(&mut c, &["RL.TOTALS", "k:RL.COUNT", &w]).unwrap())
+                .unwrap();
+        assert_eq!(
+            totals,
+            BTreeMap::from([("hits".to_string(), 4)]),
+            "{flavor:?}"
+        );
         let peek = fcall(&mut c, &["RL.PEEK", "SLIDE", "k:RL.SLIDE", "3", &w]).unwrap();
         assert_eq!(ints(&peek)[..2], [0, 0], "{flavor:?}: the log is full");
         let refund = fcall(&mut c, &["RL.REFUND", "SLIDE", "k:RL.SLIDE", "3", &w]).unwrap();
-        assert_eq!(ints(&refund)[..2], [1, 1], "{flavor:?}: one unit given back");
+        assert_eq!(
+            ints(&refund)[..2],
+            [1, 1],
+            "{flavor:?}: one unit given back"
+        );
         let all = fcall(
             &mut c,
             &["RL.ALL", "2", "a", "b", "SLIDE", "1", &w, "FIXED", "5", &w],
@@ -188,7 +195,15 @@ fn deny(c: &mut redis::Connection, times: usize) {
         let all = fcall(
             c,
             &[
-                "RL.ALL", "2", "fresh", "full:RL.FIXED", "SLIDE", "5", "600000", "FIXED", "2",
+                "RL.ALL",
+                "2",
+                "fresh",
+                "full:RL.FIXED",
+                "SLIDE",
+                "5",
+                "600000",
+                "FIXED",
+                "2",
                 "600000",
             ],
         )
@@ -214,7 +229,11 @@ fn denials_write_and_replicate_nothing_without_the_module() {
         let (o, d) = (repl_offset(&mut c), changes(&mut c));
         deny(&mut c, 5);
         assert_eq!(repl_offset(&mut c), o, "{flavor:?}: denials replicated");
-        assert_eq!(changes(&mut c), d, "{flavor:?}: denials changed the dataset");
+        assert_eq!(
+            changes(&mut c),
+            d,
+            "{flavor:?}: denials changed the dataset"
+        );
         assert_eq!(keyspace(&mut c), before, "{flavor:?}");
         assert_eq!(exists(&mut c, &["fresh"]), 0, "{flavor:?}: RL.ALL wrote");
     }
@@ -232,7 +251,11 @@ fn a_replica_holds_the_primary_state_without_the_module() {
         }
         for i in 0..3 {
             let id = format!("lease{i}");
-            fcall(&mut c, &["RL.ACQUIRE", "mixed:jobs", "5", "600000", "ID", &id]).unwrap();
+            fcall(
+                &mut c,
+                &["RL.ACQUIRE", "mixed:jobs", "5", "600000", "ID", &id],
+            )
+            .unwrap();
         }
         fcall(&mut c, &["RL.RELEASE", "mixed:jobs", "lease1"]).unwrap();
         let want = keyspace(&mut c);
@@ -279,12 +302,18 @@ fn a_cluster_routes_every_function_by_its_keys_without_the_module() {
                 .query(&mut c)
                 .unwrap();
             assert_eq!(r[0], 0, "{flavor:?} {key}");
-            assert_eq!(zcard(&mut cluster.owner(&key).conn(), &key), 3, "{flavor:?}");
+            assert_eq!(
+                zcard(&mut cluster.owner(&key).conn(), &key),
+                3,
+                "{flavor:?}"
+            );
         }
         // rl_all's keys must share a slot, as RL.ALL's do.
         let (a, b) = ("rl:user:1", "rl:user:2");
         assert_ne!(cluster.owner(a).port, cluster.owner(b).port, "two slots");
-        let line = ["rl_all", "2", a, b, "SLIDE", "5", "600000", "FIXED", "5", "600000"];
+        let line = [
+            "rl_all", "2", a, b, "SLIDE", "5", "600000", "FIXED", "5", "600000",
+        ];
         let err = redis::cmd("FCALL")
             .arg(&line)
             .query::<Value>(&mut cluster.owner(a).conn())
@@ -296,4 +325,79 @@ fn a_cluster_routes_every_function_by_its_keys_without_the_module() {
         let r: Value = redis::cmd("FCALL").arg(&tagged).query(&mut c).unwrap();
         assert_eq!(parts(&r)[0], Value::Int(1), "{flavor:?}: {r:?}");
     }
+}
+
+/// A module command line as the EVAL form of the library runs it: the
+/// keys, then the function's name, then its arguments.
+fn eval_line(body: &str, line: &[&str]) -> Vec<String> {
+    let f = fcall_line(line);
+    let numkeys: usize = f[2].parse().unwrap();
+    let mut out = vec!["EVAL".to_string(), body.to_string(), f[2].clone()];
+    out.extend(f[3..3 + numkeys].iter().cloned());
+    out.push(f[1].clone());
+    out.extend(f[3 + numkeys..].iter().cloned());
+    out
+}
+
+#[test]
+fn eval_of_the_library_answers_as_its_functions() {
+    // Where a service allows EVAL but not FUNCTION LOAD.
+    let body: String = super::LIBRARY.split_once('\n').unwrap().1.to_string();
+    let server = super::start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let mut lines: Vec<Vec<String>> = mixed_lines("K", 2)
+        .into_iter()
+        .map(|l| {
+            l.into_iter()
+                .map(|a| String::from_utf8(a).unwrap())
+                .collect()
+        })
+        .collect();
+    for l in [
+        &["RL.ACQUIRE", "K:jobs", "2", "60000", "ID", "a"][..],
+        &["RL.ACQUIRE", "K:jobs", "2", "60000"],
+        &["RL.RELEASE", "K:jobs", "a"],
+        &["RL.PEEK", "SLIDE", "K:slide:0", "8", "600000"],
+        &["RL.REFUND", "FIXED", "K:fixed:0", "7", "600000"],
+        &[
+            "RL.ALL", "2", "K:a", "K:b", "SLIDE", "2", "1000", "FIXED", "1", "1000",
+        ],
+        &["RL.SLIDE", "K:x", "0", "1000"],
+    ] {
+        lines.push(l.iter().map(|a| a.to_string()).collect());
+    }
+    for (i, line) in lines.iter().enumerate() {
+        let on = |prefix: &str| -> Vec<String> {
+            line.iter().map(|a| a.replace("K:", prefix)).collect()
+        };
+        let (f, e) = (on("f:"), on("e:"));
+        let by_fcall = run(&mut c, &words(&fcall_line(&words(&f)))).map_err(|e| error_text(&e));
+        let by_eval =
+            run(&mut c, &words(&eval_line(&body, &words(&e)))).map_err(|e| error_text(&e));
+        if line[0] == "RL.ACQUIRE" && line.len() == 4 {
+            // A generated lease id: only its place differs.
+            assert_eq!(by_fcall.is_ok(), by_eval.is_ok(), "{line:?}");
+            continue;
+        }
+        assert_eq!(by_fcall, by_eval, "line {i}: {line:?}");
+    }
+    let strip = |space: Keyspace, prefix: &str| -> Vec<(String, Plain, i64)> {
+        space
+            .into_iter()
+            .filter_map(|(k, (v, at))| {
+                let k = String::from_utf8(k).unwrap();
+                k.strip_prefix(prefix).map(|k| (k.to_string(), v, at))
+            })
+            .filter(|(k, _, _)| k != "jobs")
+            .collect()
+    };
+    let space = keyspace(&mut c);
+    let (f, e) = (strip(space.clone(), "f:"), strip(space, "e:"));
+    assert!(f.len() > 10, "{} keys", f.len());
+    assert_eq!(f, e, "the same state by FCALL and by EVAL");
+    let err = run(&mut c, &["EVAL", &body, "0", "rl_nope"]).map_err(|e| error_text(&e));
+    assert_eq!(
+        err,
+        Err("ERR the first argument after the keys names an rl function (rl_slide, rl_all, ...), not 'rl_nope'".into())
+    );
 }
