@@ -230,7 +230,14 @@ const ROWS: &[Row] = &[
     },
     Row {
         name: "FCALL rl_buckets many keys",
-        args: &["FCALL", "rl_buckets", "1", "fb:__rand_int__", "100", "60000"],
+        args: &[
+            "FCALL",
+            "rl_buckets",
+            "1",
+            "fb:__rand_int__",
+            "100",
+            "60000",
+        ],
         refs: &[BUCKETS_MANY, LUA_BUCKETS_MANY],
     },
     Row {

@@ -9,7 +9,7 @@
   at a time, and every output is compared exactly.
 - Every relative link must lead to a file, and its `#anchor` to a heading.
 
-The server is Valkey with the module, under libfaketime with a stopped
+The server is Valkey with the module and the function library, under libfaketime with a stopped
 clock: every block starts at BASE_TIME on an empty keyspace, and time moves
 only when a marker says so. Markers are HTML comments right before a block:
 
@@ -176,7 +176,8 @@ def free_port():
 
 
 class Server:
-    """Valkey with the module, its clock stopped at a time we write to a file."""
+    """Valkey with the module and the function edition (functions/rl.lua),
+    its clock stopped at a time we write to a file."""
 
     def __init__(self, binary, module, faketime, load_args):
         self.dir = tempfile.mkdtemp(prefix="rl-docs-")
@@ -215,6 +216,9 @@ class Server:
         if now != (BASE_MS // 1000, 0):
             self.stop()
             die(f"the server's clock is not the stopped one ({now}): is {faketime} working?")
+        # FLUSHALL between blocks keeps functions: loaded once per server.
+        with open(os.path.join(ROOT, "functions", "rl.lua")) as f:
+            self.client.function_load(f.read(), replace=True)
 
     def _ready(self):
         import redis
