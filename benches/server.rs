@@ -706,7 +706,7 @@ fn write_tables(name: &str, md: &str, csv: &str) -> std::path::PathBuf {
 }
 
 fn worst_cases() -> String {
-    let mut csv = String::from("server,command,case,median_us,max_us,runs_us\n");
+    let mut csv = String::from("server,edition,command,case,median_us,max_us,runs_us\n");
     let md = worst::run(&mut csv);
     write_tables("worst", &md, &csv);
     md

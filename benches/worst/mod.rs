@@ -25,12 +25,17 @@
 //!   budget is shared, max(256 / 16, 2 x COST) each: most removals when one
 //!   clause takes COST 85 and the 15 others 1 (170 + 15 x 16 = 410).
 //!
+//! Then the same cases once more through the function edition
+//! (`functions/rl.lua`, `FCALL`) on servers without the module: the same
+//! bounds per call, paid in Lua.
+//!
 //! Run alone with `cargo bench --bench server -- worst` (or
 //! `RL_BENCH=worst`): about 20 s per server on an idle machine. Servers run
 //! one at a time with `lazyfree-lazy-user-del no`, so no key deleted to
 //! rebuild a state is freed beside a measured call.
 
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use redis::{Connection, Value};
@@ -130,6 +135,30 @@ fn cmd(args: &[String]) -> redis::Cmd {
     c
 }
 
+/// Whether the cases run through the function edition (`FCALL`).
+static FUNCTIONS: AtomicBool = AtomicBool::new(false);
+
+/// A module command line as the function edition's call: `RL.SLIDE k ...`
+/// as `FCALL rl_slide 1 k ...` (RL.PEEK / RL.REFUND: the limiter after the
+/// key; RL.ALL: its numkeys is FCALL's).
+fn as_fcall(line: &[String]) -> Vec<String> {
+    let name = line[0].to_ascii_lowercase().replace('.', "_");
+    let upper = line[0].to_ascii_uppercase();
+    let mut out = vec!["FCALL".to_string(), name];
+    match upper.as_str() {
+        "RL.PEEK" | "RL.REFUND" => {
+            out.extend(["1".to_string(), line[2].clone(), line[1].clone()]);
+            out.extend(line[3..].iter().cloned());
+        }
+        "RL.ALL" => out.extend(line[1..].iter().cloned()),
+        _ => {
+            out.push("1".to_string());
+            out.extend(line[1..].iter().cloned());
+        }
+    }
+    out
+}
+
 fn words(line: &str) -> Vec<String> {
     line.split(' ').map(str::to_string).collect()
 }
@@ -147,15 +176,20 @@ fn hlen(c: &mut Connection, key: &str) -> u64 {
     redis::cmd("HLEN").arg(key).query(c).unwrap()
 }
 
-/// Runs `n` `RL.SLIDE key limit window COST cost` calls, pipelined.
+/// Runs `n` `RL.SLIDE key limit window COST cost` calls (or their
+/// `FCALL`s), pipelined.
 fn fill_slide(c: &mut Connection, key: &str, calls: u64, cost: u64) {
     let mut left = calls;
     while left > 0 {
         let chunk = left.min(200);
         let mut pipe = redis::pipe();
         for _ in 0..chunk {
-            pipe.cmd("RL.SLIDE")
-                .arg(key)
+            if FUNCTIONS.load(Ordering::Relaxed) {
+                pipe.cmd("FCALL").arg("rl_slide").arg(1);
+            } else {
+                pipe.cmd("RL.SLIDE");
+            }
+            pipe.arg(key)
                 .arg(SLIDE_MAX_LIMIT)
                 .arg(SLIDE_LIVE_WINDOW)
                 .arg("COST")
@@ -279,7 +313,11 @@ fn case(
     let mut runs = Vec::new();
     for _ in 0..REPEATS {
         setup(c);
-        let (us, reply) = timed(c, &cmd(line), &line[0]);
+        let (us, reply) = if FUNCTIONS.load(Ordering::Relaxed) {
+            timed(c, &cmd(&as_fcall(line)), "FCALL")
+        } else {
+            timed(c, &cmd(line), &line[0])
+        };
         check(c, &reply);
         runs.push(us);
     }
@@ -730,6 +768,16 @@ fn machine_load() -> String {
 /// Runs the worst cases on each server and returns the Markdown table
 /// (and appends CSV rows to `csv`).
 pub fn run(csv: &mut String) -> String {
+    let mut md = run_edition(csv, false);
+    md.push_str(&run_edition(csv, true));
+    md
+}
+
+/// The cases through the module's commands, or (`functions`) through the
+/// function edition's `FCALL`s on a server without the module.
+fn run_edition(csv: &mut String, functions: bool) -> String {
+    FUNCTIONS.store(functions, Ordering::Relaxed);
+    let edition = if functions { "functions" } else { "module" };
     let started = Instant::now();
     let flavors = [
         (Flavor::Redis7, "Redis 7.0"),
@@ -739,8 +787,9 @@ pub fn run(csv: &mut String) -> String {
     let mut results: Vec<(&str, Vec<Measured>)> = Vec::new();
     for (flavor, label) in flavors {
         let t = Instant::now();
-        let server = Server::start_with(
+        let server = Server::start_in(
             flavor,
+            crate::common::new_dir(flavor),
             &[
                 "--slowlog-log-slower-than",
                 "0",
@@ -752,15 +801,22 @@ pub fn run(csv: &mut String) -> String {
                 "--lazyfree-lazy-user-del",
                 "no",
             ],
+            !functions,
         );
         let mut c = server.conn();
+        if functions {
+            crate::load_functions(&mut c);
+        }
         let measured = run_cases(&mut c);
-        eprintln!("worst cases on {label}: {:.1} s", t.elapsed().as_secs_f64());
+        eprintln!(
+            "worst cases on {label} ({edition}): {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
         for m in &measured {
             let runs: Vec<String> = m.runs.iter().map(u64::to_string).collect();
             let _ = writeln!(
                 csv,
-                "{label},{},\"{}\",{},{},\"{}\"",
+                "{label},{edition},{},\"{}\",{},{},\"{}\"",
                 m.command,
                 m.case,
                 m.median(),
@@ -771,7 +827,13 @@ pub fn run(csv: &mut String) -> String {
         results.push((label, measured));
     }
 
-    let mut md = String::from("\n## Worst cases: server time of one call (SLOWLOG µs)\n\n");
+    let mut md = if functions {
+        String::from(
+            "\n## Worst cases, function edition: server time of one FCALL (SLOWLOG µs)\n\n",
+        )
+    } else {
+        String::from("\n## Worst cases: server time of one call (SLOWLOG µs)\n\n")
+    };
     let _ = writeln!(
         md,
         "Median / max of {REPEATS} calls, each on the worst state rebuilt where a call consumes it. Bound: {BOUND_US} µs per call; \"no\" when the median is over it. {}\n",
