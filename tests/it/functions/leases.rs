@@ -211,6 +211,18 @@ fn check(
     line: &[Word],
     exact: bool,
 ) -> Result<Value, String> {
+    check_on(c, None, ids, line, exact)
+}
+
+/// [`check`], the lines run on `c`, the state read on `state` when given
+/// (a RESP2 connection while `c` speaks RESP3).
+fn check_on(
+    c: &mut redis::Connection,
+    mut state: Option<&mut redis::Connection>,
+    ids: &mut Ids,
+    line: &[Word],
+    exact: bool,
+) -> Result<Value, String> {
     let m_words = ids.render(line, true);
     let f_words = ids.render(line, false);
     let m_refs: Vec<&str> = m_words.iter().map(String::as_str).collect();
@@ -218,13 +230,25 @@ fn check(
     let (m_line, m_keys) = with_prefix(&m_refs, "m:");
     let (f_line, f_keys) = with_prefix(&f_refs, "f:");
     let f_line_refs: Vec<&str> = f_line.iter().map(String::as_str).collect();
-    let module = Answer {
-        reply: run_line(c, &m_line),
-        state: m_keys.iter().map(|k| plain_key(c, k.as_bytes())).collect(),
+    let m_reply = run_line(c, &m_line);
+    let sc = match state.as_deref_mut() {
+        Some(s) => s,
+        None => &mut *c,
     };
+    let m_state: Vec<(Plain, i64)> = m_keys.iter().map(|k| plain_key(sc, k.as_bytes())).collect();
+    let module = Answer {
+        reply: m_reply,
+        state: m_state,
+    };
+    let f_reply = run_line(c, &fcall_line(&f_line_refs));
+    let sc = match state {
+        Some(s) => s,
+        None => &mut *c,
+    };
+    let f_state: Vec<(Plain, i64)> = f_keys.iter().map(|k| plain_key(sc, k.as_bytes())).collect();
     let functions = Answer {
-        reply: run_line(c, &fcall_line(&f_line_refs)),
-        state: f_keys.iter().map(|k| plain_key(c, k.as_bytes())).collect(),
+        reply: f_reply,
+        state: f_state,
     };
     if let (Ok(m), Ok(f)) = (&module.reply, &functions.reply) {
         ids.pair(m, f, exact);
@@ -957,4 +981,132 @@ fn release_runs_at_maxmemory_acquire_and_renew_do_not() {
     assert_eq!(ints(&same(c, &["RL.RELEASE", "k", "a"]).unwrap())[0], 1);
     run(c, &["CONFIG", "SET", "maxmemory", "0"]).unwrap();
     same(c, &["RL.RELEASE", "k", "b"]).unwrap();
+}
+
+/// Over RESP3 too, a denied acquire's lease is the same null, and an
+/// admitted one's id a bulk string (Lua's false is the null reply).
+#[test]
+fn replies_agree_over_resp3() {
+    let server = start_both(Flavor::Valkey9);
+    let c = &mut server.conn_resp3();
+    let c2 = &mut server.conn();
+    let ids = &mut Ids::default();
+    let lines: [&[&str]; 7] = [
+        &["RL.ACQUIRE", "k", "1", "1000", "ID", "a"],
+        &["RL.ACQUIRE", "k", "1", "1000"],
+        &[
+            "RL.ALL", "2", "k", "j", "ACQUIRE", "1", "1000", "ACQUIRE", "2", "1000",
+        ],
+        &["RL.ALL", "1", "j", "ACQUIRE", "2", "1000"],
+        &["RL.RENEW", "k", "a", "5000"],
+        &["RL.RELEASE", "k", "a"],
+        &["RL.ACQUIRE", "k", "1", "1000"],
+    ];
+    let mut replies = Vec::new();
+    for line in lines {
+        replies.push(check_on(c, Some(&mut *c2), ids, &words(line), true).unwrap());
+    }
+    let Value::Array(denied) = &replies[1] else {
+        panic!("{:?}", replies[1])
+    };
+    assert_eq!(denied[4], Value::Nil);
+    let Value::Array(all) = &replies[2] else {
+        panic!()
+    };
+    assert_eq!(
+        all[3],
+        Value::Array(vec![
+            Value::Int(1),
+            Value::Int(1),
+            Value::Int(0),
+            Value::Int(1000),
+            Value::Nil
+        ])
+    );
+    assert_eq!(
+        ids.pairs.len(),
+        2,
+        "the ids of RL.ALL and of the last acquire"
+    );
+}
+
+/// Sets a stopped clock to `ms` (Unix ms), backwards too: writes the
+/// libfaketime file as the harness does (`Server::advance` only steps
+/// forward). The harness's own idea of the time is left behind: the test
+/// reads the time with TIME after this.
+fn set_clock(server: &Server, ms: i64) {
+    let secs = ms.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let text = format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{:03}000500\n",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        ms.rem_euclid(1000)
+    );
+    let file = server.dir.join("faketime");
+    let part = file.with_extension("part");
+    std::fs::write(&part, text).unwrap();
+    std::fs::rename(&part, &file).unwrap();
+}
+
+/// A clock stepped back (a failover onto a replica behind): leases taken
+/// "later" stay held, a renewal never shortens, new ids start with the
+/// earlier ms; both editions alike, step by step.
+#[test]
+fn a_clock_stepped_back_and_forward() {
+    let server = start_both(Flavor::Valkey9);
+    let c = &mut server.conn();
+    let ids = &mut Ids::default();
+    let t0 = server.clock_ms();
+    let mut rng = XorShift(7);
+    let mut at = t0;
+    for step in 0..300 {
+        let move_ms = [-5000i64, -1000, -1, 0, 0, 1, 3, 100, 999, 2000];
+        at += move_ms[rng.below(move_ms.len() as u64) as usize];
+        if rng.below(3) == 0 {
+            set_clock(&server, at);
+            assert_eq!(server_ms(c), at, "step {step}");
+        }
+        let key = ["a", "b"][rng.below(2) as usize];
+        let gen =
+            (!ids.pairs.is_empty()).then(|| Word::Gen(rng.below(ids.pairs.len() as u64) as usize));
+        let id = match (rng.below(3), gen) {
+            (0, Some(g)) => g,
+            _ => lit(["w1", "w2", "w3"][rng.below(3) as usize]),
+        };
+        let ms = ["1", "50", "1000", "3000", "20000"][rng.below(5) as usize];
+        let limit = (1 + rng.below(4)).to_string();
+        let line = match rng.below(5) {
+            0 => vec![lit("RL.ACQUIRE"), lit(key), Word::Lit(limit), lit(ms)],
+            1 => vec![
+                lit("RL.ACQUIRE"),
+                lit(key),
+                Word::Lit(limit),
+                lit(ms),
+                lit("ID"),
+                id,
+            ],
+            2 => vec![lit("RL.RELEASE"), lit(key), id],
+            3 => vec![lit("RL.RENEW"), lit(key), id, lit(ms)],
+            _ => vec![
+                lit("RL.PEEK"),
+                lit("ACQUIRE"),
+                lit(key),
+                Word::Lit(limit),
+                lit(ms),
+            ],
+        };
+        let _ = check(c, ids, &line, true);
+    }
+    assert!(ids.pairs.len() > 10, "{} generated ids", ids.pairs.len());
 }
