@@ -1110,3 +1110,28 @@ fn a_clock_stepped_back_and_forward() {
     }
     assert!(ids.pairs.len() > 10, "{} generated ids", ids.pairs.len());
 }
+
+/// What the library writes reaches a replica without rl as plain
+/// commands (ZADD, ZREM, PEXPIREAT with explicit values): after a stream,
+/// the replica holds the primary's keyspace, key by key.
+#[test]
+fn a_replica_without_rl_holds_what_the_library_wrote() {
+    for flavor in [Flavor::Redis8, Flavor::Redis7] {
+        let primary = Server::start_primary(flavor, &[]);
+        super::load(&mut primary.conn());
+        let replica = primary.start_replica(false);
+        let mut c = primary.conn();
+        let now = server_ms(&mut c);
+        make_foreign(&mut c, now + 10_000_000_000);
+        let mut s = Stream::new(0xABCD_0123, false);
+        s.run(&primary, &mut c, 300);
+        crate::harness::wait_replicas(&mut c, 1);
+        let want = crate::harness::keyspace(&mut c);
+        let got = crate::harness::keyspace(&mut replica.conn());
+        assert!(
+            want.keys().any(|k| k.starts_with(b"f:") && k.len() == 3),
+            "{flavor:?}: no lease set written by the library"
+        );
+        assert_eq!(got, want, "{flavor:?}: the replica differs");
+    }
+}
