@@ -441,11 +441,18 @@ fn make_foreign(c: &mut redis::Connection, at: i64) {
         on_both(c, line);
         on_both(c, &["PEXPIREAT", key, &at]);
     }
+    // The earliest held entry foreign, the latest an RL.SLIDE entry: the
+    // order of the reads names the error (the earliest is read first).
+    let late: i64 = at.parse::<i64>().unwrap() + 5;
+    let slide_member = (late * 1_000_000 + 3).to_string();
+    on_both(c, &["ZADD", "forder", &(late - 1).to_string(), "17"]);
+    on_both(c, &["ZADD", "forder", &late.to_string(), &slide_member]);
+    on_both(c, &["PEXPIREAT", "forder", &at]);
 }
 
-const FOREIGN: [&str; 12] = [
-    "str", "hash", "list", "nottl", "slog", "fint", "ffrac", "fzero", "fneg", "fbig", "finf",
-    "fspace",
+const FOREIGN: [&str; 13] = [
+    "forder", "str", "hash", "list", "nottl", "slog", "fint", "ffrac", "fzero", "fneg", "fbig",
+    "finf", "fspace",
 ];
 
 impl Stream {
@@ -843,6 +850,7 @@ fn foreign_keys_and_slide_logs_are_refused_and_left_untouched() {
         ("finf", "ERR key holds a sorted set that rl did not write"),
         ("fspace", "ERR key holds a sorted set that rl did not write"),
         ("fslide2", "ERR key holds RL.SLIDE state, not lease state"),
+        ("forder", "ERR key holds a sorted set that rl did not write"),
     ];
     for (key, text) in want {
         for line in [
