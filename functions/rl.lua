@@ -336,8 +336,1002 @@ local COMMANDS = {}
 -- RL.BUCKETS key limit window [PRECISION ms] [COST cost],
 -- RL.COUNT key window field [BY n] [PRECISION ms],
 -- RL.TOTALS key window [PRECISION ms]: src/core/buckets/, src/core/count/.
+--
+-- One plain hash per key (layout.rs): `h` the header
+-- `kind,precision,newest,held,totals...[,current]`, `f` (RL.COUNT) the
+-- names, `<b>` bucket b's counts. Counts are decimal strings here (an
+-- RL.COUNT total reaches 999,999,999,999,999,999, and a stored count is
+-- read as a u64 as the module reads it); small ones take a numeric path.
 
+local BK = {
+  MAX_LIMIT = 1000000000000000,
+  MAX_WINDOW = 1000000000000,
+  MAX_BUCKETS = 1000,
+  DEFAULT_BUCKETS = 60,
+  MAX_CLOCK = 1000000000000000,
+  MAX_FIELDS = 8,
+  MAX_FIELD_LEN = 32,
+  MAX_BY = 1000000000000000,
+  MAX_TOTAL = '999999999999999999',
+  U64_MAX = '18446744073709551615',
+  MAX_HELD_DIGITS = 500,
+}
 
+-- floor(a / b) for integers (b > 0), exact below 2^53.
+local function bk_floor_div(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then
+    q = q - 1
+  elseif (q + 1) * b <= a then
+    q = q + 1
+  end
+  return q
+end
+
+local function bk_ceil_div(a, b)
+  return -bk_floor_div(-a, b)
+end
+
+-- ---- decimal counts: canonical strings (no sign, no leading zero)
+
+-- -1, 0, 1; bytewise, never through the locale's string order.
+local function bk_cmp(a, b)
+  if #a ~= #b then
+    return #a < #b and -1 or 1
+  end
+  if #a <= 15 then
+    local x, y = tonumber(a), tonumber(b)
+    return x < y and -1 or (x > y and 1 or 0)
+  end
+  for i = 1, #a, 8 do
+    local x, y = tonumber(a:sub(i, i + 7)), tonumber(b:sub(i, i + 7))
+    if x ~= y then
+      return x < y and -1 or 1
+    end
+  end
+  return 0
+end
+
+local function bk_add(a, b)
+  if #a <= 15 and #b <= 15 then
+    return int(tonumber(a) + tonumber(b))
+  end
+  return dec_add(a, b)
+end
+
+-- u64 saturating_add / saturating_sub.
+local function bk_sat_add(a, b)
+  local s = bk_add(a, b)
+  if #s >= 20 and bk_cmp(s, BK.U64_MAX) > 0 then
+    return BK.U64_MAX
+  end
+  return s
+end
+
+local function bk_sat_sub(a, b)
+  if bk_cmp(a, b) <= 0 then
+    return '0'
+  end
+  if #a <= 15 then
+    return int(tonumber(a) - tonumber(b))
+  end
+  return dec_sub(a, b)
+end
+
+local function bk_min(a, b)
+  return bk_cmp(a, b) <= 0 and a or b
+end
+
+-- A reply integer: exact up to 2^53; beyond, the nearest double (a Lua
+-- reply cannot carry more), capped as the module caps at i64::MAX.
+local function bk_reply_int(s)
+  if bk_cmp(s, '9223372036854775807') >= 0 then
+    -- The largest double below 2^63 (a double of 2^63 does not convert).
+    return 9223372036854774784
+  end
+  return tonumber(s)
+end
+
+-- ---- stored values
+
+-- args.rs `unsigned`: 1 to 20 digits (leading zeros too), at most
+-- u64::MAX; canonical string or nil.
+local function bk_unsigned(s)
+  if #s == 0 or #s > 20 or s:find('[^0-9]') then
+    return nil
+  end
+  local d = dec_norm(s)
+  if #d == 20 and bk_cmp(d, BK.U64_MAX) > 0 then
+    return nil
+  end
+  return d
+end
+
+-- layout.rs `Items::int`: an optional '-' and 1 to 18 digits; (negative,
+-- canonical digits) or nil.
+local function bk_item_int(s)
+  local neg = s:byte(1) == 45
+  local digits = neg and s:sub(2) or s
+  if #digits == 0 or #digits > 18 or digits:find('[^0-9]') then
+    return nil
+  end
+  return neg, dec_norm(digits)
+end
+
+-- The value's comma-separated items (empty ones too).
+local function bk_split(s)
+  local out, at = {}, 1
+  while true do
+    local c = s:find(',', at, true)
+    if c == nil then
+      out[#out + 1] = s:sub(at)
+      return out
+    end
+    out[#out + 1] = s:sub(at, c - 1)
+    at = c + 1
+  end
+end
+
+-- layout.rs `decode_counts`; nil when not rl's.
+local function bk_decode_counts(s)
+  local counts = {}
+  for _, item in ipairs(bk_split(s)) do
+    local v = bk_unsigned(item)
+    if v == nil then
+      return nil
+    end
+    counts[#counts + 1] = v
+  end
+  return counts
+end
+
+local function bk_encode_counts(counts)
+  return table.concat(counts, ',')
+end
+
+-- ---- the held set (held.rs): ascending bit indexes, bit i is bucket
+-- newest - 1 - i; stored as lowercase hex without leading zeros.
+
+local BK_HEX = '0123456789abcdef'
+
+local function bk_held_parse(hex)
+  if #hex == 0 or #hex > BK.MAX_HELD_DIGITS or hex:find('[^0-9a-f]') then
+    return nil
+  end
+  local bits = {}
+  local n = #hex
+  for k = 0, n - 1 do
+    local c = hex:byte(n - k)
+    local v = c <= 57 and c - 48 or c - 87
+    for b = 0, 3 do
+      if v % 2 == 1 then
+        bits[#bits + 1] = k * 4 + b
+      end
+      v = math.floor(v / 2)
+    end
+  end
+  return bits
+end
+
+local function bk_held_write(bits)
+  if #bits == 0 then
+    return '0'
+  end
+  local digits = {}
+  local top = math.floor(bits[#bits] / 4)
+  for k = 0, top do
+    digits[k] = 0
+  end
+  for _, i in ipairs(bits) do
+    local k = math.floor(i / 4)
+    digits[k] = digits[k] + 2 ^ (i % 4)
+  end
+  local out = {}
+  for k = top, 0, -1 do
+    out[#out + 1] = BK_HEX:sub(digits[k] + 1, digits[k] + 1)
+  end
+  return table.concat(out)
+end
+
+local function bk_held_copy(bits)
+  local out = {}
+  for i, v in ipairs(bits) do
+    out[i] = v
+  end
+  return out
+end
+
+-- ---- the key
+
+local function bk_field_name(b)
+  return int(b)
+end
+
+-- The key opened as HashState opens it: another type is WRONGTYPE, a hash
+-- without a TTL is not rl's. The expiry it had (nil: none, a new key).
+local function bk_open(key)
+  local t = key_type(key)
+  if t == 'none' then
+    return false, nil
+  end
+  if t ~= 'hash' then
+    E.wrong_type()
+  end
+  local at = expire_at(key)
+  if at < 0 then
+    E.foreign_hash()
+  end
+  return true, at
+end
+
+local function bk_get(key, field)
+  local v = redis.call('HGET', key, field)
+  if v == false then
+    return nil
+  end
+  return v
+end
+
+-- Bucket b's own field as `width` counts (zeros when absent).
+local function bk_field_counts(key, b, width)
+  local raw = bk_get(key, bk_field_name(b))
+  local counts = {}
+  if raw ~= nil then
+    counts = bk_decode_counts(raw)
+    if counts == nil or #counts > width then
+      E.foreign_hash()
+    end
+  end
+  for i = #counts + 1, width do
+    counts[i] = '0'
+  end
+  return counts
+end
+
+local function bk_resized(counts, width)
+  local out = {}
+  for i = 1, width do
+    out[i] = counts[i] or '0'
+  end
+  return out
+end
+
+local BK_KIND = { b = 'RL.BUCKETS', c = 'RL.COUNT' }
+
+-- layout.rs `load`: nil for a missing key; errors for the other command's
+-- key and for a hash rl did not write.
+local function bk_load(key, exists, kind)
+  if not exists then
+    return nil
+  end
+  local raw = bk_get(key, 'h')
+  if raw == nil then
+    E.foreign_hash()
+  end
+  -- Header::parse
+  local items = bk_split(raw)
+  local found = items[1]
+  if #items < 4 or BK_KIND[found] == nil then
+    E.foreign_hash()
+  end
+  local p_neg, p_digits = bk_item_int(items[2])
+  local n_neg, n_digits = bk_item_int(items[3])
+  if p_neg == nil or n_neg == nil then
+    E.foreign_hash()
+  end
+  local held = bk_held_parse(items[4])
+  if held == nil then
+    E.foreign_hash()
+  end
+  local counts = {}
+  for i = 5, #items do
+    local neg, digits = bk_item_int(items[i])
+    if neg == nil or (neg and digits ~= '0') then
+      E.foreign_hash()
+    end
+    counts[#counts + 1] = digits
+  end
+  if found ~= kind then
+    fail('ERR key holds ' .. BK_KIND[found] .. ' state, not ' .. BK_KIND[kind] .. ' state')
+  end
+  local names = {}
+  if kind == 'c' then
+    local f = bk_get(key, 'f')
+    if f == nil then
+      E.foreign_hash()
+    end
+    names = bk_split(f)
+  end
+  local width = math.max(#names, 1)
+  local stored = kind == 'b' and 2 * width or width
+  if p_neg or p_digits == '0' or #counts ~= stored then
+    E.foreign_hash()
+  end
+  -- precision >= 1; max_index = MAX_CLOCK / precision (0 past 10^15).
+  local precision = tonumber(p_digits)
+  local max_index = #p_digits > 16 and 0 or bk_floor_div(BK.MAX_CLOCK, precision)
+  if #n_digits > 16 or tonumber(n_digits) > max_index then
+    E.foreign_hash()
+  end
+  local newest = tonumber(n_digits)
+  if n_neg then
+    newest = -newest
+  end
+  local totals, current = {}, {}
+  for i = 1, width do
+    totals[i] = counts[i]
+  end
+  if kind == 'b' then
+    for i = width + 1, stored do
+      current[#current + 1] = counts[i]
+    end
+  else
+    current = bk_field_counts(key, newest, width)
+  end
+  return {
+    kind = kind,
+    precision = precision,
+    precision_text = p_digits,
+    newest = newest,
+    held = held,
+    totals = totals,
+    current = current,
+    names = names,
+  }
+end
+
+-- request.rs `check_precision`.
+local function bk_check_precision(window, precision)
+  if precision > window then
+    fail('ERR PRECISION must not exceed window')
+  end
+  if bk_ceil_div(window, precision) > BK.MAX_BUCKETS then
+    fail('ERR PRECISION too small: the window would need more than ' .. BK.MAX_BUCKETS .. ' buckets')
+  end
+end
+
+-- window.rs `resolve_precision`.
+local function bk_resolve_precision(window, requested, state)
+  local precision
+  if state ~= nil and requested ~= nil and state.precision ~= requested then
+    fail("ERR PRECISION differs from the key's bucket width (" .. state.precision_text .. ' ms)')
+  elseif state ~= nil then
+    precision = state.precision
+  elseif requested ~= nil then
+    precision = requested
+  else
+    precision = math.max(bk_ceil_div(window, BK.DEFAULT_BUCKETS), 1)
+  end
+  bk_check_precision(window, precision)
+  return precision
+end
+
+-- window.rs `slide`: the window at `now`, stale buckets found (not yet
+-- removed), the totals without them.
+local function bk_slide(key, state, window, precision, now)
+  if now < -BK.MAX_CLOCK or now > BK.MAX_CLOCK then
+    fail('ERR rl internal error: server clock out of range')
+  end
+  local p, w = precision, window
+  local live_from = bk_floor_div(now - w + 1, p)
+  local current = bk_floor_div(now, p)
+  local win = { precision = p, window = w, now = now, live_from = live_from }
+  if state == nil then
+    win.target = current
+    win.newest = nil
+    win.held = {}
+    win.newest_counts = {}
+    win.totals = {}
+    win.stale = {}
+    return win
+  end
+  local s = state
+  local first_stale = math.max(s.newest - live_from, 0)
+  local held, stale = {}, {}
+  for j = #s.held, 1, -1 do
+    local i = s.held[j]
+    if i < first_stale then
+      break
+    end
+    stale[#stale + 1] = s.newest - 1 - i
+  end
+  for _, i in ipairs(s.held) do
+    if i < first_stale then
+      held[#held + 1] = i
+    end
+  end
+  if s.kind == 'c' and s.newest < live_from then
+    stale[#stale + 1] = s.newest
+  end
+  local width = #s.totals
+  local totals
+  if live_from > s.newest then
+    totals = bk_resized({}, width)
+  elseif #stale <= #held then
+    totals = bk_held_copy(s.totals)
+    for _, b in ipairs(stale) do
+      local c = bk_field_counts(key, b, width)
+      for i = 1, width do
+        totals[i] = bk_sat_sub(totals[i], c[i])
+      end
+    end
+  else
+    totals = bk_resized(s.current, width)
+    for _, i in ipairs(held) do
+      local c = bk_field_counts(key, s.newest - 1 - i, width)
+      for k = 1, width do
+        totals[k] = bk_sat_add(totals[k], c[k])
+      end
+    end
+  end
+  win.target = math.max(current, s.newest)
+  win.newest = s.newest
+  win.held = held
+  win.newest_counts = s.current
+  win.totals = totals
+  win.stale = stale
+  return win
+end
+
+local function bk_leaves_at(win, b)
+  return (b + 1) * win.precision - 1 + win.window
+end
+
+local function bk_target_counts(win, width)
+  if win.newest == win.target then
+    return bk_resized(win.newest_counts, width)
+  end
+  return bk_resized({}, width)
+end
+
+local function bk_read_bucket(key, win, b, width)
+  if win.newest == b then
+    return bk_resized(win.newest_counts, width)
+  end
+  return bk_field_counts(key, b, width)
+end
+
+local function bk_header(kind, precision, newest, held, totals, current)
+  local line = kind .. ',' .. int(precision) .. ',' .. int(newest) .. ',' .. bk_held_write(held)
+    .. ',' .. bk_encode_counts(totals)
+  if #current > 0 then
+    line = line .. ',' .. bk_encode_counts(current)
+  end
+  return line
+end
+
+-- window.rs `write`: { header, fields = { {f, v}, ... }, delete, needed,
+-- window }.
+local function bk_write(win, kind, bucket, totals, names)
+  local fields = {}
+  local in_header = kind == 'b' and bucket or {}
+  local held = bk_held_copy(win.held)
+  local flush = nil
+  if win.newest ~= nil and win.newest < win.target then
+    local by = win.target - win.newest
+    for j = 1, #held do
+      held[j] = held[j] + by
+    end
+    local counted = win.newest >= win.live_from
+    local has_field = counted
+    if kind == 'b' then
+      has_field = false
+      if counted then
+        for _, c in ipairs(win.newest_counts) do
+          if c ~= '0' then
+            has_field = true
+          end
+        end
+      end
+    end
+    if has_field then
+      table.insert(held, 1, by - 1)
+      if kind == 'b' then
+        flush = win.newest
+      end
+    end
+  end
+  local header = bk_header(kind, win.precision, win.target, held, totals, in_header)
+  if kind == 'c' and names ~= nil then
+    fields[#fields + 1] = { 'f', table.concat(names, ',') }
+  end
+  if kind == 'c' then
+    fields[#fields + 1] = { bk_field_name(win.target), bk_encode_counts(bucket) }
+  elseif flush ~= nil then
+    fields[#fields + 1] = { bk_field_name(flush), bk_encode_counts(win.newest_counts) }
+  end
+  local delete = {}
+  for i, b in ipairs(win.stale) do
+    delete[i] = bk_field_name(b)
+  end
+  return {
+    header = header,
+    fields = fields,
+    delete = delete,
+    needed = bk_leaves_at(win, win.target),
+    window = win.window,
+  }
+end
+
+-- HashState `record`: HSET the header (and the other fields), HDEL the
+-- stale buckets, then PEXPIREAT when the expiry the key had when opened
+-- (`at`, nil: none) falls short (expiry.rs).
+local function bk_record(key, w, at)
+  local args = { 'HSET', key, 'h', w.header }
+  for _, fv in ipairs(w.fields) do
+    args[#args + 1] = fv[1]
+    args[#args + 1] = fv[2]
+  end
+  redis.call(unpack(args))
+  if #w.delete > 0 then
+    redis.call('HDEL', key, unpack(w.delete))
+  end
+  if at == nil or at < w.needed then
+    local slack = math.max(math.floor(w.window / 4), 1)
+    redis.call('PEXPIREAT', key, int(w.needed + slack))
+  end
+end
+
+-- ---- RL.BUCKETS
+
+local BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST' })
+
+-- request.rs `precision_option`.
+local function bk_precision_option(value, window, set)
+  local precision = positive(value, 'PRECISION', BK.MAX_WINDOW)
+  bk_check_precision(window, precision)
+  set_once(set, 'PRECISION', precision)
+end
+
+local BUCKETS = {
+  token = 'BUCKETS',
+  usage = 'BUCKETS key limit window [PRECISION ms] [COST cost]',
+}
+
+function BUCKETS.parse(line)
+  check_count(BUCKETS_SYNTAX, line)
+  local limit = positive(line[3], 'limit', BK.MAX_LIMIT)
+  local window = positive(line[4], 'window', BK.MAX_WINDOW)
+  local set = {}
+  options(BUCKETS_SYNTAX, line, function(token, value)
+    if token == 'COST' then
+      set_once(set, token, positive(value, token, BK.MAX_LIMIT))
+    else
+      bk_precision_option(value, window, set)
+    end
+  end)
+  local cost = set.COST or 1
+  if cost > limit then
+    E.cost_above_limit()
+  end
+  return { limit = limit, window = window, precision = set.PRECISION, cost = cost }
+end
+
+function BUCKETS.units(req)
+  return req.cost
+end
+
+function BUCKETS.unit(req)
+  return { limit = req.limit, window = req.window, precision = req.precision, cost = 1 }
+end
+
+-- decide.rs `decide_within`, with RL.ALL's shared bound.
+function BUCKETS.decide(key, req, call)
+  local exists, at = bk_open(key)
+  local state = bk_load(key, exists, 'b')
+  local precision = bk_resolve_precision(req.window, req.precision, state)
+  local shares = math.max(call.shares.buckets or 1, 1)
+  local max_buckets = math.floor(BK.MAX_BUCKETS / shares)
+  if max_buckets < BK.MAX_BUCKETS and bk_ceil_div(req.window, precision) > max_buckets then
+    fail('ERR PRECISION too small: the window would need more than ' .. int(max_buckets)
+      .. " buckets (RL.ALL's BUCKETS clauses share " .. BK.MAX_BUCKETS .. ')')
+  end
+  local now = call.now.ms
+  local win = bk_slide(key, state, req.window, precision, now)
+  local held = win.totals[1] or '0'
+  local cost = int(req.cost)
+  local limit = int(req.limit)
+  if bk_cmp(bk_sat_add(held, cost), limit) <= 0 then
+    local bucket = bk_target_counts(win, 1)
+    bucket[1] = bk_sat_add(bucket[1], cost)
+    local w = bk_write(win, 'b', bucket, { bk_add(held, cost) }, nil)
+    local d = {
+      allowed = 1,
+      remaining = req.limit - tonumber(held) - req.cost,
+      retry_after_ms = 0,
+      reset_after_ms = math.max(w.needed - now, 0),
+    }
+    return d, function()
+      bk_record(key, w, at)
+    end
+  end
+  -- Denied: the oldest counted buckets first, until enough leaves.
+  local newest = win.newest or win.target
+  local need = bk_sat_sub(bk_sat_add(held, cost), limit)
+  local freed = '0'
+  local retry_at = nil
+  local order = {}
+  for j = #win.held, 1, -1 do
+    order[#order + 1] = newest - 1 - win.held[j]
+  end
+  order[#order + 1] = newest
+  for _, b in ipairs(order) do
+    freed = bk_sat_add(freed, bk_read_bucket(key, win, b, 1)[1])
+    if bk_cmp(freed, need) >= 0 then
+      retry_at = bk_leaves_at(win, b)
+      break
+    end
+  end
+  local reset_at = bk_leaves_at(win, newest)
+  retry_at = retry_at or reset_at
+  return {
+    allowed = 0,
+    remaining = tonumber(bk_sat_sub(limit, held)),
+    retry_after_ms = math.max(retry_at - now, 1),
+    reset_after_ms = math.max(reset_at - now, 0),
+  }, nil
+end
+
+-- refund.rs: cost back from the counted buckets, the newest first.
+function BUCKETS.refund(key, req, call)
+  local exists, at = bk_open(key)
+  local state = bk_load(key, exists, 'b')
+  local precision = bk_resolve_precision(req.window, req.precision, state)
+  local win = bk_slide(key, state, req.window, precision, call.now.ms)
+  local held = win.totals[1] or '0'
+  local n = bk_min(int(req.cost), held)
+  if n == '0' or win.newest == nil then
+    return 0
+  end
+  local newest = win.newest
+  local left = n
+  local current = win.newest_counts[1] or '0'
+  local taken = bk_min(left, current)
+  current = bk_sat_sub(current, taken)
+  left = bk_sat_sub(left, taken)
+  local held_set = bk_held_copy(win.held)
+  local fields = {}
+  local delete = {}
+  for i, b in ipairs(win.stale) do
+    delete[i] = bk_field_name(b)
+  end
+  local removed = {}
+  for _, i in ipairs(win.held) do
+    if left == '0' then
+      break
+    end
+    local b = newest - 1 - i
+    local count = bk_field_counts(key, b, 1)[1]
+    taken = bk_min(left, count)
+    left = bk_sat_sub(left, taken)
+    if count == taken then
+      delete[#delete + 1] = bk_field_name(b)
+      removed[i] = true
+    else
+      fields[#fields + 1] = { bk_field_name(b), bk_sat_sub(count, taken) }
+    end
+  end
+  local kept = {}
+  for _, i in ipairs(held_set) do
+    if not removed[i] then
+      kept[#kept + 1] = i
+    end
+  end
+  local refunded = bk_sat_sub(n, left)
+  local header = bk_header('b', win.precision, newest, kept, { bk_sat_sub(held, refunded) }, { current })
+  bk_record(key, {
+    header = header,
+    fields = fields,
+    delete = delete,
+    needed = bk_leaves_at(win, newest),
+    window = win.window,
+  }, at)
+  return tonumber(refunded)
+end
+
+LIMITERS.BUCKETS = BUCKETS
+
+local BK_ONE = { slides = 1, buckets = 1 }
+
+COMMANDS['rl.buckets'] = function(key, line)
+  local req = BUCKETS.parse(line)
+  local d, write = BUCKETS.decide(key, req, { now = now(), shares = BK_ONE, writes = true })
+  if write then
+    write()
+  end
+  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
+end
+
+-- ---- RL.COUNT, RL.TOTALS
+
+local COUNT_SYNTAX = syntax('rl.count', 3, { 'BY', 'PRECISION' })
+local TOTALS_SYNTAX = syntax('rl.totals', 2, { 'PRECISION' })
+
+-- request.rs `check_field`: 1 to 32 printable ASCII bytes, no space, no
+-- comma.
+local function bk_check_field(field)
+  local ok = #field >= 1 and #field <= BK.MAX_FIELD_LEN
+  for i = 1, #field do
+    local b = field:byte(i)
+    if b < 33 or b > 126 or b == 44 then
+      ok = false
+    end
+  end
+  if not ok then
+    fail('ERR field must be 1 to ' .. BK.MAX_FIELD_LEN
+      .. ' printable ASCII characters, without spaces or commas')
+  end
+end
+
+-- a < b bytewise.
+local function bk_bytes_lt(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = a:byte(i), b:byte(i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return #a < #b
+end
+
+-- decide.rs `sorted`: (name, total) pairs by name (bytewise), then total.
+local function bk_sorted(names, totals)
+  local pairs_ = {}
+  for i, name in ipairs(names) do
+    pairs_[i] = { name, totals[i] or '0' }
+  end
+  table.sort(pairs_, function(x, y)
+    if x[1] ~= y[1] then
+      return bk_bytes_lt(x[1], y[1])
+    end
+    return bk_cmp(x[2], y[2]) < 0
+  end)
+  return pairs_
+end
+
+-- Name/total pairs as the module replies them, sorted: a map in RESP3, a
+-- flat array in RESP2. The server writes a Lua `{ map = t }` in the order
+-- `next` visits t (for RESP2 clients as a flat array), which for string
+-- keys is the order of the nodes holding them. So the table is built so
+-- that the names sit in rising nodes (bk_ordered): it is grown to 64 nodes
+-- by fillers that are then removed; each name's main node (Lua 5.1's
+-- string hash, bk_hash) is taken by a padding key, so every name collides
+-- and goes to the highest free node, the last name first; then the padding
+-- is removed. The order is checked with `next` before it is returned: on a
+-- Lua that hashes otherwise, the map goes in the order Lua gives.
+
+-- Lua 5.1's string hash (lstring.c, Redis), 32 bits.
+local function bk_hash_lua(s)
+  local l = #s
+  local h = l
+  for l1 = l, 1, -1 do
+    h = bit.bxor(h, bit.tobit(bit.lshift(h, 5) + bit.rshift(h, 2) + s:byte(l1)))
+  end
+  return h
+end
+
+-- a * b mod 2^32 (as a bit-op integer), exact in doubles.
+local function bk_mul32(a, b)
+  a = a % 4294967296
+  b = b % 4294967296
+  local lo = b % 65536
+  local hi = (b - lo) / 65536
+  return bit.tobit(a * lo + ((a * hi) % 65536) * 65536)
+end
+
+-- Valkey's string hash: murmur32 seeded with the length (lstring.c).
+local function bk_hash_murmur(s)
+  local l = #s
+  local h = l
+  local c1, c2 = 0xcc9e2d51, 0x1b873593
+  local blocks = math.floor(l / 4)
+  for i = 0, blocks - 1 do
+    local b0, b1, b2, b3 = s:byte(i * 4 + 1, i * 4 + 4)
+    local k = b0 + b1 * 256 + b2 * 65536 + b3 * 16777216
+    k = bk_mul32(k, c1)
+    k = bit.rol(k, 15)
+    k = bk_mul32(k, c2)
+    h = bit.bxor(h, k)
+    h = bit.rol(h, 13)
+    h = bit.tobit(bk_mul32(h, 5) % 4294967296 + 0xe6546b64)
+  end
+  local rest = l % 4
+  if rest > 0 then
+    local at = blocks * 4
+    local k1 = 0
+    if rest == 3 then
+      k1 = bit.bxor(k1, s:byte(at + 3) * 65536)
+    end
+    if rest >= 2 then
+      k1 = bit.bxor(k1, s:byte(at + 2) * 256)
+    end
+    k1 = bit.bxor(k1, s:byte(at + 1))
+    k1 = bk_mul32(k1, c1)
+    k1 = bit.rol(k1, 15)
+    k1 = bk_mul32(k1, c2)
+    h = bit.bxor(h, k1)
+  end
+  h = bit.bxor(h, l)
+  h = bit.bxor(h, bit.rshift(h, 16))
+  h = bk_mul32(h, 0x85ebca6b)
+  h = bit.bxor(h, bit.rshift(h, 13))
+  h = bk_mul32(h, 0xc2b2ae35)
+  h = bit.bxor(h, bit.rshift(h, 16))
+  return h
+end
+
+local BK_HASHES = { bk_hash_lua, bk_hash_murmur }
+local BK_NODES = 64
+local BK_FILLERS = BK_NODES / 2 + 1
+-- Per hash: node -> a key whose main node it is (in BK_NODES nodes).
+local BK_PADS = { {}, {} }
+-- The hash this server's Lua was found to use (nil: not yet known).
+local BK_FOUND = {}
+
+local function bk_pad(which, node)
+  local pads = BK_PADS[which]
+  if pads.n == nil then
+    local found, j = 0, 0
+    while found < BK_NODES and j < 100000 do
+      j = j + 1
+      local key = '\2' .. j
+      local at = bit.band(BK_HASHES[which](key), BK_NODES - 1)
+      if pads[at] == nil then
+        pads[at] = key
+        found = found + 1
+      end
+    end
+    pads.n = found
+  end
+  return pads[node]
+end
+
+local function bk_ordered_with(which, sorted)
+  local map = {}
+  local hash = BK_HASHES[which]
+  for j = 1, BK_FILLERS do
+    map['\1' .. j] = true
+  end
+  for j = 1, BK_FILLERS do
+    map['\1' .. j] = nil
+  end
+  local pads = {}
+  for _, pair in ipairs(sorted) do
+    local pad = bk_pad(which, bit.band(hash(pair[1]), BK_NODES - 1))
+    if pad == nil then
+      return nil
+    end
+    if map[pad] == nil then
+      map[pad] = true
+      pads[#pads + 1] = pad
+    end
+  end
+  for i = #sorted, 1, -1 do
+    map[sorted[i][1]] = bk_reply_int(sorted[i][2])
+  end
+  for _, pad in ipairs(pads) do
+    map[pad] = nil
+  end
+  local i = 0
+  for name in pairs(map) do
+    i = i + 1
+    if sorted[i] == nil or sorted[i][1] ~= name then
+      return nil
+    end
+  end
+  if i ~= #sorted then
+    return nil
+  end
+  return map
+end
+
+-- Eight names in order: the hash that orders them is this server's (a
+-- wrong hash orders eight names by chance once in 40,320).
+local BK_PROBE = {
+  { 'a1', '0' }, { 'b2', '0' }, { 'c3', '0' }, { 'd4', '0' },
+  { 'e5', '0' }, { 'f6', '0' }, { 'g7', '0' }, { 'h8', '0' },
+}
+
+local function bk_ordered(sorted)
+  if BK_FOUND.which == nil then
+    BK_FOUND.which = 0
+    for which = 1, #BK_HASHES do
+      if BK_FOUND.which == 0 and bk_ordered_with(which, BK_PROBE) ~= nil then
+        BK_FOUND.which = which
+      end
+    end
+  end
+  if #sorted < 2 or #sorted > 8 or BK_FOUND.which == 0 then
+    return nil
+  end
+  return bk_ordered_with(BK_FOUND.which, sorted)
+end
+
+local function bk_totals_reply(sorted)
+  local map = bk_ordered(sorted)
+  if map == nil then
+    map = {}
+    for _, pair in ipairs(sorted) do
+      map[pair[1]] = bk_reply_int(pair[2])
+    end
+  end
+  return { map = map }
+end
+
+COMMANDS['rl.count'] = function(key, line)
+  check_count(COUNT_SYNTAX, line)
+  local window = positive(line[3], 'window', BK.MAX_WINDOW)
+  local field = line[4]
+  bk_check_field(field)
+  local set = {}
+  options(COUNT_SYNTAX, line, function(token, value)
+    if token == 'BY' then
+      set_once(set, token, positive(value, token, BK.MAX_BY))
+    else
+      bk_precision_option(value, window, set)
+    end
+  end)
+  local by = int(set.BY or 1)
+  local exists, at = bk_open(key)
+  local state = bk_load(key, exists, 'c')
+  local precision = bk_resolve_precision(window, set.PRECISION, state)
+  local win = bk_slide(key, state, window, precision, now().ms)
+  local names = {}
+  if state ~= nil then
+    for i, n in ipairs(state.names) do
+      names[i] = n
+    end
+  end
+  local idx = nil
+  for i, n in ipairs(names) do
+    if idx == nil and n == field then
+      idx = i
+    end
+  end
+  local new_name = false
+  if idx == nil then
+    if #names >= BK.MAX_FIELDS then
+      fail('ERR key already counts ' .. BK.MAX_FIELDS .. ' fields, the most it may hold')
+    end
+    names[#names + 1] = field
+    new_name = true
+    idx = #names
+  end
+  local totals = bk_resized(win.totals, #names)
+  local bucket = bk_target_counts(win, #names)
+  local total = bk_add(totals[idx], by)
+  local count = bk_add(bucket[idx], by)
+  if bk_cmp(total, BK.MAX_TOTAL) > 0 or bk_cmp(count, BK.MAX_TOTAL) > 0 then
+    fail("ERR BY would take the field's total over the window past " .. BK.MAX_TOTAL)
+  end
+  bucket[idx] = count
+  totals[idx] = total
+  local changed = nil
+  if state == nil or new_name then
+    changed = names
+  end
+  bk_record(key, bk_write(win, 'c', bucket, totals, changed), at)
+  return bk_totals_reply(bk_sorted(names, totals))
+end
+
+-- Never writes: buckets that left are subtracted on the fly.
+COMMANDS['rl.totals'] = function(key, line)
+  check_count(TOTALS_SYNTAX, line)
+  local window = positive(line[3], 'window', BK.MAX_WINDOW)
+  local set = {}
+  options(TOTALS_SYNTAX, line, function(_, value)
+    bk_precision_option(value, window, set)
+  end)
+  local exists = bk_open(key)
+  local state = bk_load(key, exists, 'c')
+  if state == nil then
+    return bk_totals_reply({})
+  end
+  local precision = bk_resolve_precision(window, set.PRECISION, state)
+  local win = bk_slide(key, state, window, precision, now().ms)
+  return bk_totals_reply(bk_sorted(state.names, win.totals))
+end
 
 -- =================================================== end BUCKETS, COUNT
 
