@@ -1095,10 +1095,12 @@ end
 -- `next` visits t (for RESP2 clients as a flat array), which for string
 -- keys is the order of the nodes holding them. So the table is built so
 -- that the names sit in rising nodes (bk_ordered): it is grown to 64 nodes
--- by fillers that are then removed; each name's main node (Lua 5.1's
--- string hash, bk_hash) is taken by a padding key, so every name collides
+-- by fillers that are then removed; each name's main node (the server's
+-- string hash: Lua 5.1's on Redis, murmur32 on Valkey; BK_HASHES, the one
+-- found by a probe) is taken by a padding key, so every name collides
 -- and goes to the highest free node, the last name first; then the padding
--- is removed. The order is checked with `next` before it is returned: on a
+-- is removed. 64 nodes less 33 fillers leave room for 15 names (rl writes
+-- at most 8). The order is checked with `next` before it is returned: on a
 -- Lua that hashes otherwise, the map goes in the order Lua gives.
 
 -- Lua 5.1's string hash (lstring.c, Redis), 32 bits.
@@ -1242,7 +1244,7 @@ local function bk_ordered(sorted)
       end
     end
   end
-  if #sorted < 2 or #sorted > 8 or BK_FOUND.which == 0 then
+  if #sorted < 2 or #sorted > 15 or BK_FOUND.which == 0 then
     return nil
   end
   return bk_ordered_with(BK_FOUND.which, sorted)

@@ -332,6 +332,15 @@ fn forged_states(now_ms: i64) -> Vec<(Vec<(String, String)>, bool)> {
             ],
             true,
         ),
+        // More names than rl writes (ten): still read, sorted alike.
+        (
+            vec![
+                h(format!("c,100,{n},0,1,2,3,4,5,6,7,8,9,10")),
+                f("f", "j,i,h,g,f,e,d,c,b,a"),
+                f(&n.to_string(), "1,2,3,4,5,6,7,8,9,10"),
+            ],
+            true,
+        ),
         // RL.COUNT layouts.
         (vec![h(format!("c,100,{n},0,1"))], true),
         (vec![h(format!("c,100,{n},0,1,2")), f("f", "ok")], true),
@@ -899,4 +908,29 @@ fn redis_totals_are_sorted_too() {
             assert_eq!(m.reply, f.reply, "{flavor:?}");
         }
     }
+}
+
+/// RL.REFUND BUCKETS keeps the newest bucket, so the expiry it needs moves
+/// only when the refund names a longer window than the admissions did: the
+/// module then moves it (Expiry over the refund's window), and so does the
+/// library.
+#[test]
+fn a_refund_under_a_longer_window_moves_the_expiry_alike() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    same(&mut c, &["RL.BUCKETS", "k", "10", "1000", "COST", "3"]).unwrap();
+    let before = crate::harness::pexpiretime(&mut c, "m:k");
+    server.advance(10);
+    same(
+        &mut c,
+        &["RL.REFUND", "BUCKETS", "k", "10", "1000", "COST", "1"],
+    )
+    .unwrap();
+    assert_eq!(crate::harness::pexpiretime(&mut c, "m:k"), before);
+    same(&mut c, &["RL.REFUND", "BUCKETS", "k", "10", "17000"]).unwrap();
+    assert!(crate::harness::pexpiretime(&mut c, "m:k") > before + 10_000);
+    assert_eq!(
+        same(&mut c, &["RL.REFUND", "BUCKETS", "k", "10", "17001"]).unwrap_err(),
+        "ERR PRECISION too small: the window would need more than 1000 buckets"
+    );
 }
