@@ -343,6 +343,8 @@ local COMMANDS = {}
 -- RL.COUNT total reaches 999,999,999,999,999,999, and a stored count is
 -- read as a u64 as the module reads it); small ones take a numeric path.
 
+local bk = {}
+
 local BK = {
   MAX_LIMIT = 1000000000000000,
   MAX_WINDOW = 1000000000000,
@@ -358,7 +360,7 @@ local BK = {
 }
 
 -- floor(a / b) for integers (b > 0), exact below 2^53.
-local function bk_floor_div(a, b)
+function bk.floor_div(a, b)
   local q = math.floor(a / b)
   if q * b > a then
     q = q - 1
@@ -368,14 +370,14 @@ local function bk_floor_div(a, b)
   return q
 end
 
-local function bk_ceil_div(a, b)
-  return -bk_floor_div(-a, b)
+function bk.ceil_div(a, b)
+  return -bk.floor_div(-a, b)
 end
 
 -- ---- decimal counts: canonical strings (no sign, no leading zero)
 
 -- -1, 0, 1; bytewise, never through the locale's string order.
-local function bk_cmp(a, b)
+function bk.cmp(a, b)
   if #a ~= #b then
     return #a < #b and -1 or 1
   end
@@ -392,7 +394,7 @@ local function bk_cmp(a, b)
   return 0
 end
 
-local function bk_add(a, b)
+function bk.add(a, b)
   if #a <= 15 and #b <= 15 then
     return int(tonumber(a) + tonumber(b))
   end
@@ -400,16 +402,16 @@ local function bk_add(a, b)
 end
 
 -- u64 saturating_add / saturating_sub.
-local function bk_sat_add(a, b)
-  local s = bk_add(a, b)
-  if #s >= 20 and bk_cmp(s, BK.U64_MAX) > 0 then
+function bk.sat_add(a, b)
+  local s = bk.add(a, b)
+  if #s >= 20 and bk.cmp(s, BK.U64_MAX) > 0 then
     return BK.U64_MAX
   end
   return s
 end
 
-local function bk_sat_sub(a, b)
-  if bk_cmp(a, b) <= 0 then
+function bk.sat_sub(a, b)
+  if bk.cmp(a, b) <= 0 then
     return '0'
   end
   if #a <= 15 then
@@ -418,14 +420,14 @@ local function bk_sat_sub(a, b)
   return dec_sub(a, b)
 end
 
-local function bk_min(a, b)
-  return bk_cmp(a, b) <= 0 and a or b
+function bk.min(a, b)
+  return bk.cmp(a, b) <= 0 and a or b
 end
 
 -- A reply integer: exact up to 2^53; beyond, the nearest double (a Lua
 -- reply cannot carry more), capped as the module caps at i64::MAX.
-local function bk_reply_int(s)
-  if bk_cmp(s, '9223372036854775807') >= 0 then
+function bk.reply_int(s)
+  if bk.cmp(s, '9223372036854775807') >= 0 then
     -- The largest double below 2^63 (a double of 2^63 does not convert).
     return 9223372036854774784
   end
@@ -436,12 +438,12 @@ end
 
 -- args.rs `unsigned`: 1 to 20 digits (leading zeros too), at most
 -- u64::MAX; canonical string or nil.
-local function bk_unsigned(s)
+function bk.unsigned(s)
   if #s == 0 or #s > 20 or s:find('[^0-9]') then
     return nil
   end
   local d = dec_norm(s)
-  if #d == 20 and bk_cmp(d, BK.U64_MAX) > 0 then
+  if #d == 20 and bk.cmp(d, BK.U64_MAX) > 0 then
     return nil
   end
   return d
@@ -449,7 +451,7 @@ end
 
 -- layout.rs `Items::int`: an optional '-' and 1 to 18 digits; (negative,
 -- canonical digits) or nil.
-local function bk_item_int(s)
+function bk.item_int(s)
   local neg = s:byte(1) == 45
   local digits = neg and s:sub(2) or s
   if #digits == 0 or #digits > 18 or digits:find('[^0-9]') then
@@ -459,7 +461,7 @@ local function bk_item_int(s)
 end
 
 -- The value's comma-separated items (empty ones too).
-local function bk_split(s)
+function bk.split(s)
   local out, at = {}, 1
   while true do
     local c = s:find(',', at, true)
@@ -473,10 +475,10 @@ local function bk_split(s)
 end
 
 -- layout.rs `decode_counts`; nil when not rl's.
-local function bk_decode_counts(s)
+function bk.decode_counts(s)
   local counts = {}
-  for _, item in ipairs(bk_split(s)) do
-    local v = bk_unsigned(item)
+  for _, item in ipairs(bk.split(s)) do
+    local v = bk.unsigned(item)
     if v == nil then
       return nil
     end
@@ -485,16 +487,16 @@ local function bk_decode_counts(s)
   return counts
 end
 
-local function bk_encode_counts(counts)
+function bk.encode_counts(counts)
   return table.concat(counts, ',')
 end
 
 -- ---- the held set (held.rs): ascending bit indexes, bit i is bucket
 -- newest - 1 - i; stored as lowercase hex without leading zeros.
 
-local BK_HEX = '0123456789abcdef'
+BK.HEX = '0123456789abcdef'
 
-local function bk_held_parse(hex)
+function bk.held_parse(hex)
   if #hex == 0 or #hex > BK.MAX_HELD_DIGITS or hex:find('[^0-9a-f]') then
     return nil
   end
@@ -513,7 +515,7 @@ local function bk_held_parse(hex)
   return bits
 end
 
-local function bk_held_write(bits)
+function bk.held_write(bits)
   if #bits == 0 then
     return '0'
   end
@@ -528,12 +530,12 @@ local function bk_held_write(bits)
   end
   local out = {}
   for k = top, 0, -1 do
-    out[#out + 1] = BK_HEX:sub(digits[k] + 1, digits[k] + 1)
+    out[#out + 1] = BK.HEX:sub(digits[k] + 1, digits[k] + 1)
   end
   return table.concat(out)
 end
 
-local function bk_held_copy(bits)
+function bk.held_copy(bits)
   local out = {}
   for i, v in ipairs(bits) do
     out[i] = v
@@ -543,13 +545,13 @@ end
 
 -- ---- the key
 
-local function bk_field_name(b)
+function bk.field_name(b)
   return int(b)
 end
 
 -- The key opened as HashState opens it: another type is WRONGTYPE, a hash
 -- without a TTL is not rl's. The expiry it had (nil: none, a new key).
-local function bk_open(key)
+function bk.open(key)
   local t = key_type(key)
   if t == 'none' then
     return false, nil
@@ -564,7 +566,7 @@ local function bk_open(key)
   return true, at
 end
 
-local function bk_get(key, field)
+function bk.get(key, field)
   local v = redis.call('HGET', key, field)
   if v == false then
     return nil
@@ -573,11 +575,11 @@ local function bk_get(key, field)
 end
 
 -- Bucket b's own field as `width` counts (zeros when absent).
-local function bk_field_counts(key, b, width)
-  local raw = bk_get(key, bk_field_name(b))
+function bk.field_counts(key, b, width)
+  local raw = bk.get(key, bk.field_name(b))
   local counts = {}
   if raw ~= nil then
-    counts = bk_decode_counts(raw)
+    counts = bk.decode_counts(raw)
     if counts == nil or #counts > width then
       E.foreign_hash()
     end
@@ -588,7 +590,7 @@ local function bk_field_counts(key, b, width)
   return counts
 end
 
-local function bk_resized(counts, width)
+function bk.resized(counts, width)
   local out = {}
   for i = 1, width do
     out[i] = counts[i] or '0'
@@ -596,51 +598,51 @@ local function bk_resized(counts, width)
   return out
 end
 
-local BK_KIND = { b = 'RL.BUCKETS', c = 'RL.COUNT' }
+BK.KIND = { b = 'RL.BUCKETS', c = 'RL.COUNT' }
 
 -- layout.rs `load`: nil for a missing key; errors for the other command's
 -- key and for a hash rl did not write.
-local function bk_load(key, exists, kind)
+function bk.load(key, exists, kind)
   if not exists then
     return nil
   end
-  local raw = bk_get(key, 'h')
+  local raw = bk.get(key, 'h')
   if raw == nil then
     E.foreign_hash()
   end
   -- Header::parse
-  local items = bk_split(raw)
+  local items = bk.split(raw)
   local found = items[1]
-  if #items < 4 or BK_KIND[found] == nil then
+  if #items < 4 or BK.KIND[found] == nil then
     E.foreign_hash()
   end
-  local p_neg, p_digits = bk_item_int(items[2])
-  local n_neg, n_digits = bk_item_int(items[3])
+  local p_neg, p_digits = bk.item_int(items[2])
+  local n_neg, n_digits = bk.item_int(items[3])
   if p_neg == nil or n_neg == nil then
     E.foreign_hash()
   end
-  local held = bk_held_parse(items[4])
+  local held = bk.held_parse(items[4])
   if held == nil then
     E.foreign_hash()
   end
   local counts = {}
   for i = 5, #items do
-    local neg, digits = bk_item_int(items[i])
+    local neg, digits = bk.item_int(items[i])
     if neg == nil or (neg and digits ~= '0') then
       E.foreign_hash()
     end
     counts[#counts + 1] = digits
   end
   if found ~= kind then
-    fail('ERR key holds ' .. BK_KIND[found] .. ' state, not ' .. BK_KIND[kind] .. ' state')
+    fail('ERR key holds ' .. BK.KIND[found] .. ' state, not ' .. BK.KIND[kind] .. ' state')
   end
   local names = {}
   if kind == 'c' then
-    local f = bk_get(key, 'f')
+    local f = bk.get(key, 'f')
     if f == nil then
       E.foreign_hash()
     end
-    names = bk_split(f)
+    names = bk.split(f)
   end
   local width = math.max(#names, 1)
   local stored = kind == 'b' and 2 * width or width
@@ -649,7 +651,7 @@ local function bk_load(key, exists, kind)
   end
   -- precision >= 1; max_index = MAX_CLOCK / precision (0 past 10^15).
   local precision = tonumber(p_digits)
-  local max_index = #p_digits > 16 and 0 or bk_floor_div(BK.MAX_CLOCK, precision)
+  local max_index = #p_digits > 16 and 0 or bk.floor_div(BK.MAX_CLOCK, precision)
   if #n_digits > 16 or tonumber(n_digits) > max_index then
     E.foreign_hash()
   end
@@ -666,7 +668,7 @@ local function bk_load(key, exists, kind)
       current[#current + 1] = counts[i]
     end
   else
-    current = bk_field_counts(key, newest, width)
+    current = bk.field_counts(key, newest, width)
   end
   return {
     kind = kind,
@@ -681,17 +683,18 @@ local function bk_load(key, exists, kind)
 end
 
 -- request.rs `check_precision`.
-local function bk_check_precision(window, precision)
+function bk.check_precision(window, precision)
   if precision > window then
     fail('ERR PRECISION must not exceed window')
   end
-  if bk_ceil_div(window, precision) > BK.MAX_BUCKETS then
-    fail('ERR PRECISION too small: the window would need more than ' .. BK.MAX_BUCKETS .. ' buckets')
+  if bk.ceil_div(window, precision) > BK.MAX_BUCKETS then
+    fail('ERR PRECISION too small: the window would need more than ' .. BK.MAX_BUCKETS
+      .. ' buckets')
   end
 end
 
 -- window.rs `resolve_precision`.
-local function bk_resolve_precision(window, requested, state)
+function bk.resolve_precision(window, requested, state)
   local precision
   if state ~= nil and requested ~= nil and state.precision ~= requested then
     fail("ERR PRECISION differs from the key's bucket width (" .. state.precision_text .. ' ms)')
@@ -700,21 +703,21 @@ local function bk_resolve_precision(window, requested, state)
   elseif requested ~= nil then
     precision = requested
   else
-    precision = math.max(bk_ceil_div(window, BK.DEFAULT_BUCKETS), 1)
+    precision = math.max(bk.ceil_div(window, BK.DEFAULT_BUCKETS), 1)
   end
-  bk_check_precision(window, precision)
+  bk.check_precision(window, precision)
   return precision
 end
 
 -- window.rs `slide`: the window at `now`, stale buckets found (not yet
 -- removed), the totals without them.
-local function bk_slide(key, state, window, precision, now)
+function bk.slide(key, state, window, precision, now)
   if now < -BK.MAX_CLOCK or now > BK.MAX_CLOCK then
     fail('ERR rl internal error: server clock out of range')
   end
   local p, w = precision, window
-  local live_from = bk_floor_div(now - w + 1, p)
-  local current = bk_floor_div(now, p)
+  local live_from = bk.floor_div(now - w + 1, p)
+  local current = bk.floor_div(now, p)
   local win = { precision = p, window = w, now = now, live_from = live_from }
   if state == nil then
     win.target = current
@@ -746,21 +749,21 @@ local function bk_slide(key, state, window, precision, now)
   local width = #s.totals
   local totals
   if live_from > s.newest then
-    totals = bk_resized({}, width)
+    totals = bk.resized({}, width)
   elseif #stale <= #held then
-    totals = bk_held_copy(s.totals)
+    totals = bk.held_copy(s.totals)
     for _, b in ipairs(stale) do
-      local c = bk_field_counts(key, b, width)
+      local c = bk.field_counts(key, b, width)
       for i = 1, width do
-        totals[i] = bk_sat_sub(totals[i], c[i])
+        totals[i] = bk.sat_sub(totals[i], c[i])
       end
     end
   else
-    totals = bk_resized(s.current, width)
+    totals = bk.resized(s.current, width)
     for _, i in ipairs(held) do
-      local c = bk_field_counts(key, s.newest - 1 - i, width)
+      local c = bk.field_counts(key, s.newest - 1 - i, width)
       for k = 1, width do
-        totals[k] = bk_sat_add(totals[k], c[k])
+        totals[k] = bk.sat_add(totals[k], c[k])
       end
     end
   end
@@ -773,39 +776,39 @@ local function bk_slide(key, state, window, precision, now)
   return win
 end
 
-local function bk_leaves_at(win, b)
+function bk.leaves_at(win, b)
   return (b + 1) * win.precision - 1 + win.window
 end
 
-local function bk_target_counts(win, width)
+function bk.target_counts(win, width)
   if win.newest == win.target then
-    return bk_resized(win.newest_counts, width)
+    return bk.resized(win.newest_counts, width)
   end
-  return bk_resized({}, width)
+  return bk.resized({}, width)
 end
 
-local function bk_read_bucket(key, win, b, width)
+function bk.read_bucket(key, win, b, width)
   if win.newest == b then
-    return bk_resized(win.newest_counts, width)
+    return bk.resized(win.newest_counts, width)
   end
-  return bk_field_counts(key, b, width)
+  return bk.field_counts(key, b, width)
 end
 
-local function bk_header(kind, precision, newest, held, totals, current)
-  local line = kind .. ',' .. int(precision) .. ',' .. int(newest) .. ',' .. bk_held_write(held)
-    .. ',' .. bk_encode_counts(totals)
+function bk.header(kind, precision, newest, held, totals, current)
+  local line = kind .. ',' .. int(precision) .. ',' .. int(newest) .. ',' .. bk.held_write(held)
+    .. ',' .. bk.encode_counts(totals)
   if #current > 0 then
-    line = line .. ',' .. bk_encode_counts(current)
+    line = line .. ',' .. bk.encode_counts(current)
   end
   return line
 end
 
 -- window.rs `write`: { header, fields = { {f, v}, ... }, delete, needed,
 -- window }.
-local function bk_write(win, kind, bucket, totals, names)
+function bk.write(win, kind, bucket, totals, names)
   local fields = {}
   local in_header = kind == 'b' and bucket or {}
-  local held = bk_held_copy(win.held)
+  local held = bk.held_copy(win.held)
   local flush = nil
   if win.newest ~= nil and win.newest < win.target then
     local by = win.target - win.newest
@@ -831,24 +834,24 @@ local function bk_write(win, kind, bucket, totals, names)
       end
     end
   end
-  local header = bk_header(kind, win.precision, win.target, held, totals, in_header)
+  local header = bk.header(kind, win.precision, win.target, held, totals, in_header)
   if kind == 'c' and names ~= nil then
     fields[#fields + 1] = { 'f', table.concat(names, ',') }
   end
   if kind == 'c' then
-    fields[#fields + 1] = { bk_field_name(win.target), bk_encode_counts(bucket) }
+    fields[#fields + 1] = { bk.field_name(win.target), bk.encode_counts(bucket) }
   elseif flush ~= nil then
-    fields[#fields + 1] = { bk_field_name(flush), bk_encode_counts(win.newest_counts) }
+    fields[#fields + 1] = { bk.field_name(flush), bk.encode_counts(win.newest_counts) }
   end
   local delete = {}
   for i, b in ipairs(win.stale) do
-    delete[i] = bk_field_name(b)
+    delete[i] = bk.field_name(b)
   end
   return {
     header = header,
     fields = fields,
     delete = delete,
-    needed = bk_leaves_at(win, win.target),
+    needed = bk.leaves_at(win, win.target),
     window = win.window,
   }
 end
@@ -856,7 +859,7 @@ end
 -- HashState `record`: HSET the header (and the other fields), HDEL the
 -- stale buckets, then PEXPIREAT when the expiry the key had when opened
 -- (`at`, nil: none) falls short (expiry.rs).
-local function bk_record(key, w, at)
+function bk.record(key, w, at)
   local args = { 'HSET', key, 'h', w.header }
   for _, fv in ipairs(w.fields) do
     args[#args + 1] = fv[1]
@@ -874,12 +877,12 @@ end
 
 -- ---- RL.BUCKETS
 
-local BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST' })
+BK.BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST' })
 
 -- request.rs `precision_option`.
-local function bk_precision_option(value, window, set)
+function bk.precision_option(value, window, set)
   local precision = positive(value, 'PRECISION', BK.MAX_WINDOW)
-  bk_check_precision(window, precision)
+  bk.check_precision(window, precision)
   set_once(set, 'PRECISION', precision)
 end
 
@@ -889,15 +892,15 @@ local BUCKETS = {
 }
 
 function BUCKETS.parse(line)
-  check_count(BUCKETS_SYNTAX, line)
+  check_count(BK.BUCKETS_SYNTAX, line)
   local limit = positive(line[3], 'limit', BK.MAX_LIMIT)
   local window = positive(line[4], 'window', BK.MAX_WINDOW)
   local set = {}
-  options(BUCKETS_SYNTAX, line, function(token, value)
+  options(BK.BUCKETS_SYNTAX, line, function(token, value)
     if token == 'COST' then
       set_once(set, token, positive(value, token, BK.MAX_LIMIT))
     else
-      bk_precision_option(value, window, set)
+      bk.precision_option(value, window, set)
     end
   end)
   local cost = set.COST or 1
@@ -917,24 +920,24 @@ end
 
 -- decide.rs `decide_within`, with RL.ALL's shared bound.
 function BUCKETS.decide(key, req, call)
-  local exists, at = bk_open(key)
-  local state = bk_load(key, exists, 'b')
-  local precision = bk_resolve_precision(req.window, req.precision, state)
+  local exists, at = bk.open(key)
+  local state = bk.load(key, exists, 'b')
+  local precision = bk.resolve_precision(req.window, req.precision, state)
   local shares = math.max(call.shares.buckets or 1, 1)
   local max_buckets = math.floor(BK.MAX_BUCKETS / shares)
-  if max_buckets < BK.MAX_BUCKETS and bk_ceil_div(req.window, precision) > max_buckets then
+  if max_buckets < BK.MAX_BUCKETS and bk.ceil_div(req.window, precision) > max_buckets then
     fail('ERR PRECISION too small: the window would need more than ' .. int(max_buckets)
       .. " buckets (RL.ALL's BUCKETS clauses share " .. BK.MAX_BUCKETS .. ')')
   end
   local now = call.now.ms
-  local win = bk_slide(key, state, req.window, precision, now)
+  local win = bk.slide(key, state, req.window, precision, now)
   local held = win.totals[1] or '0'
   local cost = int(req.cost)
   local limit = int(req.limit)
-  if bk_cmp(bk_sat_add(held, cost), limit) <= 0 then
-    local bucket = bk_target_counts(win, 1)
-    bucket[1] = bk_sat_add(bucket[1], cost)
-    local w = bk_write(win, 'b', bucket, { bk_add(held, cost) }, nil)
+  if bk.cmp(bk.sat_add(held, cost), limit) <= 0 then
+    local bucket = bk.target_counts(win, 1)
+    bucket[1] = bk.sat_add(bucket[1], cost)
+    local w = bk.write(win, 'b', bucket, { bk.add(held, cost) }, nil)
     local d = {
       allowed = 1,
       remaining = req.limit - tonumber(held) - req.cost,
@@ -942,12 +945,12 @@ function BUCKETS.decide(key, req, call)
       reset_after_ms = math.max(w.needed - now, 0),
     }
     return d, function()
-      bk_record(key, w, at)
+      bk.record(key, w, at)
     end
   end
   -- Denied: the oldest counted buckets first, until enough leaves.
   local newest = win.newest or win.target
-  local need = bk_sat_sub(bk_sat_add(held, cost), limit)
+  local need = bk.sat_sub(bk.sat_add(held, cost), limit)
   local freed = '0'
   local retry_at = nil
   local order = {}
@@ -956,17 +959,17 @@ function BUCKETS.decide(key, req, call)
   end
   order[#order + 1] = newest
   for _, b in ipairs(order) do
-    freed = bk_sat_add(freed, bk_read_bucket(key, win, b, 1)[1])
-    if bk_cmp(freed, need) >= 0 then
-      retry_at = bk_leaves_at(win, b)
+    freed = bk.sat_add(freed, bk.read_bucket(key, win, b, 1)[1])
+    if bk.cmp(freed, need) >= 0 then
+      retry_at = bk.leaves_at(win, b)
       break
     end
   end
-  local reset_at = bk_leaves_at(win, newest)
+  local reset_at = bk.leaves_at(win, newest)
   retry_at = retry_at or reset_at
   return {
     allowed = 0,
-    remaining = tonumber(bk_sat_sub(limit, held)),
+    remaining = tonumber(bk.sat_sub(limit, held)),
     retry_after_ms = math.max(retry_at - now, 1),
     reset_after_ms = math.max(reset_at - now, 0),
   }, nil
@@ -974,26 +977,26 @@ end
 
 -- refund.rs: cost back from the counted buckets, the newest first.
 function BUCKETS.refund(key, req, call)
-  local exists, at = bk_open(key)
-  local state = bk_load(key, exists, 'b')
-  local precision = bk_resolve_precision(req.window, req.precision, state)
-  local win = bk_slide(key, state, req.window, precision, call.now.ms)
+  local exists, at = bk.open(key)
+  local state = bk.load(key, exists, 'b')
+  local precision = bk.resolve_precision(req.window, req.precision, state)
+  local win = bk.slide(key, state, req.window, precision, call.now.ms)
   local held = win.totals[1] or '0'
-  local n = bk_min(int(req.cost), held)
+  local n = bk.min(int(req.cost), held)
   if n == '0' or win.newest == nil then
     return 0
   end
   local newest = win.newest
   local left = n
   local current = win.newest_counts[1] or '0'
-  local taken = bk_min(left, current)
-  current = bk_sat_sub(current, taken)
-  left = bk_sat_sub(left, taken)
-  local held_set = bk_held_copy(win.held)
+  local taken = bk.min(left, current)
+  current = bk.sat_sub(current, taken)
+  left = bk.sat_sub(left, taken)
+  local held_set = bk.held_copy(win.held)
   local fields = {}
   local delete = {}
   for i, b in ipairs(win.stale) do
-    delete[i] = bk_field_name(b)
+    delete[i] = bk.field_name(b)
   end
   local removed = {}
   for _, i in ipairs(win.held) do
@@ -1001,14 +1004,14 @@ function BUCKETS.refund(key, req, call)
       break
     end
     local b = newest - 1 - i
-    local count = bk_field_counts(key, b, 1)[1]
-    taken = bk_min(left, count)
-    left = bk_sat_sub(left, taken)
+    local count = bk.field_counts(key, b, 1)[1]
+    taken = bk.min(left, count)
+    left = bk.sat_sub(left, taken)
     if count == taken then
-      delete[#delete + 1] = bk_field_name(b)
+      delete[#delete + 1] = bk.field_name(b)
       removed[i] = true
     else
-      fields[#fields + 1] = { bk_field_name(b), bk_sat_sub(count, taken) }
+      fields[#fields + 1] = { bk.field_name(b), bk.sat_sub(count, taken) }
     end
   end
   local kept = {}
@@ -1017,13 +1020,14 @@ function BUCKETS.refund(key, req, call)
       kept[#kept + 1] = i
     end
   end
-  local refunded = bk_sat_sub(n, left)
-  local header = bk_header('b', win.precision, newest, kept, { bk_sat_sub(held, refunded) }, { current })
-  bk_record(key, {
+  local refunded = bk.sat_sub(n, left)
+  local totals = { bk.sat_sub(held, refunded) }
+  local header = bk.header('b', win.precision, newest, kept, totals, { current })
+  bk.record(key, {
     header = header,
     fields = fields,
     delete = delete,
-    needed = bk_leaves_at(win, newest),
+    needed = bk.leaves_at(win, newest),
     window = win.window,
   }, at)
   return tonumber(refunded)
@@ -1031,11 +1035,11 @@ end
 
 LIMITERS.BUCKETS = BUCKETS
 
-local BK_ONE = { slides = 1, buckets = 1 }
+BK.ONE = { slides = 1, buckets = 1 }
 
 COMMANDS['rl.buckets'] = function(key, line)
   local req = BUCKETS.parse(line)
-  local d, write = BUCKETS.decide(key, req, { now = now(), shares = BK_ONE, writes = true })
+  local d, write = BUCKETS.decide(key, req, { now = now(), shares = BK.ONE, writes = true })
   if write then
     write()
   end
@@ -1044,12 +1048,12 @@ end
 
 -- ---- RL.COUNT, RL.TOTALS
 
-local COUNT_SYNTAX = syntax('rl.count', 3, { 'BY', 'PRECISION' })
-local TOTALS_SYNTAX = syntax('rl.totals', 2, { 'PRECISION' })
+BK.COUNT_SYNTAX = syntax('rl.count', 3, { 'BY', 'PRECISION' })
+BK.TOTALS_SYNTAX = syntax('rl.totals', 2, { 'PRECISION' })
 
 -- request.rs `check_field`: 1 to 32 printable ASCII bytes, no space, no
 -- comma.
-local function bk_check_field(field)
+function bk.check_field(field)
   local ok = #field >= 1 and #field <= BK.MAX_FIELD_LEN
   for i = 1, #field do
     local b = field:byte(i)
@@ -1064,7 +1068,7 @@ local function bk_check_field(field)
 end
 
 -- a < b bytewise.
-local function bk_bytes_lt(a, b)
+function bk.bytes_lt(a, b)
   local n = math.min(#a, #b)
   for i = 1, n do
     local x, y = a:byte(i), b:byte(i)
@@ -1076,16 +1080,16 @@ local function bk_bytes_lt(a, b)
 end
 
 -- decide.rs `sorted`: (name, total) pairs by name (bytewise), then total.
-local function bk_sorted(names, totals)
+function bk.sorted(names, totals)
   local pairs_ = {}
   for i, name in ipairs(names) do
     pairs_[i] = { name, totals[i] or '0' }
   end
   table.sort(pairs_, function(x, y)
     if x[1] ~= y[1] then
-      return bk_bytes_lt(x[1], y[1])
+      return bk.bytes_lt(x[1], y[1])
     end
-    return bk_cmp(x[2], y[2]) < 0
+    return bk.cmp(x[2], y[2]) < 0
   end)
   return pairs_
 end
@@ -1094,9 +1098,9 @@ end
 -- flat array in RESP2. The server writes a Lua `{ map = t }` in the order
 -- `next` visits t (for RESP2 clients as a flat array), which for string
 -- keys is the order of the nodes holding them. So the table is built so
--- that the names sit in rising nodes (bk_ordered): it is grown to 64 nodes
+-- that the names sit in rising nodes (bk.ordered): it is grown to 64 nodes
 -- by fillers that are then removed; each name's main node (the server's
--- string hash: Lua 5.1's on Redis, murmur32 on Valkey; BK_HASHES, the one
+-- string hash: Lua 5.1's on Redis, murmur32 on Valkey; BK.HASHES, the one
 -- found by a probe) is taken by a padding key, so every name collides
 -- and goes to the highest free node, the last name first; then the padding
 -- is removed. 64 nodes less 33 fillers leave room for 15 names (rl writes
@@ -1104,7 +1108,7 @@ end
 -- Lua that hashes otherwise, the map goes in the order Lua gives.
 
 -- Lua 5.1's string hash (lstring.c, Redis), 32 bits.
-local function bk_hash_lua(s)
+function bk.hash_lua(s)
   local l = #s
   local h = l
   for l1 = l, 1, -1 do
@@ -1114,7 +1118,7 @@ local function bk_hash_lua(s)
 end
 
 -- a * b mod 2^32 (as a bit-op integer), exact in doubles.
-local function bk_mul32(a, b)
+function bk.mul32(a, b)
   a = a % 4294967296
   b = b % 4294967296
   local lo = b % 65536
@@ -1123,7 +1127,7 @@ local function bk_mul32(a, b)
 end
 
 -- Valkey's string hash: murmur32 seeded with the length (lstring.c).
-local function bk_hash_murmur(s)
+function bk.hash_murmur(s)
   local l = #s
   local h = l
   local c1, c2 = 0xcc9e2d51, 0x1b873593
@@ -1131,12 +1135,12 @@ local function bk_hash_murmur(s)
   for i = 0, blocks - 1 do
     local b0, b1, b2, b3 = s:byte(i * 4 + 1, i * 4 + 4)
     local k = b0 + b1 * 256 + b2 * 65536 + b3 * 16777216
-    k = bk_mul32(k, c1)
+    k = bk.mul32(k, c1)
     k = bit.rol(k, 15)
-    k = bk_mul32(k, c2)
+    k = bk.mul32(k, c2)
     h = bit.bxor(h, k)
     h = bit.rol(h, 13)
-    h = bit.tobit(bk_mul32(h, 5) % 4294967296 + 0xe6546b64)
+    h = bit.tobit(bk.mul32(h, 5) % 4294967296 + 0xe6546b64)
   end
   local rest = l % 4
   if rest > 0 then
@@ -1149,36 +1153,36 @@ local function bk_hash_murmur(s)
       k1 = bit.bxor(k1, s:byte(at + 2) * 256)
     end
     k1 = bit.bxor(k1, s:byte(at + 1))
-    k1 = bk_mul32(k1, c1)
+    k1 = bk.mul32(k1, c1)
     k1 = bit.rol(k1, 15)
-    k1 = bk_mul32(k1, c2)
+    k1 = bk.mul32(k1, c2)
     h = bit.bxor(h, k1)
   end
   h = bit.bxor(h, l)
   h = bit.bxor(h, bit.rshift(h, 16))
-  h = bk_mul32(h, 0x85ebca6b)
+  h = bk.mul32(h, 0x85ebca6b)
   h = bit.bxor(h, bit.rshift(h, 13))
-  h = bk_mul32(h, 0xc2b2ae35)
+  h = bk.mul32(h, 0xc2b2ae35)
   h = bit.bxor(h, bit.rshift(h, 16))
   return h
 end
 
-local BK_HASHES = { bk_hash_lua, bk_hash_murmur }
-local BK_NODES = 64
-local BK_FILLERS = BK_NODES / 2 + 1
--- Per hash: node -> a key whose main node it is (in BK_NODES nodes).
-local BK_PADS = { {}, {} }
+BK.HASHES = { bk.hash_lua, bk.hash_murmur }
+BK.NODES = 64
+BK.FILLERS = BK.NODES / 2 + 1
+-- Per hash: node -> a key whose main node it is (in BK.NODES nodes).
+BK.PADS = { {}, {} }
 -- The hash this server's Lua was found to use (nil: not yet known).
-local BK_FOUND = {}
+BK.FOUND = {}
 
-local function bk_pad(which, node)
-  local pads = BK_PADS[which]
+function bk.pad(which, node)
+  local pads = BK.PADS[which]
   if pads.n == nil then
     local found, j = 0, 0
-    while found < BK_NODES and j < 100000 do
+    while found < BK.NODES and j < 100000 do
       j = j + 1
       local key = '\2' .. j
-      local at = bit.band(BK_HASHES[which](key), BK_NODES - 1)
+      local at = bit.band(BK.HASHES[which](key), BK.NODES - 1)
       if pads[at] == nil then
         pads[at] = key
         found = found + 1
@@ -1189,18 +1193,18 @@ local function bk_pad(which, node)
   return pads[node]
 end
 
-local function bk_ordered_with(which, sorted)
+function bk.ordered_with(which, sorted)
   local map = {}
-  local hash = BK_HASHES[which]
-  for j = 1, BK_FILLERS do
+  local hash = BK.HASHES[which]
+  for j = 1, BK.FILLERS do
     map['\1' .. j] = true
   end
-  for j = 1, BK_FILLERS do
+  for j = 1, BK.FILLERS do
     map['\1' .. j] = nil
   end
   local pads = {}
   for _, pair in ipairs(sorted) do
-    local pad = bk_pad(which, bit.band(hash(pair[1]), BK_NODES - 1))
+    local pad = bk.pad(which, bit.band(hash(pair[1]), BK.NODES - 1))
     if pad == nil then
       return nil
     end
@@ -1210,7 +1214,7 @@ local function bk_ordered_with(which, sorted)
     end
   end
   for i = #sorted, 1, -1 do
-    map[sorted[i][1]] = bk_reply_int(sorted[i][2])
+    map[sorted[i][1]] = bk.reply_int(sorted[i][2])
   end
   for _, pad in ipairs(pads) do
     map[pad] = nil
@@ -1230,55 +1234,55 @@ end
 
 -- Eight names in order: the hash that orders them is this server's (a
 -- wrong hash orders eight names by chance once in 40,320).
-local BK_PROBE = {
+BK.PROBE = {
   { 'a1', '0' }, { 'b2', '0' }, { 'c3', '0' }, { 'd4', '0' },
   { 'e5', '0' }, { 'f6', '0' }, { 'g7', '0' }, { 'h8', '0' },
 }
 
-local function bk_ordered(sorted)
-  if BK_FOUND.which == nil then
-    BK_FOUND.which = 0
-    for which = 1, #BK_HASHES do
-      if BK_FOUND.which == 0 and bk_ordered_with(which, BK_PROBE) ~= nil then
-        BK_FOUND.which = which
+function bk.ordered(sorted)
+  if BK.FOUND.which == nil then
+    BK.FOUND.which = 0
+    for which = 1, #BK.HASHES do
+      if BK.FOUND.which == 0 and bk.ordered_with(which, BK.PROBE) ~= nil then
+        BK.FOUND.which = which
       end
     end
   end
-  if #sorted < 2 or #sorted > 15 or BK_FOUND.which == 0 then
+  if #sorted < 2 or #sorted > 15 or BK.FOUND.which == 0 then
     return nil
   end
-  return bk_ordered_with(BK_FOUND.which, sorted)
+  return bk.ordered_with(BK.FOUND.which, sorted)
 end
 
-local function bk_totals_reply(sorted)
-  local map = bk_ordered(sorted)
+function bk.totals_reply(sorted)
+  local map = bk.ordered(sorted)
   if map == nil then
     map = {}
     for _, pair in ipairs(sorted) do
-      map[pair[1]] = bk_reply_int(pair[2])
+      map[pair[1]] = bk.reply_int(pair[2])
     end
   end
   return { map = map }
 end
 
 COMMANDS['rl.count'] = function(key, line)
-  check_count(COUNT_SYNTAX, line)
+  check_count(BK.COUNT_SYNTAX, line)
   local window = positive(line[3], 'window', BK.MAX_WINDOW)
   local field = line[4]
-  bk_check_field(field)
+  bk.check_field(field)
   local set = {}
-  options(COUNT_SYNTAX, line, function(token, value)
+  options(BK.COUNT_SYNTAX, line, function(token, value)
     if token == 'BY' then
       set_once(set, token, positive(value, token, BK.MAX_BY))
     else
-      bk_precision_option(value, window, set)
+      bk.precision_option(value, window, set)
     end
   end)
   local by = int(set.BY or 1)
-  local exists, at = bk_open(key)
-  local state = bk_load(key, exists, 'c')
-  local precision = bk_resolve_precision(window, set.PRECISION, state)
-  local win = bk_slide(key, state, window, precision, now().ms)
+  local exists, at = bk.open(key)
+  local state = bk.load(key, exists, 'c')
+  local precision = bk.resolve_precision(window, set.PRECISION, state)
+  local win = bk.slide(key, state, window, precision, now().ms)
   local names = {}
   if state ~= nil then
     for i, n in ipairs(state.names) do
@@ -1300,11 +1304,11 @@ COMMANDS['rl.count'] = function(key, line)
     new_name = true
     idx = #names
   end
-  local totals = bk_resized(win.totals, #names)
-  local bucket = bk_target_counts(win, #names)
-  local total = bk_add(totals[idx], by)
-  local count = bk_add(bucket[idx], by)
-  if bk_cmp(total, BK.MAX_TOTAL) > 0 or bk_cmp(count, BK.MAX_TOTAL) > 0 then
+  local totals = bk.resized(win.totals, #names)
+  local bucket = bk.target_counts(win, #names)
+  local total = bk.add(totals[idx], by)
+  local count = bk.add(bucket[idx], by)
+  if bk.cmp(total, BK.MAX_TOTAL) > 0 or bk.cmp(count, BK.MAX_TOTAL) > 0 then
     fail("ERR BY would take the field's total over the window past " .. BK.MAX_TOTAL)
   end
   bucket[idx] = count
@@ -1313,26 +1317,26 @@ COMMANDS['rl.count'] = function(key, line)
   if state == nil or new_name then
     changed = names
   end
-  bk_record(key, bk_write(win, 'c', bucket, totals, changed), at)
-  return bk_totals_reply(bk_sorted(names, totals))
+  bk.record(key, bk.write(win, 'c', bucket, totals, changed), at)
+  return bk.totals_reply(bk.sorted(names, totals))
 end
 
 -- Never writes: buckets that left are subtracted on the fly.
 COMMANDS['rl.totals'] = function(key, line)
-  check_count(TOTALS_SYNTAX, line)
+  check_count(BK.TOTALS_SYNTAX, line)
   local window = positive(line[3], 'window', BK.MAX_WINDOW)
   local set = {}
-  options(TOTALS_SYNTAX, line, function(_, value)
-    bk_precision_option(value, window, set)
+  options(BK.TOTALS_SYNTAX, line, function(_, value)
+    bk.precision_option(value, window, set)
   end)
-  local exists = bk_open(key)
-  local state = bk_load(key, exists, 'c')
+  local exists = bk.open(key)
+  local state = bk.load(key, exists, 'c')
   if state == nil then
-    return bk_totals_reply({})
+    return bk.totals_reply({})
   end
-  local precision = bk_resolve_precision(window, set.PRECISION, state)
-  local win = bk_slide(key, state, window, precision, now().ms)
-  return bk_totals_reply(bk_sorted(state.names, win.totals))
+  local precision = bk.resolve_precision(window, set.PRECISION, state)
+  local win = bk.slide(key, state, window, precision, now().ms)
+  return bk.totals_reply(bk.sorted(state.names, win.totals))
 end
 
 -- =================================================== end BUCKETS, COUNT
