@@ -342,8 +342,1008 @@ local COMMANDS = {}
 -- RL.BUCKETS key limit window [PRECISION ms] [COST cost],
 -- RL.COUNT key window field [BY n] [PRECISION ms],
 -- RL.TOTALS key window [PRECISION ms]: src/core/buckets/, src/core/count/.
+--
+-- One plain hash per key (layout.rs): `h` the header
+-- `kind,precision,newest,held,totals...[,current]`, `f` (RL.COUNT) the
+-- names, `<b>` bucket b's counts. Counts are decimal strings here (an
+-- RL.COUNT total reaches 999,999,999,999,999,999, and a stored count is
+-- read as a u64 as the module reads it); small ones take a numeric path.
 
+local bk = {}
 
+local BK = {
+  MAX_LIMIT = 1000000000000000,
+  MAX_WINDOW = 1000000000000,
+  MAX_BUCKETS = 1000,
+  DEFAULT_BUCKETS = 60,
+  MAX_CLOCK = 1000000000000000,
+  MAX_FIELDS = 8,
+  MAX_FIELD_LEN = 32,
+  MAX_BY = 1000000000000000,
+  MAX_TOTAL = '999999999999999999',
+  U64_MAX = '18446744073709551615',
+  MAX_HELD_DIGITS = 500,
+}
+
+-- floor(a / b) for integers (b > 0), exact below 2^53.
+function bk.floor_div(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then
+    q = q - 1
+  elseif (q + 1) * b <= a then
+    q = q + 1
+  end
+  return q
+end
+
+function bk.ceil_div(a, b)
+  return -bk.floor_div(-a, b)
+end
+
+-- ---- decimal counts: canonical strings (no sign, no leading zero)
+
+-- -1, 0, 1; bytewise, never through the locale's string order.
+function bk.cmp(a, b)
+  if #a ~= #b then
+    return #a < #b and -1 or 1
+  end
+  if #a <= 15 then
+    local x, y = tonumber(a), tonumber(b)
+    return x < y and -1 or (x > y and 1 or 0)
+  end
+  for i = 1, #a, 8 do
+    local x, y = tonumber(a:sub(i, i + 7)), tonumber(b:sub(i, i + 7))
+    if x ~= y then
+      return x < y and -1 or 1
+    end
+  end
+  return 0
+end
+
+function bk.add(a, b)
+  if #a <= 15 and #b <= 15 then
+    return int(tonumber(a) + tonumber(b))
+  end
+  return dec_add(a, b)
+end
+
+-- u64 saturating_add / saturating_sub.
+function bk.sat_add(a, b)
+  local s = bk.add(a, b)
+  if #s >= 20 and bk.cmp(s, BK.U64_MAX) > 0 then
+    return BK.U64_MAX
+  end
+  return s
+end
+
+function bk.sat_sub(a, b)
+  if bk.cmp(a, b) <= 0 then
+    return '0'
+  end
+  if #a <= 15 then
+    return int(tonumber(a) - tonumber(b))
+  end
+  return dec_sub(a, b)
+end
+
+function bk.min(a, b)
+  return bk.cmp(a, b) <= 0 and a or b
+end
+
+-- A reply integer: exact up to 2^53; beyond, the nearest double (a Lua
+-- reply cannot carry more), capped as the module caps at i64::MAX.
+function bk.reply_int(s)
+  if bk.cmp(s, '9223372036854775807') >= 0 then
+    -- The largest double below 2^63 (a double of 2^63 does not convert).
+    return 9223372036854774784
+  end
+  return tonumber(s)
+end
+
+-- ---- stored values
+
+-- args.rs `unsigned`: 1 to 20 digits (leading zeros too), at most
+-- u64::MAX; canonical string or nil.
+function bk.unsigned(s)
+  if #s == 0 or #s > 20 or s:find('[^0-9]') then
+    return nil
+  end
+  local d = dec_norm(s)
+  if #d == 20 and bk.cmp(d, BK.U64_MAX) > 0 then
+    return nil
+  end
+  return d
+end
+
+-- layout.rs `Items::int`: an optional '-' and 1 to 18 digits; (negative,
+-- canonical digits) or nil.
+function bk.item_int(s)
+  local neg = s:byte(1) == 45
+  local digits = neg and s:sub(2) or s
+  if #digits == 0 or #digits > 18 or digits:find('[^0-9]') then
+    return nil
+  end
+  return neg, dec_norm(digits)
+end
+
+-- The value's comma-separated items (empty ones too).
+function bk.split(s)
+  local out, at = {}, 1
+  while true do
+    local c = s:find(',', at, true)
+    if c == nil then
+      out[#out + 1] = s:sub(at)
+      return out
+    end
+    out[#out + 1] = s:sub(at, c - 1)
+    at = c + 1
+  end
+end
+
+-- layout.rs `decode_counts`; nil when not rl's.
+function bk.decode_counts(s)
+  local counts = {}
+  for _, item in ipairs(bk.split(s)) do
+    local v = bk.unsigned(item)
+    if v == nil then
+      return nil
+    end
+    counts[#counts + 1] = v
+  end
+  return counts
+end
+
+function bk.encode_counts(counts)
+  return table.concat(counts, ',')
+end
+
+-- ---- the held set (held.rs): ascending bit indexes, bit i is bucket
+-- newest - 1 - i; stored as lowercase hex without leading zeros.
+
+BK.HEX = '0123456789abcdef'
+
+function bk.held_parse(hex)
+  if #hex == 0 or #hex > BK.MAX_HELD_DIGITS or hex:find('[^0-9a-f]') then
+    return nil
+  end
+  local bits = {}
+  local n = #hex
+  for k = 0, n - 1 do
+    local c = hex:byte(n - k)
+    local v = c <= 57 and c - 48 or c - 87
+    for b = 0, 3 do
+      if v % 2 == 1 then
+        bits[#bits + 1] = k * 4 + b
+      end
+      v = math.floor(v / 2)
+    end
+  end
+  return bits
+end
+
+function bk.held_write(bits)
+  if #bits == 0 then
+    return '0'
+  end
+  local digits = {}
+  local top = math.floor(bits[#bits] / 4)
+  for k = 0, top do
+    digits[k] = 0
+  end
+  for _, i in ipairs(bits) do
+    local k = math.floor(i / 4)
+    digits[k] = digits[k] + 2 ^ (i % 4)
+  end
+  local out = {}
+  for k = top, 0, -1 do
+    out[#out + 1] = BK.HEX:sub(digits[k] + 1, digits[k] + 1)
+  end
+  return table.concat(out)
+end
+
+function bk.held_copy(bits)
+  local out = {}
+  for i, v in ipairs(bits) do
+    out[i] = v
+  end
+  return out
+end
+
+-- ---- the key
+
+function bk.field_name(b)
+  return int(b)
+end
+
+-- The key opened as HashState opens it: another type is WRONGTYPE, a hash
+-- without a TTL is not rl's. The expiry it had (nil: none, a new key).
+function bk.open(key)
+  local t = key_type(key)
+  if t == 'none' then
+    return false, nil
+  end
+  if t ~= 'hash' then
+    E.wrong_type()
+  end
+  local at = expire_at(key)
+  if at < 0 then
+    E.foreign_hash()
+  end
+  return true, at
+end
+
+function bk.get(key, field)
+  local v = redis.call('HGET', key, field)
+  if v == false then
+    return nil
+  end
+  return v
+end
+
+-- Bucket b's own field as `width` counts (zeros when absent).
+function bk.field_counts(key, b, width)
+  local raw = bk.get(key, bk.field_name(b))
+  local counts = {}
+  if raw ~= nil then
+    counts = bk.decode_counts(raw)
+    if counts == nil or #counts > width then
+      E.foreign_hash()
+    end
+  end
+  for i = #counts + 1, width do
+    counts[i] = '0'
+  end
+  return counts
+end
+
+function bk.resized(counts, width)
+  local out = {}
+  for i = 1, width do
+    out[i] = counts[i] or '0'
+  end
+  return out
+end
+
+BK.KIND = { b = 'RL.BUCKETS', c = 'RL.COUNT' }
+
+-- layout.rs `load`: nil for a missing key; errors for the other command's
+-- key and for a hash rl did not write.
+function bk.load(key, exists, kind)
+  if not exists then
+    return nil
+  end
+  local raw = bk.get(key, 'h')
+  if raw == nil then
+    E.foreign_hash()
+  end
+  -- Header::parse
+  local items = bk.split(raw)
+  local found = items[1]
+  if #items < 4 or BK.KIND[found] == nil then
+    E.foreign_hash()
+  end
+  local p_neg, p_digits = bk.item_int(items[2])
+  local n_neg, n_digits = bk.item_int(items[3])
+  if p_neg == nil or n_neg == nil then
+    E.foreign_hash()
+  end
+  local held = bk.held_parse(items[4])
+  if held == nil then
+    E.foreign_hash()
+  end
+  local counts = {}
+  for i = 5, #items do
+    local neg, digits = bk.item_int(items[i])
+    if neg == nil or (neg and digits ~= '0') then
+      E.foreign_hash()
+    end
+    counts[#counts + 1] = digits
+  end
+  if found ~= kind then
+    fail('ERR key holds ' .. BK.KIND[found] .. ' state, not ' .. BK.KIND[kind] .. ' state')
+  end
+  local names = {}
+  if kind == 'c' then
+    local f = bk.get(key, 'f')
+    if f == nil then
+      E.foreign_hash()
+    end
+    names = bk.split(f)
+  end
+  local width = math.max(#names, 1)
+  local stored = kind == 'b' and 2 * width or width
+  if p_neg or p_digits == '0' or #counts ~= stored then
+    E.foreign_hash()
+  end
+  -- precision >= 1; max_index = MAX_CLOCK / precision (0 past 10^15).
+  local precision = tonumber(p_digits)
+  local max_index = #p_digits > 16 and 0 or bk.floor_div(BK.MAX_CLOCK, precision)
+  if #n_digits > 16 or tonumber(n_digits) > max_index then
+    E.foreign_hash()
+  end
+  local newest = tonumber(n_digits)
+  if n_neg then
+    newest = -newest
+  end
+  local totals, current = {}, {}
+  for i = 1, width do
+    totals[i] = counts[i]
+  end
+  if kind == 'b' then
+    for i = width + 1, stored do
+      current[#current + 1] = counts[i]
+    end
+  else
+    current = bk.field_counts(key, newest, width)
+  end
+  return {
+    kind = kind,
+    precision = precision,
+    precision_text = p_digits,
+    newest = newest,
+    held = held,
+    totals = totals,
+    current = current,
+    names = names,
+  }
+end
+
+-- request.rs `check_precision`.
+function bk.check_precision(window, precision)
+  if precision > window then
+    fail('ERR PRECISION must not exceed window')
+  end
+  if bk.ceil_div(window, precision) > BK.MAX_BUCKETS then
+    fail('ERR PRECISION too small: the window would need more than ' .. BK.MAX_BUCKETS
+      .. ' buckets')
+  end
+end
+
+-- window.rs `resolve_precision`.
+function bk.resolve_precision(window, requested, state)
+  local precision
+  if state ~= nil and requested ~= nil and state.precision ~= requested then
+    fail("ERR PRECISION differs from the key's bucket width (" .. state.precision_text .. ' ms)')
+  elseif state ~= nil then
+    precision = state.precision
+  elseif requested ~= nil then
+    precision = requested
+  else
+    precision = math.max(bk.ceil_div(window, BK.DEFAULT_BUCKETS), 1)
+  end
+  bk.check_precision(window, precision)
+  return precision
+end
+
+-- window.rs `slide`: the window at `now`, stale buckets found (not yet
+-- removed), the totals without them.
+function bk.slide(key, state, window, precision, now)
+  if now < -BK.MAX_CLOCK or now > BK.MAX_CLOCK then
+    fail('ERR rl internal error: server clock out of range')
+  end
+  local p, w = precision, window
+  local live_from = bk.floor_div(now - w + 1, p)
+  local current = bk.floor_div(now, p)
+  local win = { precision = p, window = w, now = now, live_from = live_from }
+  if state == nil then
+    win.target = current
+    win.newest = nil
+    win.held = {}
+    win.newest_counts = {}
+    win.totals = {}
+    win.stale = {}
+    return win
+  end
+  local s = state
+  local first_stale = math.max(s.newest - live_from, 0)
+  local held, stale = {}, {}
+  for j = #s.held, 1, -1 do
+    local i = s.held[j]
+    if i < first_stale then
+      break
+    end
+    stale[#stale + 1] = s.newest - 1 - i
+  end
+  for _, i in ipairs(s.held) do
+    if i < first_stale then
+      held[#held + 1] = i
+    end
+  end
+  if s.kind == 'c' and s.newest < live_from then
+    stale[#stale + 1] = s.newest
+  end
+  local width = #s.totals
+  local totals
+  if live_from > s.newest then
+    totals = bk.resized({}, width)
+  elseif #stale <= #held then
+    totals = bk.held_copy(s.totals)
+    for _, b in ipairs(stale) do
+      local c = bk.field_counts(key, b, width)
+      for i = 1, width do
+        totals[i] = bk.sat_sub(totals[i], c[i])
+      end
+    end
+  else
+    totals = bk.resized(s.current, width)
+    for _, i in ipairs(held) do
+      local c = bk.field_counts(key, s.newest - 1 - i, width)
+      for k = 1, width do
+        totals[k] = bk.sat_add(totals[k], c[k])
+      end
+    end
+  end
+  win.target = math.max(current, s.newest)
+  win.newest = s.newest
+  win.held = held
+  win.newest_counts = s.current
+  win.totals = totals
+  win.stale = stale
+  return win
+end
+
+function bk.leaves_at(win, b)
+  return (b + 1) * win.precision - 1 + win.window
+end
+
+function bk.target_counts(win, width)
+  if win.newest == win.target then
+    return bk.resized(win.newest_counts, width)
+  end
+  return bk.resized({}, width)
+end
+
+function bk.read_bucket(key, win, b, width)
+  if win.newest == b then
+    return bk.resized(win.newest_counts, width)
+  end
+  return bk.field_counts(key, b, width)
+end
+
+function bk.header(kind, precision, newest, held, totals, current)
+  local line = kind .. ',' .. int(precision) .. ',' .. int(newest) .. ',' .. bk.held_write(held)
+    .. ',' .. bk.encode_counts(totals)
+  if #current > 0 then
+    line = line .. ',' .. bk.encode_counts(current)
+  end
+  return line
+end
+
+-- window.rs `write`: { header, fields = { {f, v}, ... }, delete, needed,
+-- window }.
+function bk.write(win, kind, bucket, totals, names)
+  local fields = {}
+  local in_header = kind == 'b' and bucket or {}
+  local held = bk.held_copy(win.held)
+  local flush = nil
+  if win.newest ~= nil and win.newest < win.target then
+    local by = win.target - win.newest
+    for j = 1, #held do
+      held[j] = held[j] + by
+    end
+    local counted = win.newest >= win.live_from
+    local has_field = counted
+    if kind == 'b' then
+      has_field = false
+      if counted then
+        for _, c in ipairs(win.newest_counts) do
+          if c ~= '0' then
+            has_field = true
+          end
+        end
+      end
+    end
+    if has_field then
+      table.insert(held, 1, by - 1)
+      if kind == 'b' then
+        flush = win.newest
+      end
+    end
+  end
+  local header = bk.header(kind, win.precision, win.target, held, totals, in_header)
+  if kind == 'c' and names ~= nil then
+    fields[#fields + 1] = { 'f', table.concat(names, ',') }
+  end
+  if kind == 'c' then
+    fields[#fields + 1] = { bk.field_name(win.target), bk.encode_counts(bucket) }
+  elseif flush ~= nil then
+    fields[#fields + 1] = { bk.field_name(flush), bk.encode_counts(win.newest_counts) }
+  end
+  local delete = {}
+  for i, b in ipairs(win.stale) do
+    delete[i] = bk.field_name(b)
+  end
+  return {
+    header = header,
+    fields = fields,
+    delete = delete,
+    needed = bk.leaves_at(win, win.target),
+    window = win.window,
+  }
+end
+
+-- HashState `record`: HSET the header (and the other fields), HDEL the
+-- stale buckets, then PEXPIREAT when the expiry the key had when opened
+-- (`at`, nil: none) falls short (expiry.rs).
+function bk.record(key, w, at)
+  local args = { 'HSET', key, 'h', w.header }
+  for _, fv in ipairs(w.fields) do
+    args[#args + 1] = fv[1]
+    args[#args + 1] = fv[2]
+  end
+  redis.call(unpack(args))
+  if #w.delete > 0 then
+    redis.call('HDEL', key, unpack(w.delete))
+  end
+  if at == nil or at < w.needed then
+    local slack = math.max(math.floor(w.window / 4), 1)
+    redis.call('PEXPIREAT', key, int(w.needed + slack))
+  end
+end
+
+-- ---- RL.BUCKETS
+
+BK.BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST' })
+
+-- request.rs `precision_option`.
+function bk.precision_option(value, window, set)
+  local precision = positive(value, 'PRECISION', BK.MAX_WINDOW)
+  bk.check_precision(window, precision)
+  set_once(set, 'PRECISION', precision)
+end
+
+local BUCKETS = {
+  token = 'BUCKETS',
+  usage = 'BUCKETS key limit window [PRECISION ms] [COST cost]',
+}
+
+function BUCKETS.parse(line)
+  check_count(BK.BUCKETS_SYNTAX, line)
+  local limit = positive(line[3], 'limit', BK.MAX_LIMIT)
+  local window = positive(line[4], 'window', BK.MAX_WINDOW)
+  local set = {}
+  options(BK.BUCKETS_SYNTAX, line, function(token, value)
+    if token == 'COST' then
+      set_once(set, token, positive(value, token, BK.MAX_LIMIT))
+    else
+      bk.precision_option(value, window, set)
+    end
+  end)
+  local cost = set.COST or 1
+  if cost > limit then
+    E.cost_above_limit()
+  end
+  return { limit = limit, window = window, precision = set.PRECISION, cost = cost }
+end
+
+function BUCKETS.units(req)
+  return req.cost
+end
+
+function BUCKETS.unit(req)
+  return { limit = req.limit, window = req.window, precision = req.precision, cost = 1 }
+end
+
+-- decide.rs `decide_within`, with RL.ALL's shared bound.
+function BUCKETS.decide(key, req, call)
+  local exists, at = bk.open(key)
+  local state = bk.load(key, exists, 'b')
+  local precision = bk.resolve_precision(req.window, req.precision, state)
+  local shares = math.max(call.shares.buckets or 1, 1)
+  local max_buckets = math.floor(BK.MAX_BUCKETS / shares)
+  if max_buckets < BK.MAX_BUCKETS and bk.ceil_div(req.window, precision) > max_buckets then
+    fail('ERR PRECISION too small: the window would need more than ' .. int(max_buckets)
+      .. " buckets (RL.ALL's BUCKETS clauses share " .. BK.MAX_BUCKETS .. ')')
+  end
+  local now = call.now.ms
+  local win = bk.slide(key, state, req.window, precision, now)
+  local held = win.totals[1] or '0'
+  local cost = int(req.cost)
+  local limit = int(req.limit)
+  if bk.cmp(bk.sat_add(held, cost), limit) <= 0 then
+    local bucket = bk.target_counts(win, 1)
+    bucket[1] = bk.sat_add(bucket[1], cost)
+    local w = bk.write(win, 'b', bucket, { bk.add(held, cost) }, nil)
+    local d = {
+      allowed = 1,
+      remaining = req.limit - tonumber(held) - req.cost,
+      retry_after_ms = 0,
+      reset_after_ms = math.max(w.needed - now, 0),
+    }
+    return d, function()
+      bk.record(key, w, at)
+    end
+  end
+  -- Denied: the oldest counted buckets first, until enough leaves.
+  local newest = win.newest or win.target
+  local need = bk.sat_sub(bk.sat_add(held, cost), limit)
+  local freed = '0'
+  local retry_at = nil
+  local order = {}
+  for j = #win.held, 1, -1 do
+    order[#order + 1] = newest - 1 - win.held[j]
+  end
+  order[#order + 1] = newest
+  for _, b in ipairs(order) do
+    freed = bk.sat_add(freed, bk.read_bucket(key, win, b, 1)[1])
+    if bk.cmp(freed, need) >= 0 then
+      retry_at = bk.leaves_at(win, b)
+      break
+    end
+  end
+  local reset_at = bk.leaves_at(win, newest)
+  retry_at = retry_at or reset_at
+  return {
+    allowed = 0,
+    remaining = tonumber(bk.sat_sub(limit, held)),
+    retry_after_ms = math.max(retry_at - now, 1),
+    reset_after_ms = math.max(reset_at - now, 0),
+  }, nil
+end
+
+-- refund.rs: cost back from the counted buckets, the newest first.
+function BUCKETS.refund(key, req, call)
+  local exists, at = bk.open(key)
+  local state = bk.load(key, exists, 'b')
+  local precision = bk.resolve_precision(req.window, req.precision, state)
+  local win = bk.slide(key, state, req.window, precision, call.now.ms)
+  local held = win.totals[1] or '0'
+  local n = bk.min(int(req.cost), held)
+  if n == '0' or win.newest == nil then
+    return 0
+  end
+  local newest = win.newest
+  local left = n
+  local current = win.newest_counts[1] or '0'
+  local taken = bk.min(left, current)
+  current = bk.sat_sub(current, taken)
+  left = bk.sat_sub(left, taken)
+  local held_set = bk.held_copy(win.held)
+  local fields = {}
+  local delete = {}
+  for i, b in ipairs(win.stale) do
+    delete[i] = bk.field_name(b)
+  end
+  local removed = {}
+  for _, i in ipairs(win.held) do
+    if left == '0' then
+      break
+    end
+    local b = newest - 1 - i
+    local count = bk.field_counts(key, b, 1)[1]
+    taken = bk.min(left, count)
+    left = bk.sat_sub(left, taken)
+    if count == taken then
+      delete[#delete + 1] = bk.field_name(b)
+      removed[i] = true
+    else
+      fields[#fields + 1] = { bk.field_name(b), bk.sat_sub(count, taken) }
+    end
+  end
+  local kept = {}
+  for _, i in ipairs(held_set) do
+    if not removed[i] then
+      kept[#kept + 1] = i
+    end
+  end
+  local refunded = bk.sat_sub(n, left)
+  local totals = { bk.sat_sub(held, refunded) }
+  local header = bk.header('b', win.precision, newest, kept, totals, { current })
+  bk.record(key, {
+    header = header,
+    fields = fields,
+    delete = delete,
+    needed = bk.leaves_at(win, newest),
+    window = win.window,
+  }, at)
+  return tonumber(refunded)
+end
+
+LIMITERS.BUCKETS = BUCKETS
+
+BK.ONE = { slides = 1, buckets = 1 }
+
+COMMANDS['rl.buckets'] = function(key, line)
+  local req = BUCKETS.parse(line)
+  local d, write = BUCKETS.decide(key, req, { now = now(), shares = BK.ONE, writes = true })
+  if write then
+    write()
+  end
+  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
+end
+
+-- ---- RL.COUNT, RL.TOTALS
+
+BK.COUNT_SYNTAX = syntax('rl.count', 3, { 'BY', 'PRECISION' })
+BK.TOTALS_SYNTAX = syntax('rl.totals', 2, { 'PRECISION' })
+
+-- request.rs `check_field`: 1 to 32 printable ASCII bytes, no space, no
+-- comma.
+function bk.check_field(field)
+  local ok = #field >= 1 and #field <= BK.MAX_FIELD_LEN
+  for i = 1, #field do
+    local b = field:byte(i)
+    if b < 33 or b > 126 or b == 44 then
+      ok = false
+    end
+  end
+  if not ok then
+    fail('ERR field must be 1 to ' .. BK.MAX_FIELD_LEN
+      .. ' printable ASCII characters, without spaces or commas')
+  end
+end
+
+-- a < b bytewise.
+function bk.bytes_lt(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = a:byte(i), b:byte(i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return #a < #b
+end
+
+-- decide.rs `sorted`: (name, total) pairs by name (bytewise), then total.
+function bk.sorted(names, totals)
+  local pairs_ = {}
+  for i, name in ipairs(names) do
+    pairs_[i] = { name, totals[i] or '0' }
+  end
+  table.sort(pairs_, function(x, y)
+    if x[1] ~= y[1] then
+      return bk.bytes_lt(x[1], y[1])
+    end
+    return bk.cmp(x[2], y[2]) < 0
+  end)
+  return pairs_
+end
+
+-- Name/total pairs as the module replies them, sorted: a map in RESP3, a
+-- flat array in RESP2. The server writes a Lua `{ map = t }` in the order
+-- `next` visits t (for RESP2 clients as a flat array), which for string
+-- keys is the order of the nodes holding them. So the table is built so
+-- that the names sit in rising nodes (bk.ordered): it is grown to 64 nodes
+-- by fillers that are then removed; each name's main node (the server's
+-- string hash: Lua 5.1's on Redis, murmur32 on Valkey; BK.HASHES, the one
+-- found by a probe) is taken by a padding key, so every name collides
+-- and goes to the highest free node, the last name first; then the padding
+-- is removed. 64 nodes less 33 fillers leave room for 15 names (rl writes
+-- at most 8). The order is checked with `next` before it is returned: on a
+-- Lua that hashes otherwise, the map goes in the order Lua gives.
+
+-- Lua 5.1's string hash (lstring.c, Redis), 32 bits.
+function bk.hash_lua(s)
+  local l = #s
+  local h = l
+  for l1 = l, 1, -1 do
+    h = bit.bxor(h, bit.tobit(bit.lshift(h, 5) + bit.rshift(h, 2) + s:byte(l1)))
+  end
+  return h
+end
+
+-- a * b mod 2^32 (as a bit-op integer), exact in doubles.
+function bk.mul32(a, b)
+  a = a % 4294967296
+  b = b % 4294967296
+  local lo = b % 65536
+  local hi = (b - lo) / 65536
+  return bit.tobit(a * lo + ((a * hi) % 65536) * 65536)
+end
+
+-- Valkey's string hash: murmur32 seeded with the length (lstring.c).
+function bk.hash_murmur(s)
+  local l = #s
+  local h = l
+  local c1, c2 = 0xcc9e2d51, 0x1b873593
+  local blocks = math.floor(l / 4)
+  for i = 0, blocks - 1 do
+    local b0, b1, b2, b3 = s:byte(i * 4 + 1, i * 4 + 4)
+    local k = b0 + b1 * 256 + b2 * 65536 + b3 * 16777216
+    k = bk.mul32(k, c1)
+    k = bit.rol(k, 15)
+    k = bk.mul32(k, c2)
+    h = bit.bxor(h, k)
+    h = bit.rol(h, 13)
+    h = bit.tobit(bk.mul32(h, 5) % 4294967296 + 0xe6546b64)
+  end
+  local rest = l % 4
+  if rest > 0 then
+    local at = blocks * 4
+    local k1 = 0
+    if rest == 3 then
+      k1 = bit.bxor(k1, s:byte(at + 3) * 65536)
+    end
+    if rest >= 2 then
+      k1 = bit.bxor(k1, s:byte(at + 2) * 256)
+    end
+    k1 = bit.bxor(k1, s:byte(at + 1))
+    k1 = bk.mul32(k1, c1)
+    k1 = bit.rol(k1, 15)
+    k1 = bk.mul32(k1, c2)
+    h = bit.bxor(h, k1)
+  end
+  h = bit.bxor(h, l)
+  h = bit.bxor(h, bit.rshift(h, 16))
+  h = bk.mul32(h, 0x85ebca6b)
+  h = bit.bxor(h, bit.rshift(h, 13))
+  h = bk.mul32(h, 0xc2b2ae35)
+  h = bit.bxor(h, bit.rshift(h, 16))
+  return h
+end
+
+BK.HASHES = { bk.hash_lua, bk.hash_murmur }
+BK.NODES = 64
+BK.FILLERS = BK.NODES / 2 + 1
+-- Per hash: node -> a key whose main node it is (in BK.NODES nodes).
+BK.PADS = { {}, {} }
+-- The hash this server's Lua was found to use (nil: not yet known).
+BK.FOUND = {}
+
+function bk.pad(which, node)
+  local pads = BK.PADS[which]
+  if pads.n == nil then
+    local found, j = 0, 0
+    while found < BK.NODES and j < 100000 do
+      j = j + 1
+      local key = '\2' .. j
+      local at = bit.band(BK.HASHES[which](key), BK.NODES - 1)
+      if pads[at] == nil then
+        pads[at] = key
+        found = found + 1
+      end
+    end
+    pads.n = found
+  end
+  return pads[node]
+end
+
+function bk.ordered_with(which, sorted)
+  local map = {}
+  local hash = BK.HASHES[which]
+  for j = 1, BK.FILLERS do
+    map['\1' .. j] = true
+  end
+  for j = 1, BK.FILLERS do
+    map['\1' .. j] = nil
+  end
+  local pads = {}
+  for _, pair in ipairs(sorted) do
+    local pad = bk.pad(which, bit.band(hash(pair[1]), BK.NODES - 1))
+    if pad == nil then
+      return nil
+    end
+    if map[pad] == nil then
+      map[pad] = true
+      pads[#pads + 1] = pad
+    end
+  end
+  for i = #sorted, 1, -1 do
+    map[sorted[i][1]] = bk.reply_int(sorted[i][2])
+  end
+  for _, pad in ipairs(pads) do
+    map[pad] = nil
+  end
+  local i = 0
+  for name in pairs(map) do
+    i = i + 1
+    if sorted[i] == nil or sorted[i][1] ~= name then
+      return nil
+    end
+  end
+  if i ~= #sorted then
+    return nil
+  end
+  return map
+end
+
+-- Eight names in order: the hash that orders them is this server's (a
+-- wrong hash orders eight names by chance once in 40,320).
+BK.PROBE = {
+  { 'a1', '0' }, { 'b2', '0' }, { 'c3', '0' }, { 'd4', '0' },
+  { 'e5', '0' }, { 'f6', '0' }, { 'g7', '0' }, { 'h8', '0' },
+}
+
+function bk.ordered(sorted)
+  if BK.FOUND.which == nil then
+    BK.FOUND.which = 0
+    for which = 1, #BK.HASHES do
+      if BK.FOUND.which == 0 and bk.ordered_with(which, BK.PROBE) ~= nil then
+        BK.FOUND.which = which
+      end
+    end
+  end
+  if #sorted < 2 or #sorted > 15 or BK.FOUND.which == 0 then
+    return nil
+  end
+  return bk.ordered_with(BK.FOUND.which, sorted)
+end
+
+function bk.totals_reply(sorted)
+  local map = bk.ordered(sorted)
+  if map == nil then
+    map = {}
+    for _, pair in ipairs(sorted) do
+      map[pair[1]] = bk.reply_int(pair[2])
+    end
+  end
+  return { map = map }
+end
+
+COMMANDS['rl.count'] = function(key, line)
+  check_count(BK.COUNT_SYNTAX, line)
+  local window = positive(line[3], 'window', BK.MAX_WINDOW)
+  local field = line[4]
+  bk.check_field(field)
+  local set = {}
+  options(BK.COUNT_SYNTAX, line, function(token, value)
+    if token == 'BY' then
+      set_once(set, token, positive(value, token, BK.MAX_BY))
+    else
+      bk.precision_option(value, window, set)
+    end
+  end)
+  local by = int(set.BY or 1)
+  local exists, at = bk.open(key)
+  local state = bk.load(key, exists, 'c')
+  local precision = bk.resolve_precision(window, set.PRECISION, state)
+  local win = bk.slide(key, state, window, precision, now().ms)
+  local names = {}
+  if state ~= nil then
+    for i, n in ipairs(state.names) do
+      names[i] = n
+    end
+  end
+  local idx = nil
+  for i, n in ipairs(names) do
+    if idx == nil and n == field then
+      idx = i
+    end
+  end
+  local new_name = false
+  if idx == nil then
+    if #names >= BK.MAX_FIELDS then
+      fail('ERR key already counts ' .. BK.MAX_FIELDS .. ' fields, the most it may hold')
+    end
+    names[#names + 1] = field
+    new_name = true
+    idx = #names
+  end
+  local totals = bk.resized(win.totals, #names)
+  local bucket = bk.target_counts(win, #names)
+  local total = bk.add(totals[idx], by)
+  local count = bk.add(bucket[idx], by)
+  if bk.cmp(total, BK.MAX_TOTAL) > 0 or bk.cmp(count, BK.MAX_TOTAL) > 0 then
+    fail("ERR BY would take the field's total over the window past " .. BK.MAX_TOTAL)
+  end
+  bucket[idx] = count
+  totals[idx] = total
+  local changed = nil
+  if state == nil or new_name then
+    changed = names
+  end
+  bk.record(key, bk.write(win, 'c', bucket, totals, changed), at)
+  return bk.totals_reply(bk.sorted(names, totals))
+end
+
+-- Never writes: buckets that left are subtracted on the fly.
+COMMANDS['rl.totals'] = function(key, line)
+  check_count(BK.TOTALS_SYNTAX, line)
+  local window = positive(line[3], 'window', BK.MAX_WINDOW)
+  local set = {}
+  options(BK.TOTALS_SYNTAX, line, function(_, value)
+    bk.precision_option(value, window, set)
+  end)
+  local exists = bk.open(key)
+  local state = bk.load(key, exists, 'c')
+  if state == nil then
+    return bk.totals_reply({})
+  end
+  local precision = bk.resolve_precision(window, set.PRECISION, state)
+  local win = bk.slide(key, state, window, precision, now().ms)
+  return bk.totals_reply(bk.sorted(state.names, win.totals))
+end
 
 -- =================================================== end BUCKETS, COUNT
 
