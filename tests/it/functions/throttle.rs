@@ -758,6 +758,41 @@ fn throttle_arguments_at_their_maxima() {
             &["CL.THROTTLE", "k13", "1000000000000000", "1", "1"],
             Some(burst_too_long),
         ),
+        // CL.THROTTLE at its maxima: T = 1 µs, tolerance 10^15, the
+        // largest quantity (limited), then the whole burst at once
+        (
+            &[
+                "CL.THROTTLE",
+                "k14",
+                "999999999999999",
+                "1000000000000000",
+                "1000000000",
+                "9223372036854775807",
+            ],
+            None,
+        ),
+        (
+            &[
+                "CL.THROTTLE",
+                "k14",
+                "999999999999999",
+                "1000000000000000",
+                "1000000000",
+                "1000000000000000",
+            ],
+            None,
+        ),
+        (
+            &[
+                "CL.THROTTLE",
+                "k14",
+                "999999999999999",
+                "1000000000000000",
+                "1000000000",
+                "1000000000000001",
+            ],
+            None,
+        ),
         (
             &[
                 "RL.FIXED",
@@ -951,6 +986,25 @@ fn stored_tats_near_and_past_2_to_the_53() {
         ],
     ];
     let mut answered = 0;
+    // Around where the library's arithmetic switches to two parts (a TAT
+    // 4 * 10^15 µs ahead of now), and the largest TAT rl itself writes.
+    let now_us = s.clock_ms() * 1000;
+    let around: Vec<String> = [
+        3_999_999_999_999_999i64,
+        4_000_000_000_000_000,
+        4_000_000_000_000_001,
+        4_000_000_000_999_999,
+        1_000_000_000_000_000,
+        999_999_999_999_999,
+    ]
+    .iter()
+    .map(|d| (now_us + d).to_string())
+    .collect();
+    let values: Vec<&str> = values
+        .iter()
+        .copied()
+        .chain(around.iter().map(String::as_str))
+        .collect();
     for (i, v) in values.iter().enumerate() {
         for (j, form) in forms.iter().enumerate() {
             let k = format!("t{i}-{j}");
@@ -1189,6 +1243,25 @@ fn the_documented_examples() {
     for (line, want) in lines {
         let v = check(&s, &mut c, line).unwrap();
         assert_eq!(ints(&v), *want, "{line:?}");
+    }
+    // RL.PEEK's forms run read-only (FCALL_RO), as the module's RL.PEEK
+    // runs in read-only scripts.
+    for (module, library) in [
+        (
+            vec!["RL.PEEK", "THROTTLE", "m:u", "2", "10", "1000"],
+            vec![
+                "FCALL_RO", "rl_peek", "1", "f:u", "THROTTLE", "2", "10", "1000",
+            ],
+        ),
+        (
+            vec!["RL.PEEK", "FIXED", "m:r", "3", "60000", "COST", "2"],
+            vec![
+                "FCALL_RO", "rl_peek", "1", "f:r", "FIXED", "3", "60000", "COST", "2",
+            ],
+        ),
+    ] {
+        let m = run(&mut c, &module).unwrap();
+        assert_eq!(Ok(m), run(&mut c, &library).map_err(|e| e.to_string()));
     }
     let tat: String = redis::cmd("GET").arg("f:u").query(&mut c).unwrap();
     assert_eq!(tat, ((s.clock_ms() + 300) * 1000).to_string());
