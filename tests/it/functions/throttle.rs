@@ -1293,3 +1293,71 @@ fn a_refund_to_now_says_idle_on_both() {
     let (m, f) = both(&mut c, &["RL.PEEK", "THROTTLE", "k", "4", "10", "1000"]);
     assert_eq!((m.reply, m.state), (f.reply, f.state));
 }
+
+/// Random stored TATs of 16 to 20 digits (µs far ahead, redis-cell ns,
+/// up to u64::MAX and past it) under random rates up to the maxima, read
+/// by every throttle form: the same replies and the same written TATs.
+#[test]
+fn random_stored_tats_of_any_size() {
+    let s = start_both(Flavor::Valkey9);
+    let mut c = s.conn();
+    let mut rng = XorShift(0xA076_1D64_78BD_642F);
+    let ttl = s.clock_ms() + 100_000_000;
+    let rates: &[[&str; 3]] = &[
+        ["4", "10", "1000"],
+        ["0", "3", "1"],
+        ["999999999", "1", "1000"],
+        ["1", "3", "1000000000000"],
+        ["999999999999999", "1000000000000000", "1000000000000"],
+        ["0", "1", "1000000000000"],
+    ];
+    let mut answered = 0;
+    for i in 0..300 {
+        let len = 16 + rng.below(5) as usize;
+        let mut v: String = (0..len)
+            .map(|_| char::from(b'0' + rng.below(10) as u8))
+            .collect();
+        if rng.below(4) == 0 {
+            // near a power of ten or of two
+            v = [
+                "9007199254740992",
+                "99999999999999999",
+                "18446744073709551615",
+            ][rng.below(3) as usize]
+                .to_string();
+            let tail = rng.below(1000).to_string();
+            v.replace_range(v.len() - tail.len().., &tail);
+        }
+        let k = format!("r{i}");
+        set_both(&mut c, &k, &v, Some(ttl));
+        let rate = rates[rng.below(rates.len() as u64) as usize];
+        let limit = rate[0].parse::<u64>().unwrap() + 1;
+        let q = match rng.below(3) {
+            0 => limit.to_string(),
+            1 => "1".to_string(),
+            _ => (rng.below(limit) + 1).to_string(),
+        };
+        let form = rng.below(4);
+        let mut line: Vec<&str> = match form {
+            0 => vec!["RL.THROTTLE", &k],
+            1 => vec!["RL.PEEK", "THROTTLE", &k],
+            2 => vec!["RL.REFUND", "THROTTLE", &k],
+            _ => vec!["CL.THROTTLE", &k],
+        };
+        line.extend(rate.iter().copied());
+        if form == 3 {
+            // CL.THROTTLE: the period in seconds, at most 10^9
+            let p = line.len() - 1;
+            line[p] = if rate[2].len() > 10 {
+                "1000000000"
+            } else {
+                "1"
+            };
+        }
+        line.push(&q);
+        if check(&s, &mut c, &line).is_ok() {
+            answered += 1;
+        }
+    }
+    assert!(answered > 150, "{answered}");
+}
