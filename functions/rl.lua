@@ -356,19 +356,25 @@ local COMMANDS = {}
 -- kept as a decimal string or as two parts (hi * 10^6 + lo), never as a
 -- rounded double.
 
-local SF_MAX_UNITS = 1000000000000000 -- throttle/request.rs MAX_UNITS
-local SF_MAX_PERIOD_MS = 1000000000000 -- MAX_PERIOD_MS
-local SF_MAX_PERIOD_S = 1000000000 -- MAX_PERIOD_S
-local SF_MAX_TOLERANCE_US = 1000000000000000 -- gcra.rs MAX_TOLERANCE_US
-local SF_I64_MAX = '9223372036854775807'
-local SF_U64_MAX = '18446744073709551615'
-local SF_MIN_STORED_TAT = '1000000000000000' -- gcra.rs MIN_STORED_TAT_US
-local SF_NANOS_FROM = '100000000000000000' -- gcra.rs NANOS_FROM
-local SF_MAX_LIMIT = 1000000000000000 -- fixed/request.rs MAX_LIMIT
-local SF_MAX_WINDOW_MS = 1000000000000 -- args.rs MAX_WINDOW_MS
-local SF_EXACT = 9007199254740992 -- 2^53
-local SF_THROTTLE_STATE = 'an rl throttle state (a TAT in microseconds)'
-local SF_FIXED_STATE = 'an rl fixed-window counter'
+-- The limits and texts of src/core/throttle/ and src/core/fixed/ (one
+-- table: the main chunk's locals are limited).
+local SF = {
+  MAX_UNITS = 1000000000000000, -- throttle/request.rs MAX_UNITS
+  MAX_PERIOD_MS = 1000000000000, -- MAX_PERIOD_MS
+  MAX_PERIOD_S = 1000000000, -- MAX_PERIOD_S
+  MAX_TOLERANCE_US = 1000000000000000, -- gcra.rs MAX_TOLERANCE_US
+  I64_MAX = '9223372036854775807',
+  U64_MAX = '18446744073709551615',
+  MIN_STORED_TAT = '1000000000000000', -- gcra.rs MIN_STORED_TAT_US
+  NANOS_FROM = '100000000000000000', -- gcra.rs NANOS_FROM
+  MAX_LIMIT = 1000000000000000, -- fixed/request.rs MAX_LIMIT
+  MAX_WINDOW_MS = 1000000000000, -- args.rs MAX_WINDOW_MS
+  EXACT = 9007199254740992, -- 2^53
+  THROTTLE_STATE = 'an rl throttle state (a TAT in microseconds)',
+  -- sf_ahead: past this many 10^6 µs ahead, a distance is kept in two parts.
+  AHEAD_BIG = 4000000000,
+  FIXED_STATE = 'an rl fixed-window counter',
+}
 
 -- floor(a / b) and a - floor(a / b) * b, exact for integers a (|a| below
 -- 2^53) and b > 0: the float quotient is corrected by its remainder.
@@ -399,7 +405,7 @@ local function sf_unsigned(s)
     return nil
   end
   local digits = dec_norm(s)
-  if dec_cmp(digits, SF_U64_MAX) > 0 then
+  if dec_cmp(digits, SF.U64_MAX) > 0 then
     return nil
   end
   return digits
@@ -424,9 +430,9 @@ end
 -- far below it, which rounding cannot cross.
 local function sf_cell_quantity(s)
   local bad = #s == 0 or s:find('[^0-9]') or (#s > 1 and s:byte(1) == 48)
-    or #s > 19 or (#s == 19 and s > SF_I64_MAX)
+    or #s > 19 or (#s == 19 and s > SF.I64_MAX)
   if bad then
-    fail('ERR quantity must be an integer from 0 to ' .. SF_I64_MAX)
+    fail('ERR quantity must be an integer from 0 to ' .. SF.I64_MAX)
   end
   return tonumber(s)
 end
@@ -439,7 +445,7 @@ local function sf_gcra(max_burst, count, period_us)
   local emission = sf_ceil_div(period_us, count)
   local limit = max_burst + 1
   -- limit * emission <= MAX_TOLERANCE_US, without the product.
-  if limit > sf_divmod(SF_MAX_TOLERANCE_US, emission) then
+  if limit > sf_divmod(SF.MAX_TOLERANCE_US, emission) then
     fail('ERR max_burst too large: (max_burst + 1) * period / count must not exceed 31 years')
   end
   return { emission = emission, tolerance = limit * emission, limit = limit }
@@ -451,15 +457,15 @@ local function sf_parse_throttle(line, cell)
   if #line < 5 or #line > 6 then
     E.arity(command)
   end
-  local max_burst = non_negative(line[3], 'max_burst', SF_MAX_UNITS)
-  local count = positive(line[4], 'count', SF_MAX_UNITS)
-  local period = positive(line[5], 'period', cell and SF_MAX_PERIOD_S or SF_MAX_PERIOD_MS)
+  local max_burst = non_negative(line[3], 'max_burst', SF.MAX_UNITS)
+  local count = positive(line[4], 'count', SF.MAX_UNITS)
+  local period = positive(line[5], 'period', cell and SF.MAX_PERIOD_S or SF.MAX_PERIOD_MS)
   local quantity = 1
   if line[6] ~= nil then
     if cell then
       quantity = sf_cell_quantity(line[6])
     else
-      quantity = non_negative(line[6], 'quantity', SF_MAX_UNITS)
+      quantity = non_negative(line[6], 'quantity', SF.MAX_UNITS)
     end
   end
   local rate = sf_gcra(max_burst, count, period * (cell and 1000000 or 1000))
@@ -492,19 +498,19 @@ local function sf_stored_tat(key)
   end
   local v = sf_unsigned(bytes)
   if v == nil then
-    E.foreign_string(SF_THROTTLE_STATE)
+    E.foreign_string(SF.THROTTLE_STATE)
   end
-  if dec_cmp(v, SF_NANOS_FROM) >= 0 then
+  if dec_cmp(v, SF.NANOS_FROM) >= 0 then
     local us = v:sub(1, -4)
     if v:sub(-3) ~= '000' then
       us = dec_add(us, '1')
     end
     v = us
-  elseif dec_cmp(v, SF_MIN_STORED_TAT) <= 0 then
-    E.foreign_string(SF_THROTTLE_STATE)
+  elseif dec_cmp(v, SF.MIN_STORED_TAT) <= 0 then
+    E.foreign_string(SF.THROTTLE_STATE)
   end
   if at == -1 then
-    E.foreign_string(SF_THROTTLE_STATE)
+    E.foreign_string(SF.THROTTLE_STATE)
   end
   return v
 end
@@ -512,7 +518,6 @@ end
 -- How far the TAT `tat` (decimal µs) is ahead of `now_us`, never below 0:
 -- a number when below 2^52, else (hi, lo) with the distance
 -- hi * 10^6 + lo, hi >= 4 * 10^9 (far beyond any tolerance).
-local SF_AHEAD_BIG = 4000000000
 local function sf_ahead(tat, now_us)
   local th, tl = sf_split_digits(tat)
   local nh, nl = sf_divmod(now_us, 1000000)
@@ -523,7 +528,7 @@ local function sf_ahead(tat, now_us)
   if hi < 0 then
     return 0
   end
-  if hi < SF_AHEAD_BIG then
+  if hi < SF.AHEAD_BIG then
     return hi * 1000000 + lo
   end
   return nil, hi, lo
@@ -670,11 +675,11 @@ local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST' })
 
 local function sf_parse_fixed(line)
   check_count(FIXED_SYNTAX, line)
-  local limit = positive(line[3], 'limit', SF_MAX_LIMIT)
-  local window = positive(line[4], 'window', SF_MAX_WINDOW_MS)
+  local limit = positive(line[3], 'limit', SF.MAX_LIMIT)
+  local window = positive(line[4], 'window', SF.MAX_WINDOW_MS)
   local set = {}
   options(FIXED_SYNTAX, line, function(token, value)
-    set_once(set, token, positive(value, token, SF_MAX_LIMIT))
+    set_once(set, token, positive(value, token, SF.MAX_LIMIT))
   end)
   local cost = set.COST or 1
   if cost > limit then
@@ -691,8 +696,8 @@ local function sf_fixed_current(key, now_ms)
     return nil
   end
   local v = sf_unsigned(bytes)
-  if v == nil or dec_cmp(v, int(SF_MAX_LIMIT)) > 0 or at == -1 then
-    E.foreign_string(SF_FIXED_STATE)
+  if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 or at == -1 then
+    E.foreign_string(SF.FIXED_STATE)
   end
   if at > now_ms then
     return tonumber(v), at
@@ -703,7 +708,7 @@ end
 -- SET key count with the window's end. An end at or past 2^53 ms (a
 -- user's far PXAT) is kept as it is: a double cannot spell it.
 local function sf_fixed_set(key, count, at)
-  if at >= SF_EXACT then
+  if at >= SF.EXACT then
     redis.call('SET', key, int(count), 'KEEPTTL')
   else
     redis.call('SET', key, int(count), 'PXAT', int(at))
