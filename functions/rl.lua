@@ -1355,8 +1355,431 @@ end
 -- RL.THROTTLE key max_burst count period [quantity],
 -- CL.THROTTLE key max_burst count period [quantity],
 -- RL.FIXED key limit window [COST cost]: src/core/throttle/, src/core/fixed/.
+--
+-- Every value below 2^53 is a plain number; where one can pass it (a
+-- stored TAT: redis-cell's nanoseconds read as µs reach 1.8e16, and the
+-- waits derived from it; CL.THROTTLE's quantity up to 2^63 - 1) it is
+-- kept as a decimal string or as two parts (hi * 10^6 + lo), never as a
+-- rounded double.
 
+-- The limits and texts of src/core/throttle/ and src/core/fixed/ (one
+-- table: the main chunk's locals are limited).
+local SF = {
+  MAX_UNITS = 1000000000000000, -- throttle/request.rs MAX_UNITS
+  MAX_PERIOD_MS = 1000000000000, -- MAX_PERIOD_MS
+  MAX_PERIOD_S = 1000000000, -- MAX_PERIOD_S
+  MAX_TOLERANCE_US = 1000000000000000, -- gcra.rs MAX_TOLERANCE_US
+  I64_MAX = '9223372036854775807',
+  U64_MAX = '18446744073709551615',
+  MIN_STORED_TAT = '1000000000000000', -- gcra.rs MIN_STORED_TAT_US
+  NANOS_FROM = '100000000000000000', -- gcra.rs NANOS_FROM
+  MAX_LIMIT = 1000000000000000, -- fixed/request.rs MAX_LIMIT
+  MAX_WINDOW_MS = 1000000000000, -- args.rs MAX_WINDOW_MS
+  EXACT = 9007199254740992, -- 2^53
+  THROTTLE_STATE = 'an rl throttle state (a TAT in microseconds)',
+  -- sf_ahead: past this many 10^6 µs ahead, a distance is kept in two parts.
+  AHEAD_BIG = 4000000000,
+  FIXED_STATE = 'an rl fixed-window counter',
+}
 
+-- floor(a / b) and a - floor(a / b) * b, exact for integers a (|a| below
+-- 2^53) and b > 0: the float quotient is corrected by its remainder.
+local function sf_divmod(a, b)
+  local q = math.floor(a / b)
+  local r = a - q * b
+  if r < 0 then
+    q, r = q - 1, r + b
+  elseif r >= b then
+    q, r = q + 1, r - b
+  end
+  return q, r
+end
+
+-- ceil(a / b) for integers a >= 0, b > 0 (a below 2^53).
+local function sf_ceil_div(a, b)
+  local q, r = sf_divmod(a, b)
+  if r > 0 then
+    q = q + 1
+  end
+  return q
+end
+
+-- args.rs `unsigned`: 1 to 20 digits (leading zeros allowed), at most
+-- u64::MAX; the value as a decimal string without leading zeros, or nil.
+local function sf_unsigned(s)
+  if s == nil or #s == 0 or #s > 20 or s:find('[^0-9]') then
+    return nil
+  end
+  local digits = dec_norm(s)
+  if dec_cmp(digits, SF.U64_MAX) > 0 then
+    return nil
+  end
+  return digits
+end
+
+-- A decimal string as (hi, lo): value = hi * 10^6 + lo, both exact.
+local function sf_split_digits(s)
+  if #s <= 6 then
+    return 0, tonumber(s)
+  end
+  return tonumber(s:sub(1, -7)), tonumber(s:sub(-6))
+end
+
+-- ceil(s / 1000) of a decimal string, as a number (s below 2^63).
+local function sf_ceil_ms_of_digits(s)
+  local hi, lo = sf_split_digits(s)
+  return hi * 1000 + sf_ceil_div(lo, 1000)
+end
+
+-- CL.THROTTLE's quantity: 0 to 2^63 - 1 (args.rs `non_negative` with
+-- i64::MAX). A number: exact up to 2^53; above, only compared with limits
+-- far below it, which rounding cannot cross.
+local function sf_cell_quantity(s)
+  local bad = #s == 0 or s:find('[^0-9]') or (#s > 1 and s:byte(1) == 48)
+    or #s > 19 or (#s == 19 and s > SF.I64_MAX)
+  if bad then
+    fail('ERR quantity must be an integer from 0 to ' .. SF.I64_MAX)
+  end
+  return tonumber(s)
+end
+
+-- gcra.rs Gcra::new: { emission, tolerance, limit }.
+local function sf_gcra(max_burst, count, period_us)
+  if count > period_us then
+    fail('ERR count per period must not exceed 1 per microsecond (1000000 per second)')
+  end
+  local emission = sf_ceil_div(period_us, count)
+  local limit = max_burst + 1
+  -- limit * emission <= MAX_TOLERANCE_US, without the product.
+  if limit > sf_divmod(SF.MAX_TOLERANCE_US, emission) then
+    fail('ERR max_burst too large: (max_burst + 1) * period / count must not exceed 31 years')
+  end
+  return { emission = emission, tolerance = limit * emission, limit = limit }
+end
+
+-- request.rs ThrottleRequest::parse; cell: CL.THROTTLE's dialect.
+local function sf_parse_throttle(line, cell)
+  local command = cell and 'cl.throttle' or 'rl.throttle'
+  if #line < 5 or #line > 6 then
+    E.arity(command)
+  end
+  local max_burst = non_negative(line[3], 'max_burst', SF.MAX_UNITS)
+  local count = positive(line[4], 'count', SF.MAX_UNITS)
+  local period = positive(line[5], 'period', cell and SF.MAX_PERIOD_S or SF.MAX_PERIOD_MS)
+  local quantity = 1
+  if line[6] ~= nil then
+    if cell then
+      quantity = sf_cell_quantity(line[6])
+    else
+      quantity = non_negative(line[6], 'quantity', SF.MAX_UNITS)
+    end
+  end
+  local rate = sf_gcra(max_burst, count, period * (cell and 1000000 or 1000))
+  if not cell and quantity > rate.limit then
+    fail('ERR quantity must not exceed max_burst + 1')
+  end
+  return { rate = rate, quantity = quantity }
+end
+
+-- The key as a string state: its bytes and absolute expiry (-1: none), nil
+-- when absent; WRONGTYPE for another type (key.rs OpenKey::open).
+local function sf_string_key(key)
+  local kind = key_type(key)
+  if kind == 'none' then
+    return nil
+  end
+  if kind ~= 'string' then
+    E.wrong_type()
+  end
+  return redis.call('GET', key), expire_at(key)
+end
+
+-- gcra.rs stored_state: the stored TAT in µs as a decimal string (ns as
+-- redis-cell writes them rounded up), refused unless rl could have written
+-- it; nil for no key.
+local function sf_stored_tat(key)
+  local bytes, at = sf_string_key(key)
+  if bytes == nil then
+    return nil
+  end
+  local v = sf_unsigned(bytes)
+  if v == nil then
+    E.foreign_string(SF.THROTTLE_STATE)
+  end
+  if dec_cmp(v, SF.NANOS_FROM) >= 0 then
+    local us = v:sub(1, -4)
+    if v:sub(-3) ~= '000' then
+      us = dec_add(us, '1')
+    end
+    v = us
+  elseif dec_cmp(v, SF.MIN_STORED_TAT) <= 0 then
+    E.foreign_string(SF.THROTTLE_STATE)
+  end
+  if at == -1 then
+    E.foreign_string(SF.THROTTLE_STATE)
+  end
+  return v
+end
+
+-- How far the TAT `tat` (decimal µs) is ahead of `now_us`, never below 0:
+-- a number when below 2^52, else (hi, lo) with the distance
+-- hi * 10^6 + lo, hi >= 4 * 10^9 (far beyond any tolerance).
+local function sf_ahead(tat, now_us)
+  local th, tl = sf_split_digits(tat)
+  local nh, nl = sf_divmod(now_us, 1000000)
+  local hi, lo = th - nh, tl - nl
+  if lo < 0 then
+    hi, lo = hi - 1, lo + 1000000
+  end
+  if hi < 0 then
+    return 0
+  end
+  if hi < SF.AHEAD_BIG then
+    return hi * 1000000 + lo
+  end
+  return nil, hi, lo
+end
+
+-- ceil((hi * 10^6 + lo + delta) / 1000) for a big distance and
+-- |delta| <= 2 * 10^15: the result is below 2^53.
+local function sf_big_ms(hi, lo, delta)
+  local dh, dl = sf_divmod(delta, 1000000)
+  return (hi + dh) * 1000 + sf_ceil_div(lo + dl, 1000)
+end
+
+-- gcra.rs decide + to_decision, at call.now.us. The decision carries
+-- `retry_never` (retry_after_us None: CL.THROTTLE's oversized quantity).
+local function sf_throttle_decide(key, req, call)
+  local rate, q = req.rate, req.quantity
+  local t, tau = rate.emission, rate.tolerance
+  local now_us = call.now.us
+  local tat = sf_stored_tat(key)
+  local d, bh, bl = 0, nil, nil
+  if tat ~= nil then
+    d, bh, bl = sf_ahead(tat, now_us)
+  end
+  local oversized = q > rate.limit
+  -- increment = q * T, exact when not oversized (q * T <= tau).
+  if d ~= nil and not oversized and d <= tau - q * t then
+    local inc = q * t
+    local ahead = d + inc
+    local decision = {
+      allowed = 1,
+      remaining = sf_divmod(tau - ahead, t),
+      retry_after_ms = 0,
+      reset_after_ms = sf_ceil_div(ahead, 1000),
+    }
+    local write = nil
+    if q > 0 then
+      local new_tat = now_us + ahead
+      write = function()
+        redis.call('SET', key, int(new_tat), 'PXAT', int(sf_ceil_div(new_tat, 1000)))
+      end
+    end
+    return decision, write
+  end
+  local decision = { allowed = 0 }
+  if d ~= nil then
+    decision.remaining = sf_divmod(math.max(0, tau - d), t)
+    decision.reset_after_ms = sf_ceil_div(d, 1000)
+    if not oversized then
+      decision.retry_after_ms = sf_ceil_div(d - (tau - q * t), 1000)
+    end
+  else
+    decision.remaining = 0
+    decision.reset_after_ms = sf_big_ms(bh, bl, 0)
+    if not oversized then
+      decision.retry_after_ms = sf_big_ms(bh, bl, q * t - tau)
+    end
+  end
+  if oversized then
+    decision.retry_never = true
+    -- u64::MAX ms, as the reply saturates it (i64::MAX; unreachable for
+    -- RL.THROTTLE, which refuses such a quantity).
+    decision.retry_after_ms = 9223372036854775807
+  end
+  return decision, nil
+end
+
+-- refund.rs: the TAT moved back by quantity intervals, never before now.
+local function sf_throttle_refund(key, req, call)
+  local t, q = req.rate.emission, req.quantity
+  local now_us = call.now.us
+  local tat = sf_stored_tat(key)
+  if tat == nil or q == 0 then
+    return 0
+  end
+  local ahead = sf_ahead(tat, now_us)
+  local refunded
+  if ahead == nil or ahead > (q - 1) * t then
+    refunded = q
+  else
+    refunded = sf_ceil_div(ahead, t)
+  end
+  if refunded == 0 then
+    return 0
+  end
+  local back = q * t
+  local value, at
+  if ahead ~= nil then
+    local new_tat = math.max(now_us + ahead - back, now_us)
+    value, at = int(new_tat), sf_ceil_div(new_tat, 1000)
+  else
+    -- Far ahead: tat - q * T stays far ahead of now.
+    value = dec_sub(tat, int(back))
+    at = sf_ceil_ms_of_digits(value)
+  end
+  -- (A TAT refunded to now on a whole-ms clock expires at now: SET PXAT
+  -- deletes the key there, where the module keeps it for that ms; both
+  -- read as idle.)
+  redis.call('SET', key, value, 'PXAT', int(at))
+  return refunded
+end
+
+LIMITERS.THROTTLE = {
+  token = 'THROTTLE',
+  usage = 'THROTTLE key max_burst count period [quantity]',
+  parse = function(line)
+    return sf_parse_throttle(line, false)
+  end,
+  decide = sf_throttle_decide,
+  units = function(req)
+    return req.quantity
+  end,
+  unit = function(req)
+    return { rate = req.rate, quantity = 1 }
+  end,
+  refund = sf_throttle_refund,
+}
+
+local function sf_run(lim, key, req)
+  local decision, write = lim.decide(key, req, { now = now(), shares = { slides = 1, buckets = 1 }, writes = true })
+  if write then
+    write()
+  end
+  return decision
+end
+
+COMMANDS['rl.throttle'] = function(key, line)
+  local d = sf_run(LIMITERS.THROTTLE, key, sf_parse_throttle(line, false))
+  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
+end
+
+-- gcra.rs CellReply: [limited, limit, remaining, retry_after_s, reset_after_s].
+COMMANDS['cl.throttle'] = function(key, line)
+  local req = sf_parse_throttle(line, true)
+  local d = sf_run(LIMITERS.THROTTLE, key, req)
+  local retry = -1
+  if d.allowed == 0 and not d.retry_never then
+    retry = sf_ceil_div(d.retry_after_ms, 1000)
+  end
+  return { 1 - d.allowed, req.rate.limit, d.remaining, retry, sf_ceil_div(d.reset_after_ms, 1000) }
+end
+
+-- fixed/request.rs: limit window [COST cost].
+local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST' })
+
+local function sf_parse_fixed(line)
+  check_count(FIXED_SYNTAX, line)
+  local limit = positive(line[3], 'limit', SF.MAX_LIMIT)
+  local window = positive(line[4], 'window', SF.MAX_WINDOW_MS)
+  local set = {}
+  options(FIXED_SYNTAX, line, function(token, value)
+    set_once(set, token, positive(value, token, SF.MAX_LIMIT))
+  end)
+  local cost = set.COST or 1
+  if cost > limit then
+    E.cost_above_limit()
+  end
+  return { limit = limit, window = window, cost = cost }
+end
+
+-- fixed/decide.rs stored_state + FixedState::current: the count and end of
+-- the window running at now_ms, or nil.
+local function sf_fixed_current(key, now_ms)
+  local bytes, at = sf_string_key(key)
+  if bytes == nil then
+    return nil
+  end
+  local v = sf_unsigned(bytes)
+  if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 or at == -1 then
+    E.foreign_string(SF.FIXED_STATE)
+  end
+  if at > now_ms then
+    return tonumber(v), at
+  end
+  return nil
+end
+
+-- SET key count with the window's end. An end at or past 2^53 ms (a
+-- user's far PXAT) is kept as it is: a double cannot spell it.
+local function sf_fixed_set(key, count, at)
+  if at >= SF.EXACT then
+    redis.call('SET', key, int(count), 'KEEPTTL')
+  else
+    redis.call('SET', key, int(count), 'PXAT', int(at))
+  end
+end
+
+-- fixed/decide.rs decide, at call.now.ms.
+local function sf_fixed_decide(key, req, call)
+  local now_ms = call.now.ms
+  local count, at = sf_fixed_current(key, now_ms)
+  if count == nil then
+    count, at = 0, now_ms + req.window
+  end
+  local reset = math.max(at - now_ms, 0)
+  if count + req.cost <= req.limit then
+    local after = count + req.cost
+    return {
+      allowed = 1,
+      remaining = req.limit - after,
+      retry_after_ms = 0,
+      reset_after_ms = reset,
+    }, function()
+      sf_fixed_set(key, after, at)
+    end
+  end
+  return {
+    allowed = 0,
+    remaining = math.max(req.limit - count, 0),
+    retry_after_ms = math.max(reset, 1),
+    reset_after_ms = reset,
+  }, nil
+end
+
+-- fixed/refund.rs: the current window's count lowered by COST, never
+-- below zero; its end stays.
+local function sf_fixed_refund(key, req, call)
+  local count, at = sf_fixed_current(key, call.now.ms)
+  if count == nil then
+    return 0
+  end
+  local refunded = math.min(count, req.cost)
+  if refunded > 0 then
+    sf_fixed_set(key, count - refunded, at)
+  end
+  return refunded
+end
+
+LIMITERS.FIXED = {
+  token = 'FIXED',
+  usage = 'FIXED key limit window [COST cost]',
+  parse = sf_parse_fixed,
+  decide = sf_fixed_decide,
+  units = function(req)
+    return req.cost
+  end,
+  unit = function(req)
+    return { limit = req.limit, window = req.window, cost = 1 }
+  end,
+  refund = sf_fixed_refund,
+}
+
+COMMANDS['rl.fixed'] = function(key, line)
+  local d = sf_run(LIMITERS.FIXED, key, sf_parse_fixed(line))
+  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
+end
 
 -- ================================================== end THROTTLE, FIXED
 
