@@ -123,8 +123,9 @@ end
 
 -- A decimal integer written as the server writes integers: digits only, no
 -- sign, no leading zero ('0' alone is fine); nil for anything else. Every
--- maximum rl accepts is below 10^16, so longer strings are out of range and
--- shorter ones are exact doubles.
+-- maximum read through here is below 10^16, so longer strings are out of
+-- range and shorter ones are exact doubles (CL.THROTTLE's quantity, up to
+-- 2^63 - 1, is read as a string in its section).
 local function argument(s)
   if #s == 0 or #s > 16 or s:find('[^0-9]') or (#s > 1 and s:byte(1) == 48) then
     return nil
@@ -146,24 +147,6 @@ local function non_negative(s, arg, max)
   local v = argument(s)
   if v == nil or v > max then
     E.not_in_range(arg, 0, max)
-  end
-  return v
-end
-
--- A stored unsigned decimal (leading zeros allowed, as earlier releases
--- wrote them) as a number, if it is at most 2^53; nil otherwise. Larger
--- stored values (RL.COUNT totals) are read with the dec_* helpers.
-local function stored_unsigned(s)
-  if s == nil or #s == 0 or s:find('[^0-9]') then
-    return nil
-  end
-  local digits = s:gsub('^0+(%d)', '%1')
-  if #digits > 16 then
-    return nil
-  end
-  local v = tonumber(digits)
-  if v > 9007199254740992 then
-    return nil
   end
   return v
 end
@@ -228,16 +211,20 @@ local function dec_norm(a)
   return a
 end
 
--- -1, 0 or 1 as a < b, a == b, a > b.
+-- -1, 0 or 1 as a < b, a == b, a > b. Compared by 15-digit chunks as
+-- numbers: Lua's string `<` follows the locale's collation.
 local function dec_cmp(a, b)
   a, b = dec_norm(a), dec_norm(b)
   if #a ~= #b then
     return #a < #b and -1 or 1
   end
-  if a == b then
-    return 0
+  for i = 1, #a, 15 do
+    local x, y = tonumber(a:sub(i, i + 14)), tonumber(b:sub(i, i + 14))
+    if x ~= y then
+      return x < y and -1 or 1
+    end
   end
-  return a < b and -1 or 1
+  return 0
 end
 
 -- a + b, in 7-digit limbs (each sum stays far below 2^53).
@@ -276,12 +263,18 @@ end
 
 -- --------------------------------------------------------------- the clock
 
--- The server's clock, read once per call: ms and µs (TIME has µs on every
--- server; the module on Redis 7.0 has only ms, so its µs end in 000).
+-- The server's clock, read once per call: ms and µs. The module reads
+-- the server's µs clock where it has one for modules (Redis 7.2+, every
+-- Valkey) and only ms before (Redis 7.0, 7.1: µs = ms * 1000); so do we,
+-- so that both editions store the same values on every server.
 local function now()
   local t = redis.call('TIME')
   local s, us = tonumber(t[1]), tonumber(t[2])
-  return { ms = s * 1000 + math.floor(us / 1000), us = s * 1000000 + us }
+  local ms = s * 1000 + math.floor(us / 1000)
+  if redis.REDIS_VERSION_NUM < 0x070200 then
+    return { ms = ms, us = ms * 1000 }
+  end
+  return { ms = ms, us = s * 1000000 + us }
 end
 
 -- ---------------------------------------------------------------- keys
