@@ -322,8 +322,296 @@ local COMMANDS = {}
 
 -- ================================================================ SLIDE
 -- RL.SLIDE key limit window [COST cost]: src/core/slide/.
+--
+-- A plain sorted set, one entry per admitted unit: score the admission time
+-- in ms, member the integer score * 10^6 + n (n numbers the entries of that
+-- ms from 0), kept as a decimal string (it passes 2^53). Every call reads
+-- and checks, as the module does (slide/decide.rs `read_ends`), the newest
+-- entry, the oldest one, and the stale entries it would remove; an entry
+-- rl could not have written among them refuses the key.
 
+local Slide = {
+  token = 'SLIDE',
+  usage = 'SLIDE key limit window [COST cost]',
+  syntax = syntax('rl.slide', 3, { 'COST' }),
+  MAX_LIMIT = 1000000,
+  MAX_COST = 100,
+  MAX_WINDOW_MS = 1000000000000,
+  -- slide/log.rs MAX_NOW_MS: i64::MAX / 10^6 - 1, the latest score rl
+  -- writes (members must fit in an i64).
+  MAX_NOW_MS = 9223372036853,
+  MEMBERS_PER_MS = 1000000,
+  -- slide/decide.rs EVICT_PER_CALL.
+  EVICT_PER_CALL = 256,
+}
 
+function Slide.parse(line)
+  check_count(Slide.syntax, line)
+  local limit = positive(line[3], 'limit', Slide.MAX_LIMIT)
+  local window = positive(line[4], 'window', Slide.MAX_WINDOW_MS)
+  local set = {}
+  options(Slide.syntax, line, function(token, value)
+    -- The value is checked before a repeat is (args.rs `cost_option`).
+    set_once(set, token, positive(value, token, Slide.MAX_COST))
+  end)
+  local cost = set.COST or 1
+  if cost > limit then
+    E.cost_above_limit()
+  end
+  return { limit = limit, window = window, cost = cost }
+end
+
+function Slide.units(req)
+  return req.cost
+end
+
+function Slide.unit(req)
+  return { limit = req.limit, window = req.window, cost = 1 }
+end
+
+-- A stored score as whole ms; nil for one that is not a whole finite
+-- number (zset_log.rs `score_ms` reads those as i64::MIN).
+function Slide.score(s)
+  local v = tonumber(s)
+  if v == nil or v ~= v or v == math.huge or v == -math.huge or v ~= math.floor(v) then
+    return nil
+  end
+  return v
+end
+
+-- log.rs `Entry::is_rl`: a score rl accepts (0..MAX_NOW_MS, whole) and a
+-- member that is an integer (as the server's string2ll reads one) numbered
+-- from that score: its digits but the last 6 are the score.
+function Slide.is_rl(score, m)
+  if score == nil or score < 0 or score > Slide.MAX_NOW_MS then
+    return false
+  end
+  if m ~= '0' and not m:find('^[1-9]%d*$') then
+    return false
+  end
+  local q = #m > 6 and m:sub(1, #m - 6) or '0'
+  return q == int(score)
+end
+
+-- The n (0..999999) of an rl member: its last 6 digits.
+function Slide.number(m)
+  return tonumber(m:sub(-6))
+end
+
+-- The member for the n-th entry at `score`, as a decimal string.
+function Slide.member(score, n)
+  if score == 0 then
+    return int(n)
+  end
+  return string.format('%d%06d', score, n)
+end
+
+-- The key as the module opens it (host/key.rs): nil when missing; another
+-- type is WRONGTYPE, a sorted set without a TTL is not rl's. Answers the
+-- key's absolute expiry.
+function Slide.open(key)
+  local t = key_type(key)
+  if t == 'none' then
+    return nil
+  end
+  if t ~= 'zset' then
+    E.wrong_type()
+  end
+  local at = expire_at(key)
+  if at == -1 then
+    E.foreign_zset()
+  end
+  return at
+end
+
+-- decide.rs `read_ends` at `now`: the newest entry (score, member) and how
+-- many entries have left the window (score <= cutoff) and how many still
+-- count. Checks the clock, the newest entry, the oldest, and the first
+-- min(stale, max_read) stale ones (those an admission would remove); the
+-- module walks them and counts a longer backlog with ZCOUNT, so the
+-- counts are the server's.
+function Slide.ends(key, exists, now, cutoff, max_read)
+  if now < 0 or now > Slide.MAX_NOW_MS then
+    fail('ERR rl internal error: server clock out of range')
+  end
+  if not exists then
+    return { stale = 0, held = 0 }
+  end
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if #last == 0 then
+    return { stale = 0, held = 0 }
+  end
+  local newest = { member = last[1], score = Slide.score(last[2]) }
+  if not Slide.is_rl(newest.score, newest.member) then
+    E.foreign_zset()
+  end
+  local total = redis.call('ZCARD', key)
+  local read = math.max(max_read, 1)
+  local old = redis.call('ZRANGE', key, '-inf', int(cutoff), 'BYSCORE', 'LIMIT', 0, read, 'WITHSCORES')
+  local stale = #old / 2
+  if stale == 0 and total > 1 then
+    -- None has left: the oldest is still checked.
+    old = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  end
+  for i = 1, #old, 2 do
+    if not Slide.is_rl(Slide.score(old[i + 1]), old[i]) then
+      E.foreign_zset()
+    end
+  end
+  if stale == read then
+    -- A backlog longer than the walk: the server's rank lookup counts it.
+    stale = redis.call('ZCOUNT', key, '-inf', int(cutoff))
+  end
+  return { newest = newest, stale = stale, held = total - stale }
+end
+
+-- decide.rs `evict_budget`: the stale entries one admission may remove,
+-- when the call decides `slides` sliding logs (RL.ALL shares 256).
+function Slide.budget(cost, slides)
+  return math.max(math.floor(Slide.EVICT_PER_CALL / math.max(slides, 1)), 2 * cost)
+end
+
+-- i64 arithmetic where a foreign score makes the module's wrap: a score
+-- that is not whole is i64::MIN there, and `score + window - now` wraps
+-- to 2^63 + window - now. (A double cannot hold that exactly: the reply
+-- is the nearest one the server's integer conversion gives.)
+function Slide.wait_after(s, window, now)
+  if s == nil then
+    local d = window - now
+    if d < 0 then
+      return 9223372036854775808 + d
+    end
+    return math.max(-9223372036854775808 + d, 1)
+  end
+  return math.max(s + window - now, 1)
+end
+
+-- slide/mod.rs + decide.rs `decide_within`.
+function Slide.decide(key, req, call)
+  local now, window = call.now.ms, req.window
+  local cutoff = now - window
+  local expiry = Slide.open(key)
+  local max_evict = call.writes and Slide.budget(req.cost, call.shares.slides) or 0
+  local ends = Slide.ends(key, expiry ~= nil, now, cutoff, max_evict)
+  local newest, stale, held = ends.newest, ends.stale, ends.held
+
+  if held + req.cost <= req.limit then
+    -- At `now`, or at the newest entry's time if the clock stepped back.
+    local at = newest and math.max(newest.score, now) or now
+    local taken = 0
+    if newest and newest.score == at then
+      taken = Slide.number(newest.member) + 1
+    end
+    if taken + req.cost > Slide.MEMBERS_PER_MS then
+      E.foreign_zset()
+    end
+    local decision = {
+      allowed = 1,
+      remaining = req.limit - held - req.cost,
+      retry_after_ms = 0,
+      reset_after_ms = at + window - now,
+    }
+    if not call.writes then
+      return decision, nil
+    end
+    -- The members to add: the next free numbers of `at` (zset_log.rs
+    -- `apply` skips members that exist, and refuses the key when they run
+    -- past the ms). Checked here, before anything is written.
+    local members, n = {}, taken
+    while #members < req.cost do
+      local batch = {}
+      for i = n, math.min(n + req.cost - #members, Slide.MEMBERS_PER_MS) - 1 do
+        batch[#batch + 1] = Slide.member(at, i)
+      end
+      if #batch == 0 then
+        E.foreign_zset()
+      end
+      local found = expiry and redis.call('ZMSCORE', key, unpack(batch)) or {}
+      for i, m in ipairs(batch) do
+        if not found[i] then
+          members[#members + 1] = m
+        end
+      end
+      n = n + #batch
+    end
+    local evict = math.min(stale, max_evict)
+    local needed = at + window
+    return decision, function()
+      local args = {}
+      local score = int(at)
+      for _, m in ipairs(members) do
+        args[#args + 1] = score
+        args[#args + 1] = m
+      end
+      redis.call('ZADD', key, unpack(args))
+      if evict > 0 then
+        redis.call('ZREMRANGEBYRANK', key, 0, evict - 1)
+      end
+      -- core/expiry.rs: moved only when it falls short of `needed`, then
+      -- a quarter window past it.
+      if expiry == nil or expiry < needed then
+        redis.call('PEXPIREAT', key, int(needed + math.max(math.floor(window / 4), 1)))
+      end
+    end
+  end
+
+  -- Denied: the request fits once the `need` oldest entries still in the
+  -- window have left; the need-th of them is at rank stale + need - 1.
+  local need = held + req.cost - req.limit
+  local reset = newest and math.max(newest.score + window - now, 0) or 0
+  local retry = reset
+  local rank = stale + need - 1
+  local at_rank = redis.call('ZRANGE', key, int(rank), int(rank), 'WITHSCORES')
+  if #at_rank == 2 then
+    retry = Slide.wait_after(Slide.score(at_rank[2]), window, now)
+  end
+  return {
+    allowed = 0,
+    remaining = math.max(req.limit - held, 0),
+    retry_after_ms = math.max(retry, 1),
+    reset_after_ms = reset,
+  }, nil
+end
+
+-- refund.rs: the `cost` newest entries that still count (never one that
+-- left the window) are removed, each checked to be rl's, and the one after
+-- them too, which becomes the newest. The expiry stays.
+function Slide.refund(key, req, call)
+  local now = call.now.ms
+  local cutoff = now - req.window
+  local expiry = Slide.open(key)
+  -- What RL.PEEK SLIDE reads and checks.
+  local ends = Slide.ends(key, expiry ~= nil, now, cutoff, 0)
+  local n = math.min(req.cost, ends.held)
+  if n == 0 then
+    return 0
+  end
+  local newest = redis.call('ZRANGE', key, '+inf', '(' .. int(cutoff), 'BYSCORE', 'REV',
+    'LIMIT', 0, n + 1, 'WITHSCORES')
+  for i = 1, #newest, 2 do
+    if not Slide.is_rl(Slide.score(newest[i + 1]), newest[i]) then
+      E.foreign_zset()
+    end
+  end
+  local members = {}
+  for i = 1, math.min(n, #newest / 2) do
+    members[i] = newest[2 * i - 1]
+  end
+  redis.call('ZREM', key, unpack(members))
+  return #members
+end
+
+LIMITERS.SLIDE = Slide
+
+COMMANDS['rl.slide'] = function(key, line)
+  local req = Slide.parse(line)
+  local call = { now = now(), shares = { slides = 1, buckets = 1 }, writes = true }
+  local d, write = Slide.decide(key, req, call)
+  if d.allowed == 1 and write then
+    write()
+  end
+  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
+end
 
 -- ============================================================ end SLIDE
 

@@ -1,1 +1,1236 @@
-//! (to be written)
+//! RL.SLIDE, RL.PEEK SLIDE, RL.REFUND SLIDE and SLIDE clauses of RL.ALL:
+//! the function edition against the module. On Valkey (stopped clock) every
+//! step must give the same reply and leave the same state (`same`); on
+//! Redis 7.0 and 8.2 (real clock) the streams compare what does not depend
+//! on the instant.
+
+use redis::Value;
+
+use super::{both, same, start_both, Answer};
+use crate::harness::raw_resp::XorShift;
+use crate::harness::{plain_key, run, Flavor, Plain, Server};
+
+const MAX_NOW_MS: i64 = i64::MAX / 1_000_000 - 1;
+
+/// The member rl numbers `n` at `score`.
+fn member(score: i64, n: i64) -> String {
+    (score as i128 * 1_000_000 + n as i128).to_string()
+}
+
+/// Runs `line` on both editions' copies of key `k` (`m:k` and `f:k`),
+/// `K` standing for the key: writes the same foreign or prepared state in
+/// both.
+fn on_both(c: &mut redis::Connection, k: &str, line: &[&str]) {
+    for prefix in ["m:", "f:"] {
+        let key = format!("{prefix}{k}");
+        let words: Vec<&str> = line
+            .iter()
+            .map(|w| if *w == "K" { key.as_str() } else { w })
+            .collect();
+        run(c, &words).unwrap_or_else(|e| panic!("{words:?}: {e}"));
+    }
+}
+
+fn words(line: &[String]) -> Vec<&str> {
+    line.iter().map(String::as_str).collect()
+}
+
+fn ints(v: &Value) -> Vec<i64> {
+    match v {
+        Value::Array(items) => items
+            .iter()
+            .map(|i| match i {
+                Value::Int(n) => *n,
+                other => panic!("not an integer: {other:?}"),
+            })
+            .collect(),
+        other => panic!("not an array: {other:?}"),
+    }
+}
+
+/// `same`, answering the four integers (panics on an error reply).
+fn same4(c: &mut redis::Connection, line: &[&str]) -> Vec<i64> {
+    match same(c, line) {
+        Ok(v) => ints(&v),
+        Err(e) => panic!("{line:?}: {e}"),
+    }
+}
+
+fn same_err(c: &mut redis::Connection, line: &[&str]) -> String {
+    match same(c, line) {
+        Ok(v) => panic!("{line:?} answered {v:?}"),
+        Err(e) => e,
+    }
+}
+
+/// ZCARD, 0 for a key that is not a sorted set.
+fn zcard(c: &mut redis::Connection, key: &str) -> i64 {
+    redis::cmd("ZCARD").arg(key).query(c).unwrap_or(0)
+}
+
+fn dump(c: &mut redis::Connection, key: &str) -> (Option<Vec<u8>>, i64) {
+    let d: Option<Vec<u8>> = redis::cmd("DUMP").arg(key).query(c).unwrap();
+    let at: i64 = redis::cmd("PEXPIRETIME").arg(key).query(c).unwrap();
+    (d, at)
+}
+
+const FOREIGN: &str = "ERR key holds a sorted set that rl did not write";
+const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+/// Lines every one of which the module refuses before reading a key, with
+/// `K` for the key: every row of RL.SLIDE's error table and the RL.PEEK /
+/// RL.REFUND / RL.ALL forms of them.
+fn bad_lines() -> Vec<Vec<&'static str>> {
+    let mut out: Vec<Vec<&str>> = vec![
+        vec!["RL.SLIDE", "K"],
+        vec!["RL.SLIDE", "K", "10"],
+        vec!["RL.SLIDE", "K", "10", "1000", "COST"],
+        vec!["RL.SLIDE", "K", "10", "1000", "COST", "1", "COST", "2"],
+        vec!["RL.SLIDE", "K", "10", "1000", "COST", "0", "COST", "2"],
+        vec!["RL.SLIDE", "K", "10", "1000", "COST", "2", "COST", "0"],
+        vec!["RL.SLIDE", "K", "10", "1000", "COST", "11"],
+        vec!["RL.SLIDE", "K", "1000", "1000", "COST", "101"],
+        vec!["RL.SLIDE", "K", "10", "1000", "COST", "05"],
+        vec!["RL.SLIDE", "K", "10", "1000", "COST", "-1"],
+        vec!["RL.SLIDE", "K", "10", "1000", "COST", "1.0"],
+        vec!["RL.SLIDE", "K", "10", "1000", "cost", ""],
+        vec!["RL.SLIDE", "K", "10", "1000", "WEIGHT", "2"],
+        vec!["RL.SLIDE", "K", "10", "1000", "WEIGHT"],
+        vec!["RL.SLIDE", "K", "10", "1000", "1"],
+        vec!["RL.SLIDE", "K", "10", "1000", "COSTS", "1"],
+        vec![
+            "RL.SLIDE",
+            "K",
+            "10",
+            "1000",
+            "an-option-name-longer-than-thirty-two-bytes",
+            "1",
+        ],
+        vec!["RL.SLIDE", "K", "10", "1000", "tab\there", "1"],
+        vec!["RL.SLIDE", "K", "0", "1000"],
+        vec!["RL.SLIDE", "K", "-5", "1000"],
+        vec!["RL.SLIDE", "K", "ten", "1000"],
+        vec!["RL.SLIDE", "K", "1000001", "1000"],
+        vec!["RL.SLIDE", "K", "01", "1000"],
+        vec!["RL.SLIDE", "K", "+1", "1000"],
+        vec!["RL.SLIDE", "K", " 1", "1000"],
+        vec!["RL.SLIDE", "K", "", "1000"],
+        vec!["RL.SLIDE", "K", "99999999999999999999999", "1000"],
+        vec!["RL.SLIDE", "K", "10", "0"],
+        vec!["RL.SLIDE", "K", "10", "1.5"],
+        vec!["RL.SLIDE", "K", "10", "1e3"],
+        vec!["RL.SLIDE", "K", "10", "1000000000001"],
+        vec!["RL.SLIDE", "K", "10", "99999999999999999999999"],
+        vec!["RL.SLIDE", "K", "0", "0", "COST", "0"],
+        vec!["RL.SLIDE", "K", "10", "0", "FOO"],
+        vec!["RL.PEEK", "SLIDE", "K", "3"],
+        vec!["RL.PEEK", "slide", "K"],
+        vec!["RL.PEEK", "SLIDE", "K", "3", "100", "COST", "4"],
+        vec!["RL.PEEK", "SLIDE", "K", "0", "100"],
+        vec!["RL.PEEK", "SLIDES", "K", "3", "100"],
+        vec!["RL.REFUND", "SLIDE", "K", "3"],
+        vec!["RL.REFUND", "SLIDE", "K", "3", "100", "COST", "101"],
+        vec!["RL.REFUND", "Slide", "K", "3", "100", "PRECISION", "1"],
+        vec!["RL.ALL", "1", "K", "SLIDE", "3"],
+        vec!["RL.ALL", "1", "K", "SLIDE", "3", "100", "COST", "4"],
+        vec!["RL.ALL", "1", "K", "SLIDE", "3", "0"],
+    ];
+    out.push(vec!["RL.SLIDE", "K", "10", "1000", "COST", "2", "COST"]);
+    out
+}
+
+/// A foreign or wrong-typed value written under `K`, as (setup lines,
+/// what RL.SLIDE answers on it): time-independent shapes (scores far from
+/// any clock).
+fn foreign_shapes() -> Vec<(Vec<Vec<&'static str>>, &'static str)> {
+    // An absolute expiry (2100-01-01): the same on both copies whatever
+    // the clock.
+    let ttl = vec!["PEXPIREAT", "K", "4102444800000"];
+    vec![
+        (vec![vec!["SET", "K", "v"]], WRONGTYPE),
+        (vec![vec!["SET", "K", "12"], ttl.clone()], WRONGTYPE),
+        (vec![vec!["HSET", "K", "f", "v"], ttl.clone()], WRONGTYPE),
+        (vec![vec!["RPUSH", "K", "a"]], WRONGTYPE),
+        (vec![vec!["SADD", "K", "a"], ttl.clone()], WRONGTYPE),
+        // No TTL: rl's keys always have one.
+        (vec![vec!["ZADD", "K", "1", "a"]], FOREIGN),
+        (vec![vec!["ZADD", "K", "5", "5000000"]], FOREIGN),
+        // Members and scores rl could not have written.
+        (vec![vec!["ZADD", "K", "1", "a"], ttl.clone()], FOREIGN),
+        (vec![vec!["ZADD", "K", "5", "7"], ttl.clone()], FOREIGN),
+        (
+            vec![vec!["ZADD", "K", "5", "05000000"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "5", "+5000000"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "5", "5000000.0"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "5.5", "5000000"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "-1", "-1000000"], ttl.clone()],
+            FOREIGN,
+        ),
+        (vec![vec!["ZADD", "K", "+inf", "x"], ttl.clone()], FOREIGN),
+        (vec![vec!["ZADD", "K", "1e300", "x"], ttl.clone()], FOREIGN),
+        (
+            vec![
+                vec!["ZADD", "K", "9223372036854", "9223372036854000000"],
+                ttl.clone(),
+            ],
+            FOREIGN,
+        ),
+        (
+            vec![
+                vec!["ZADD", "K", "9223372036854", "9223372036854775807"],
+                ttl.clone(),
+            ],
+            FOREIGN,
+        ),
+        (
+            vec![
+                vec!["ZADD", "K", "5", "99999999999999999999999"],
+                ttl.clone(),
+            ],
+            FOREIGN,
+        ),
+        // rl's newest, a foreign oldest (far in the past, stale).
+        (
+            vec![vec!["ZADD", "K", "-inf", "x", "5", "5000000"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "3", "x", "5", "5000000"], ttl.clone()],
+            FOREIGN,
+        ),
+    ]
+}
+
+/// One random RL.SLIDE-shaped request: (limit, window, cost, cost given).
+fn random_params(rng: &mut XorShift, timing_free: bool) -> (u64, u64, u64, bool) {
+    let limit = *rng.pick(&[1u64, 2, 3, 5, 10, 100, 1000, 1_000_000]);
+    let window = if timing_free {
+        *rng.pick(&[1_000_000_000u64, 1_000_000_000_000])
+    } else {
+        *rng.pick(&[1u64, 3, 10, 100, 1000, 10_000, 1_000_000_000_000])
+    };
+    let max_cost = limit.min(100);
+    let cost = match rng.below(4) {
+        0 => max_cost,
+        1 => 1 + rng.below(max_cost),
+        _ => 1 + rng.below(max_cost.min(4)),
+    };
+    let given = cost != 1 || rng.below(3) == 0;
+    (limit, window, cost, given)
+}
+
+fn params_words(
+    limit: u64,
+    window: u64,
+    cost: u64,
+    given: bool,
+    rng: &mut XorShift,
+) -> Vec<String> {
+    let mut out = vec![limit.to_string(), window.to_string()];
+    if given {
+        out.push(rng.pick(&["COST", "cost", "Cost"]).to_string());
+        out.push(cost.to_string());
+    }
+    out
+}
+
+/// What a stream saw, so a test can require it exercised everything.
+#[derive(Debug, Default)]
+struct Seen {
+    admitted: u32,
+    denied: u32,
+    peeks: u32,
+    refunded: u32,
+    all_admitted: u32,
+    all_denied: u32,
+    errors: u32,
+    foreign: u32,
+    wrongtype: u32,
+    removed: u32,
+}
+
+/// How the two answers of a timing-dependent line are compared.
+type Compare = fn(&mut redis::Connection, &[&str]) -> Result<Value, String>;
+
+/// A random stream of every command this section owns over keys `a`, `b`,
+/// `c` (and foreign keys `x`, `y`), `steps` steps, each checked with
+/// `compare`. `server` steps the clock (stopped: by exactly the step;
+/// real: the stream is timing-free and does not step).
+fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_free: bool) -> Seen {
+    let mut c = server.conn();
+    let mut rng = XorShift(seed);
+    let mut seen = Seen::default();
+    let keys = ["a", "b", "c"];
+    let bad = bad_lines();
+    let shapes = foreign_shapes();
+    for _ in 0..steps {
+        let roll = rng.below(100);
+        // A key spoiled for this step only (deleted after it).
+        let mut spoiled = None;
+        let key = *rng.pick(&keys);
+        let line: Vec<String> = match roll {
+            0..=34 => {
+                let (l, w, cost, given) = random_params(&mut rng, timing_free);
+                let mut line = vec!["RL.SLIDE".to_string(), key.to_string()];
+                line.extend(params_words(l, w, cost, given, &mut rng));
+                line
+            }
+            35..=44 => {
+                let (l, w, cost, given) = random_params(&mut rng, timing_free);
+                let token = rng.pick(&["SLIDE", "slide"]).to_string();
+                let mut line = vec!["RL.PEEK".to_string(), token, key.to_string()];
+                line.extend(params_words(l, w, cost, given, &mut rng));
+                line
+            }
+            45..=54 => {
+                let (l, w, cost, given) = random_params(&mut rng, timing_free);
+                let mut line = vec!["RL.REFUND".into(), "SLIDE".into(), key.to_string()];
+                line.extend(params_words(l, w, cost, given, &mut rng));
+                line
+            }
+            55..=62 => {
+                // Two or three SLIDE clauses on distinct keys.
+                let n = 2 + rng.below(2) as usize;
+                let start = rng.below(3) as usize;
+                let chosen: Vec<&str> = (0..n).map(|i| keys[(start + i) % 3]).collect();
+                let mut line = vec!["RL.ALL".to_string(), n.to_string()];
+                line.extend(chosen.iter().map(|k| k.to_string()));
+                for _ in 0..n {
+                    // Small costs, so that some calls admit in every clause.
+                    let (l, w, cost, given) = random_params(&mut rng, timing_free);
+                    let cost = cost.min(1 + rng.below(3));
+                    line.push("SLIDE".into());
+                    line.extend(params_words(l, w, cost, given, &mut rng));
+                }
+                line
+            }
+            63..=69 => {
+                let target = if rng.below(2) == 0 { key } else { "x" };
+                rng.pick(&bad)
+                    .iter()
+                    .map(|w| {
+                        if *w == "K" {
+                            target.to_string()
+                        } else {
+                            w.to_string()
+                        }
+                    })
+                    .collect()
+            }
+            70..=76 => {
+                // A foreign value under x or y, then a command on it.
+                let target = *rng.pick(&["x", "y"]);
+                on_both(&mut c, target, &["DEL", "K"]);
+                let (setup, _) = rng.pick(&shapes);
+                for l in setup {
+                    on_both(&mut c, target, l);
+                }
+                let (l, w, cost, given) = random_params(&mut rng, timing_free);
+                let mut line = match rng.below(4) {
+                    0 => vec!["RL.SLIDE".to_string(), target.to_string()],
+                    1 => vec!["RL.PEEK".into(), "SLIDE".into(), target.to_string()],
+                    2 => vec!["RL.REFUND".into(), "SLIDE".into(), target.to_string()],
+                    _ => vec![
+                        "RL.ALL".into(),
+                        "2".into(),
+                        key.into(),
+                        target.into(),
+                        "SLIDE".into(),
+                        "5".into(),
+                        "1000".into(),
+                        "SLIDE".into(),
+                    ],
+                };
+                line.extend(params_words(l, w, cost, given, &mut rng));
+                line
+            }
+            77..=79 if timing_free => {
+                // No clock to step: start the keys afresh now and then.
+                for k in keys {
+                    on_both(&mut c, k, &["DEL", "K"]);
+                }
+                vec![
+                    "RL.PEEK".into(),
+                    "SLIDE".into(),
+                    key.into(),
+                    "3".into(),
+                    "1000000000".into(),
+                ]
+            }
+            77..=79 => {
+                // Prepared state: an entry rl could have written at a time
+                // ahead of the clock (the clock stepped back), or a foreign
+                // entry among a live key's (middle, oldest or newest).
+                let now = server.clock_ms();
+                match rng.below(4) {
+                    0 | 1 => {
+                        let at = now + *rng.pick(&[1i64, 5, 100, 3000]);
+                        let m = member(at, 0);
+                        let (s, e) = (at.to_string(), (at + 100_000).to_string());
+                        on_both(&mut c, key, &["ZADD", "K", "NX", &s, &m]);
+                        on_both(&mut c, key, &["PEXPIREAT", "K", &e]);
+                    }
+                    2 => {
+                        let at = (now - *rng.pick(&[0i64, 1, 5, 500, 5000])).to_string();
+                        on_both(&mut c, key, &["ZADD", "K", &at, "foreign"]);
+                        on_both(&mut c, key, &["PEXPIRE", "K", "100000"]);
+                        spoiled = Some(key);
+                    }
+                    _ => {
+                        on_both(&mut c, key, &["PERSIST", "K"]);
+                        spoiled = Some(key);
+                    }
+                }
+                vec!["RL.SLIDE".into(), key.into(), "1000".into(), "1000".into()]
+            }
+            80..=83 => {
+                on_both(&mut c, key, &["DEL", "K"]);
+                let (l, w, cost, given) = random_params(&mut rng, timing_free);
+                let mut line = vec!["RL.SLIDE".to_string(), key.to_string()];
+                line.extend(params_words(l, w, cost, given, &mut rng));
+                line
+            }
+            _ => {
+                if !timing_free {
+                    server
+                        .advance(*rng.pick(&[0u64, 0, 1, 1, 2, 3, 7, 50, 333, 1000, 5000, 60_000]));
+                }
+                let (l, w, cost, given) = random_params(&mut rng, timing_free);
+                let mut line = vec!["RL.SLIDE".to_string(), key.to_string()];
+                line.extend(params_words(l, w, cost, given, &mut rng));
+                line
+            }
+        };
+        let w = words(&line);
+        let before: Option<i64> =
+            (w[0] == "RL.SLIDE").then(|| zcard(&mut c, &format!("m:{}", w[1])));
+        let reply = compare(&mut c, &w);
+        if let Some(k) = spoiled {
+            on_both(&mut c, k, &["DEL", "K"]);
+        }
+        let kind = w[0];
+        match &reply {
+            Err(e) if e == FOREIGN || e.ends_with(&FOREIGN[4..]) => seen.foreign += 1,
+            Err(e) if e == WRONGTYPE => seen.wrongtype += 1,
+            Err(_) => seen.errors += 1,
+            Ok(v) => {
+                if kind == "RL.ALL" {
+                    match v {
+                        Value::Array(items) if items[0] == Value::Int(1) => seen.all_admitted += 1,
+                        _ => seen.all_denied += 1,
+                    }
+                } else {
+                    let r = ints(v);
+                    match kind {
+                        "RL.PEEK" => seen.peeks += 1,
+                        "RL.REFUND" if r[0] > 0 => seen.refunded += 1,
+                        "RL.SLIDE" if r[0] == 1 => {
+                            seen.admitted += 1;
+                            let after = zcard(&mut c, &format!("m:{}", w[1]));
+                            let cost = w
+                                .iter()
+                                .position(|t| t.eq_ignore_ascii_case("COST"))
+                                .map_or(1, |i| w[i + 1].parse::<i64>().unwrap());
+                            if after < before.unwrap() + cost {
+                                seen.removed += 1;
+                            }
+                        }
+                        "RL.SLIDE" => seen.denied += 1,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    seen
+}
+
+fn require_everything(seen: &Seen, timing_free: bool) {
+    eprintln!("{seen:?}");
+    assert!(seen.admitted > 20, "{seen:?}");
+    assert!(seen.denied > 5, "{seen:?}");
+    assert!(seen.peeks > 10, "{seen:?}");
+    assert!(seen.refunded > 5, "{seen:?}");
+    assert!(seen.all_admitted > 3, "{seen:?}");
+    assert!(seen.all_denied > 0, "{seen:?}");
+    assert!(seen.errors > 10, "{seen:?}");
+    assert!(seen.foreign > 5, "{seen:?}");
+    assert!(seen.wrongtype > 2, "{seen:?}");
+    if !timing_free {
+        assert!(seen.removed > 3, "{seen:?}");
+    }
+}
+
+/// Random streams on Valkey with the clock stopped: every step the same
+/// reply and the same state, key by key.
+#[test]
+fn random_streams_match_the_module() {
+    let server = start_both(Flavor::Valkey9);
+    for seed in [0x5EED_0001u64, 0x5EED_0002, 0x5EED_0003] {
+        let seen = stream(&server, seed, 600, same, false);
+        require_everything(&seen, false);
+    }
+}
+
+/// What does not depend on the instant: the error text, `allowed` and
+/// `remaining` (RL.ALL: `allowed` and each clause's), and the state's shape
+/// (entries, each rl's, the expiry as far past the oldest entry).
+fn timing_free_same(c: &mut redis::Connection, line: &[&str]) -> Result<Value, String> {
+    let (m, f) = both(c, line);
+    fn head(v: &Result<Value, String>) -> Result<Vec<i64>, String> {
+        match v {
+            Err(e) => Err(e.clone()),
+            Ok(Value::Array(items)) if items.iter().all(|i| matches!(i, Value::Int(_))) => {
+                Ok(ints(&Value::Array(items.clone()))[..2].to_vec())
+            }
+            Ok(Value::Array(items)) => {
+                // RL.ALL: allowed, then each clause's allowed and remaining.
+                let mut out = vec![ints(&Value::Array(vec![items[0].clone()]))[0]];
+                for clause in &items[2..] {
+                    out.extend(&ints(clause)[..2]);
+                }
+                Ok(out)
+            }
+            Ok(other) => panic!("unexpected reply {other:?}"),
+        }
+    }
+    assert_eq!(head(&m.reply), head(&f.reply), "{line:?}");
+    let (sm, sf) = (shape(&m), shape(&f));
+    let close = sm.len() == sf.len()
+        && sm
+            .iter()
+            .zip(&sf)
+            .all(|((dm, tm), (df, tf))| dm == df && (tm - tf).abs() <= 100);
+    assert!(close, "{line:?}: the states' shapes differ: {sm:?} {sf:?}");
+    m.reply
+}
+
+/// A state's shape, free of the instant: for a sorted set, its size,
+/// whether every entry is rl's, and the expiry minus the oldest score
+/// (within 100 ms: the editions' calls are some µs apart, and an expiry
+/// moved by a later call with a longer window is that call's time);
+/// anything else as it is, with its expiry.
+fn shape(a: &Answer) -> Vec<(String, i64)> {
+    a.state
+        .iter()
+        .map(|(value, at)| match value {
+            Plain::Zset(entries) if !entries.is_empty() => {
+                let rl = entries.iter().all(|(m, s)| {
+                    let (m, s) = (String::from_utf8_lossy(m), String::from_utf8_lossy(s));
+                    let score: i64 = s.parse().unwrap_or(-1);
+                    score > 0 && m.len() > 6 && m[..m.len() - 6] == *s
+                });
+                let oldest: i64 = String::from_utf8_lossy(&entries[0].1).parse().unwrap_or(0);
+                let ttl = if rl && *at > 0 { at - oldest } else { *at };
+                (format!("zset {} rl {rl}", entries.len()), ttl)
+            }
+            other => (format!("{other:?}"), *at),
+        })
+        .collect()
+}
+
+fn real_clock_stream(flavor: Flavor) {
+    let server = start_both(flavor);
+    assert!(!server.clock_stopped());
+    for seed in [0xD1CE_0001u64, 0xD1CE_0002] {
+        let seen = stream(&server, seed, 400, timing_free_same, true);
+        require_everything(&seen, true);
+    }
+}
+
+#[test]
+fn random_streams_on_redis_7_0() {
+    real_clock_stream(Flavor::Redis7);
+}
+
+#[test]
+fn random_streams_on_redis_8_2() {
+    real_clock_stream(Flavor::Redis8);
+}
+
+/// Every foreign or wrong-typed value is refused with the module's error
+/// by every command that reads it, and left byte for byte as it was; on
+/// every flavor.
+#[test]
+fn foreign_keys_are_refused_and_left_alone() {
+    for flavor in [Flavor::Valkey9, Flavor::Redis7, Flavor::Redis8] {
+        let server = start_both(flavor);
+        let mut c = server.conn();
+        for (setup, want) in foreign_shapes() {
+            on_both(&mut c, "x", &["DEL", "K"]);
+            for l in &setup {
+                on_both(&mut c, "x", l);
+            }
+            let before = dump(&mut c, "f:x");
+            let lines: [&[&str]; 6] = [
+                &["RL.SLIDE", "x", "10", "1000"],
+                &["RL.SLIDE", "x", "1000000", "1000000000000", "COST", "100"],
+                &["RL.PEEK", "SLIDE", "x", "10", "1000"],
+                &["RL.REFUND", "SLIDE", "x", "10", "1000", "COST", "3"],
+                &["RL.ALL", "1", "x", "SLIDE", "10", "1000"],
+                &[
+                    "RL.ALL", "2", "x", "fresh", "SLIDE", "10", "1000", "SLIDE", "1", "1",
+                ],
+            ];
+            for line in lines {
+                let got = same_err(&mut c, line);
+                let want = if line[0] == "RL.ALL" && want != WRONGTYPE {
+                    format!("ERR clause 1: {}", &want[4..])
+                } else {
+                    want.to_string()
+                };
+                assert_eq!(got, want, "{flavor:?} {setup:?} {line:?}");
+                assert_eq!(dump(&mut c, "f:x"), before, "{flavor:?} {setup:?} {line:?}");
+                assert_eq!(
+                    zcard(&mut c, "f:fresh"),
+                    0,
+                    "nothing recorded in the other clause"
+                );
+            }
+        }
+    }
+}
+
+/// Every row of the error table, through each command form, on every
+/// flavor: the same error text, nothing written.
+#[test]
+fn every_input_error_matches() {
+    for flavor in [Flavor::Valkey9, Flavor::Redis7, Flavor::Redis8] {
+        let server = start_both(flavor);
+        let mut c = server.conn();
+        // An rl key, written alike in both copies whatever the clock.
+        on_both(&mut c, "k", &["ZADD", "K", "1000", "1000000000"]);
+        on_both(&mut c, "k", &["PEXPIREAT", "K", "4102444800000"]);
+        for line in bad_lines() {
+            let line: Vec<&str> = line
+                .iter()
+                .map(|w| if *w == "K" { "k" } else { w })
+                .collect();
+            let e = same_err(&mut c, &line);
+            assert!(e.starts_with("ERR "), "{line:?}: {e}");
+        }
+        // RL.ALL's own SLIDE rules.
+        for line in [
+            &[
+                "RL.ALL", "2", "p", "q", "SLIDE", "100", "1000", "COST", "60", "SLIDE", "100",
+                "1000", "COST", "41",
+            ][..],
+            &[
+                "RL.ALL", "2", "p", "q", "SLIDE", "100", "1000", "SLIDE", "3",
+            ],
+            &[
+                "RL.ALL", "2", "p", "q", "SLIDE", "100", "1000", "SLIDE", "3", "100", "COST", "9",
+            ],
+        ] {
+            same_err(&mut c, line);
+        }
+        assert_eq!(zcard(&mut c, "f:k"), 1);
+        assert_eq!(zcard(&mut c, "f:p") + zcard(&mut c, "f:q"), 0);
+    }
+}
+
+/// The worked example of docs/commands.md, exactly: replies, members,
+/// expiry.
+#[test]
+fn the_documented_example() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let t0 = server.clock_ms();
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "u", "3", "10000"]),
+        [1, 2, 0, 10000]
+    );
+    server.advance(1267);
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "u", "3", "10000", "COST", "2"]),
+        [1, 0, 0, 10000]
+    );
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "u", "3", "10000"]),
+        [0, 0, 8733, 10000]
+    );
+    let t1 = t0 + 1267;
+    let want = Plain::Zset(
+        [(t0, 0), (t1, 0), (t1, 1)]
+            .iter()
+            .map(|&(s, n)| (member(s, n).into_bytes(), s.to_string().into_bytes()))
+            .collect(),
+    );
+    // The expiry the first call set (t0 + window + window / 4) already
+    // reaches the newest entry's t1 + window: not moved.
+    assert_eq!(plain_key(&mut c, b"f:u"), (want, t0 + 12_500));
+    server.advance(8733);
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "u", "3", "10000"]),
+        [1, 0, 0, 10000]
+    );
+    assert_eq!(
+        same4(&mut c, &["RL.PEEK", "SLIDE", "u", "3", "10000"]),
+        [0, 0, 1267, 10000]
+    );
+    assert_eq!(
+        same4(
+            &mut c,
+            &["RL.REFUND", "SLIDE", "u", "3", "10000", "COST", "2"]
+        ),
+        [2, 1, 0, 10000]
+    );
+}
+
+/// The largest parameters: limit 10^6, window 10^12, COST 100; members of
+/// 19 digits (past 2^53) written exactly; the expiry a quarter window on.
+#[test]
+fn largest_parameters_and_members_past_2_53() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let now = server.clock_ms();
+    let line = ["RL.SLIDE", "big", "1000000", "1000000000000", "COST", "100"];
+    for i in 0..3 {
+        let r = same4(&mut c, &line);
+        assert_eq!(r, [1, 1_000_000 - 100 * (i + 1), 0, 1_000_000_000_000]);
+    }
+    let (value, at) = plain_key(&mut c, b"f:big");
+    assert_eq!(at, now + 1_000_000_000_000 + 250_000_000_000);
+    let Plain::Zset(entries) = value else {
+        panic!()
+    };
+    assert_eq!(entries.len(), 300);
+    for (n, (m, s)) in entries.iter().enumerate() {
+        assert_eq!(String::from_utf8_lossy(m), member(now, n as i64));
+        assert_eq!(String::from_utf8_lossy(s), now.to_string());
+    }
+    server.advance(999_999);
+    assert_eq!(
+        same4(
+            &mut c,
+            &[
+                "RL.PEEK",
+                "SLIDE",
+                "big",
+                "300",
+                "1000000000000",
+                "COST",
+                "1"
+            ]
+        ),
+        [
+            0,
+            0,
+            1_000_000_000_000 - 999_999,
+            1_000_000_000_000 - 999_999
+        ]
+    );
+    assert_eq!(
+        same4(
+            &mut c,
+            &[
+                "RL.REFUND",
+                "SLIDE",
+                "big",
+                "1000000",
+                "1000000000000",
+                "COST",
+                "100"
+            ]
+        ),
+        [100, 1_000_000 - 201, 0, 1_000_000_000_000]
+    );
+    // A window of 1 ms and a limit of 1: everything leaves at once.
+    for _ in 0..3 {
+        assert_eq!(same4(&mut c, &["RL.SLIDE", "tiny", "1", "1"]), [1, 0, 0, 1]);
+        assert_eq!(same4(&mut c, &["RL.SLIDE", "tiny", "1", "1"]), [0, 0, 1, 1]);
+        server.advance(1);
+    }
+}
+
+/// A backlog after a burst and a pause drains max(256, 2 x cost) entries
+/// per admission (and the RL.ALL shares), is counted through ZCOUNT past
+/// 64, and a denial's wait past 64 entries comes through the rank lookup.
+#[test]
+fn backlogs_drain_in_bounded_steps() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    for k in ["a", "b", "c"] {
+        for _ in 0..30 {
+            same4(&mut c, &["RL.SLIDE", k, "10000", "1000", "COST", "100"]);
+        }
+        assert_eq!(zcard(&mut c, &format!("f:{k}")), 3000);
+    }
+    server.advance(1000);
+    // A peek counts the 3000 stale entries (ZCOUNT) and removes nothing.
+    assert_eq!(
+        same4(&mut c, &["RL.PEEK", "SLIDE", "a", "10000", "1000"]),
+        [1, 9999, 0, 1000]
+    );
+    assert_eq!(zcard(&mut c, "f:a"), 3000);
+    // Each admission removes 256 and adds its own.
+    for i in 0..3 {
+        let r = same4(&mut c, &["RL.SLIDE", "a", "10000", "1000"]);
+        assert_eq!(r[..2], [1, 9999 - i]);
+        assert_eq!(zcard(&mut c, "f:a"), 3000 - 255 * (i + 1));
+    }
+    // RL.ALL with two clauses: max(128, 2 x 99) and max(128, 2 x 1).
+    let (b0, c0) = (zcard(&mut c, "f:b"), zcard(&mut c, "f:c"));
+    same(
+        &mut c,
+        &[
+            "RL.ALL", "2", "b", "c", "SLIDE", "10000", "1000", "COST", "99", "SLIDE", "10000",
+            "1000",
+        ],
+    )
+    .unwrap();
+    assert_eq!(zcard(&mut c, "f:b"), b0 + 99 - 198);
+    assert_eq!(zcard(&mut c, "f:c"), c0 + 1 - 128);
+    // Three clauses: 85 each.
+    let (a0, b0, c0) = (
+        zcard(&mut c, "f:a"),
+        zcard(&mut c, "f:b"),
+        zcard(&mut c, "f:c"),
+    );
+    same(
+        &mut c,
+        &[
+            "RL.ALL", "3", "a", "b", "c", "SLIDE", "10000", "1000", "SLIDE", "10000", "1000",
+            "SLIDE", "10000", "1000",
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        [
+            zcard(&mut c, "f:a"),
+            zcard(&mut c, "f:b"),
+            zcard(&mut c, "f:c")
+        ],
+        [a0 - 84, b0 - 84, c0 - 84]
+    );
+    // A denied RL.ALL removes nothing.
+    same(
+        &mut c,
+        &[
+            "RL.ALL", "2", "a", "b", "SLIDE", "10000", "1000", "SLIDE", "1", "1000",
+        ],
+    )
+    .unwrap();
+    assert_eq!(zcard(&mut c, "f:b"), b0 - 84);
+    // Drain the rest (2147 stale), one call at a time, the same at every
+    // step: 9 calls of 256 and one of 99; 14 own entries left.
+    for _ in 0..10 {
+        same4(&mut c, &["RL.SLIDE", "a", "10000", "1000"]);
+    }
+    assert_eq!(zcard(&mut c, "f:a"), 14);
+    same4(&mut c, &["RL.SLIDE", "a", "10000", "1000"]);
+    assert_eq!(zcard(&mut c, "f:a"), 15);
+
+    // Denials whose wait is the 50th (walked) and the 150th (rank lookup)
+    // entry still in the window.
+    for _ in 0..200 {
+        same4(&mut c, &["RL.SLIDE", "d", "200", "10000"]);
+        server.advance(1);
+    }
+    server.advance(100);
+    for (cost, nth) in [(50i64, 50i64), (100, 100), (1, 1), (99, 99)] {
+        let r = same4(
+            &mut c,
+            &["RL.SLIDE", "d", "200", "10000", "COST", &cost.to_string()],
+        );
+        // The nth entry was admitted nth - 1 ms after the first, 300 ms ago.
+        assert_eq!(r, [0, 0, 10_000 - 300 + nth - 1, 10_000 - 300 + 199]);
+    }
+    // 101 of them have left: a peek walks 64 and counts the rest (ZCOUNT);
+    // the wait is the entry at rank 101 + need - 1.
+    server.advance(10_000 - 300 + 100);
+    assert_eq!(
+        same4(
+            &mut c,
+            &["RL.PEEK", "SLIDE", "d", "150", "10000", "COST", "100"]
+        ),
+        [0, 51, 49, 99]
+    );
+    assert_eq!(
+        same4(
+            &mut c,
+            &["RL.PEEK", "SLIDE", "d", "100", "10000", "COST", "100"]
+        ),
+        [0, 1, 99, 99]
+    );
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "d", "200", "10000", "COST", "100"]),
+        [1, 1, 0, 10_000]
+    );
+    assert_eq!(zcard(&mut c, "f:d"), 199);
+}
+
+/// The clock stepped back (entries ahead of it): new entries are recorded at
+/// the newest entry's time, numbered after it; waits measured from now.
+#[test]
+fn a_clock_that_stepped_back() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let now = server.clock_ms();
+    let ahead = now + 3000;
+    let (s, m) = (ahead.to_string(), member(ahead, 4));
+    on_both(&mut c, "k", &["ZADD", "K", &s, &m]);
+    on_both(
+        &mut c,
+        "k",
+        &["PEXPIREAT", "K", &(ahead + 1000).to_string()],
+    );
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "3", "1000", "COST", "2"]),
+        [1, 0, 0, 4000]
+    );
+    let (Plain::Zset(entries), at) = plain_key(&mut c, b"f:k") else {
+        panic!()
+    };
+    let got: Vec<String> = entries
+        .iter()
+        .map(|(m, _)| String::from_utf8_lossy(m).into())
+        .collect();
+    assert_eq!(got, [member(ahead, 4), member(ahead, 5), member(ahead, 6)]);
+    // The expiry reached newest + window already: not moved.
+    assert_eq!(at, ahead + 1000);
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "3", "1000"]),
+        [0, 0, 4000, 4000]
+    );
+    server.advance(3500);
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "3", "1000"]),
+        [0, 0, 500, 500]
+    );
+    assert_eq!(
+        same4(
+            &mut c,
+            &["RL.REFUND", "SLIDE", "k", "3", "1000", "COST", "2"]
+        ),
+        [2, 1, 0, 1000]
+    );
+    server.advance(500);
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "3", "1000"]),
+        [1, 2, 0, 1000]
+    );
+    // The expiry fell short of the new newest + window: moved to newest +
+    // window + window / 4.
+    assert_eq!(plain_key(&mut c, b"f:k").1, now + 4000 + 1000 + 250);
+}
+
+/// Members of one millisecond run out at 10^6: the module refuses the
+/// key rather than number past it (also when a foreign entry holds the
+/// next number), and skips a number a foreign entry holds.
+#[test]
+fn member_numbers_of_one_millisecond() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let now = server.clock_ms();
+    let s = now.to_string();
+    let ttl = ["PEXPIRE", "K", "100000"];
+    // The newest is number 999,998 of now: one more fits, two do not.
+    on_both(&mut c, "k", &["ZADD", "K", &s, &member(now, 999_998)]);
+    on_both(&mut c, "k", &ttl);
+    assert_eq!(
+        same_err(&mut c, &["RL.SLIDE", "k", "10", "1000", "COST", "2"]),
+        FOREIGN
+    );
+    assert_eq!(
+        same_err(
+            &mut c,
+            &["RL.PEEK", "SLIDE", "k", "10", "1000", "COST", "2"]
+        ),
+        FOREIGN
+    );
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "10", "1000"]),
+        [1, 8, 0, 1000]
+    );
+    assert_eq!(same_err(&mut c, &["RL.SLIDE", "k", "10", "1000"]), FOREIGN);
+    // The next ms numbers from 0 again.
+    server.advance(1);
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "10", "1000"]),
+        [1, 7, 0, 1000]
+    );
+
+    // A foreign entry in the middle holds the member this call would take:
+    // skipped, the next number is taken.
+    let now = server.clock_ms();
+    let (old, mid, new) = (now - 500, now - 200, now - 100);
+    on_both(
+        &mut c,
+        "j",
+        &[
+            "ZADD",
+            "K",
+            &old.to_string(),
+            &member(old, 0),
+            &mid.to_string(),
+            &member(now, 0),
+            &new.to_string(),
+            &member(new, 0),
+        ],
+    );
+    on_both(&mut c, "j", &ttl);
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "j", "10", "1000", "COST", "2"]),
+        [1, 5, 0, 1000]
+    );
+    let (Plain::Zset(entries), _) = plain_key(&mut c, b"f:j") else {
+        panic!()
+    };
+    let got: Vec<String> = entries
+        .iter()
+        .map(|(m, _)| String::from_utf8_lossy(m).into())
+        .collect();
+    assert_eq!(
+        got,
+        [
+            member(old, 0),
+            member(now, 0),
+            member(new, 0),
+            member(now, 1),
+            member(now, 2)
+        ]
+    );
+
+    // ... unless it holds the last number of the ms: refused, nothing
+    // written.
+    let now = server.clock_ms() + 1;
+    server.advance(1);
+    on_both(
+        &mut c,
+        "i",
+        &[
+            "ZADD",
+            "K",
+            &(now - 300).to_string(),
+            &member(now - 300, 0),
+            &(now - 200).to_string(),
+            &member(now, 999_999),
+            &now.to_string(),
+            &member(now, 999_998),
+        ],
+    );
+    on_both(&mut c, "i", &ttl);
+    let before = dump(&mut c, "f:i");
+    assert_eq!(same_err(&mut c, &["RL.SLIDE", "i", "10", "1000"]), FOREIGN);
+    assert_eq!(dump(&mut c, "f:i"), before);
+    // A peek does not number members: it answers.
+    assert_eq!(
+        same4(&mut c, &["RL.PEEK", "SLIDE", "i", "10", "1000"]),
+        [1, 6, 0, 1000]
+    );
+}
+
+/// Only what a call reads is checked: the newest, the oldest, and the
+/// stale entries it may remove (none for RL.PEEK; 256 for RL.SLIDE; the
+/// cost + 1 newest for RL.REFUND).
+#[test]
+fn only_what_is_read_is_checked() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let now = server.clock_ms();
+    let ttl = ["PEXPIRE", "K", "100000"];
+    // Stale entries: rl's oldest, a foreign second, rl's newest in the window.
+    let (a, b, n) = (now - 5000, now - 4000, now - 10);
+    on_both(
+        &mut c,
+        "k",
+        &[
+            "ZADD",
+            "K",
+            &a.to_string(),
+            &member(a, 0),
+            &b.to_string(),
+            "7",
+            &n.to_string(),
+            &member(n, 0),
+        ],
+    );
+    on_both(&mut c, "k", &ttl);
+    assert_eq!(
+        same4(&mut c, &["RL.PEEK", "SLIDE", "k", "5", "1000"]),
+        [1, 3, 0, 1000]
+    );
+    let before = dump(&mut c, "f:k");
+    assert_eq!(same_err(&mut c, &["RL.SLIDE", "k", "5", "1000"]), FOREIGN);
+    assert_eq!(dump(&mut c, "f:k"), before);
+    // RL.REFUND reads as a peek: it removes the newest, then the peek after
+    // it finds the foreign entry newest and refuses (the removal stays).
+    assert_eq!(
+        same_err(&mut c, &["RL.REFUND", "SLIDE", "k", "5", "1000"]),
+        FOREIGN
+    );
+    assert_eq!(zcard(&mut c, "f:k"), 2);
+
+    // A foreign stale entry at rank 300: beyond this call's 256.
+    let mut zadd: Vec<String> = vec!["ZADD".into(), "K".into()];
+    for i in 0..400i64 {
+        let s = now - 5000 + i;
+        zadd.push(s.to_string());
+        zadd.push(if i == 300 { "x".into() } else { member(s, 0) });
+    }
+    on_both(&mut c, "j", &words(&zadd));
+    on_both(&mut c, "j", &ttl);
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "j", "5", "1000"]),
+        [1, 4, 0, 1000]
+    );
+    assert_eq!(zcard(&mut c, "f:j"), 400 - 256 + 1);
+    assert_eq!(same_err(&mut c, &["RL.SLIDE", "j", "5", "1000"]), FOREIGN);
+    // Peeks read only the oldest: fine.
+    assert_eq!(
+        same4(&mut c, &["RL.PEEK", "SLIDE", "j", "5", "1000"]),
+        [1, 3, 0, 1000]
+    );
+
+    // RL.REFUND checks the cost + 1 newest in the window.
+    let (p, q, r) = (now - 30, now - 20, now - 10);
+    on_both(
+        &mut c,
+        "r",
+        &[
+            "ZADD",
+            "K",
+            &p.to_string(),
+            "oldest-in-window",
+            &(p + 1).to_string(),
+            &member(p + 1, 0),
+            &q.to_string(),
+            &member(q, 0),
+            &r.to_string(),
+            &member(r, 0),
+        ],
+    );
+    on_both(&mut c, "r", &ttl);
+    // Oldest foreign: every command refuses.
+    assert_eq!(
+        same_err(&mut c, &["RL.REFUND", "SLIDE", "r", "5", "1000"]),
+        FOREIGN
+    );
+    on_both(&mut c, "r", &["ZREM", "K", "oldest-in-window"]);
+    on_both(
+        &mut c,
+        "r",
+        &["ZADD", "K", &(p - 5000).to_string(), &member(p - 5000, 0)],
+    );
+    on_both(&mut c, "r", &["ZADD", "K", &(p + 2).to_string(), "middle"]);
+    let before = dump(&mut c, "f:r");
+    // COST 1 reads the two newest (r, q): fine; COST 2 reads three (r, q,
+    // middle): refused, nothing removed.
+    assert_eq!(
+        same_err(
+            &mut c,
+            &["RL.REFUND", "SLIDE", "r", "5", "1000", "COST", "2"]
+        ),
+        FOREIGN
+    );
+    assert_eq!(dump(&mut c, "f:r"), before);
+    assert_eq!(
+        same4(&mut c, &["RL.REFUND", "SLIDE", "r", "5", "1000"]),
+        [1, 1, 0, 1000]
+    );
+}
+
+/// RL.REFUND SLIDE gives back the newest entries still in the window,
+/// never one that left it; an emptied set is gone; nothing to give back
+/// writes nothing.
+#[test]
+fn refunds_remove_the_newest_in_the_window() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let line = |cost: &'static str| ["RL.SLIDE", "k", "10", "1000", "COST", cost];
+    same4(&mut c, &line("3"));
+    server.advance(600);
+    same4(&mut c, &line("2"));
+    server.advance(100);
+    same4(&mut c, &line("1"));
+    assert_eq!(
+        same4(
+            &mut c,
+            &["RL.REFUND", "SLIDE", "k", "10", "1000", "COST", "2"]
+        ),
+        [2, 5, 0, 1000]
+    );
+    server.advance(350);
+    // The first 3 have left: only one entry counts.
+    assert_eq!(
+        same4(
+            &mut c,
+            &["RL.REFUND", "SLIDE", "k", "10", "1000", "COST", "5"]
+        ),
+        [1, 9, 0, 1000]
+    );
+    assert_eq!(zcard(&mut c, "f:k"), 3);
+    let before = dump(&mut c, "f:k");
+    assert_eq!(
+        same4(&mut c, &["RL.REFUND", "SLIDE", "k", "10", "1000"]),
+        [0, 9, 0, 1000]
+    );
+    assert_eq!(dump(&mut c, "f:k"), before);
+    // Emptied: gone.
+    same4(&mut c, &["RL.SLIDE", "e", "5", "60000", "COST", "2"]);
+    assert_eq!(
+        same4(
+            &mut c,
+            &["RL.REFUND", "SLIDE", "e", "5", "60000", "COST", "3"]
+        ),
+        [2, 4, 0, 60000]
+    );
+    assert_eq!(plain_key(&mut c, b"f:e").1, -2);
+    assert_eq!(
+        same4(&mut c, &["RL.REFUND", "SLIDE", "missing", "5", "60000"]),
+        [0, 4, 0, 60000]
+    );
+}
+
+/// A foreign entry with a fractional score in the window, at the rank a
+/// denial's wait is read from: the module reads its score as i64::MIN and
+/// its wait wraps around to about 2^63; the library answers the nearest
+/// double the server's integer conversion gives. Everything else agrees.
+#[test]
+fn a_fractional_score_where_the_wait_is_read() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let now = server.clock_ms();
+    let (o, n) = (now - 100, now - 10);
+    on_both(
+        &mut c,
+        "k",
+        &[
+            "ZADD",
+            "K",
+            &o.to_string(),
+            &member(o, 0),
+            &format!("{}.5", now - 50),
+            "x",
+            &n.to_string(),
+            &member(n, 0),
+        ],
+    );
+    on_both(&mut c, "k", &["PEXPIRE", "K", "100000"]);
+    let (m, f) = both(&mut c, &["RL.SLIDE", "k", "3", "100000", "COST", "2"]);
+    assert_eq!(m.state, f.state);
+    let (m, f) = (ints(&m.reply.unwrap()), ints(&f.reply.unwrap()));
+    assert_eq!([m[0], m[1], m[3]], [f[0], f[1], f[3]]);
+    let want = (1i128 << 63) + 100_000 - now as i128;
+    assert_eq!(m[2] as i128, want, "the module's wrapped wait");
+    assert!((f[2] as i128 - want).abs() <= 1024, "{} vs {want}", f[2]);
+    // The entries either side: exact.
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "3", "100000"]),
+        [0, 0, 100_000 - 100, 100_000 - 10]
+    );
+    assert_eq!(MAX_NOW_MS, 9_223_372_036_853);
+}
