@@ -159,13 +159,11 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
         &[
             "RL.ALL", "2", "SLIDE", "FIXED", "fixed", "5", "100", "slide", "3", "100",
         ],
-        &["RL.PEEK", "SLIDE"],
         &["RL.PEEK", "NOPE", "k", "1"],
         &["RL.PEEK", "SLIDE", "k", "1"],
         &["RL.PEEK", "THROTTLE", "k", "1", "1"],
         &["RL.PEEK", "slide", "str", "1", "1000"],
         &["RL.PEEK", "FIXED", "k", "1", "1000", "COST", "2"],
-        &["RL.REFUND", "SLIDE"],
         &["RL.REFUND", "ACQUIRE", "k", "1", "1000"],
         &["RL.REFUND", "NOPE", "k"],
         &["RL.REFUND", "FIXED", "k", "1"],
@@ -178,6 +176,21 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
     seventeen.extend(keys.iter().map(String::as_str));
     for _ in 0..17 {
         seventeen.extend(["FIXED", "1", "100"]);
+    }
+    // Without a key: the command's arity error; the function, called with
+    // another number of keys than one, says so.
+    for (line, function) in [("RL.PEEK", "rl_peek"), ("RL.REFUND", "rl_refund")] {
+        assert_eq!(
+            crate::harness::error_of(&mut c, &[line, "SLIDE"]),
+            format!(
+                "ERR wrong number of arguments for '{}' command",
+                line.to_lowercase()
+            )
+        );
+        assert_eq!(
+            crate::harness::error_of(&mut c, &["FCALL", function, "0", "SLIDE"]),
+            format!("ERR wrong number of keys for '{function}' (numkeys must be 1)")
+        );
     }
     for line in lines.iter().copied().chain([&seventeen[..]]) {
         let got = same(&mut c, line);

@@ -129,11 +129,24 @@ pub fn both(c: &mut redis::Connection, line: &[&str]) -> (Answer, Answer) {
 
 /// [`both`], requiring the same answer: the same reply or error text, and
 /// the same state key by key. Returns the module's reply.
+///
+/// One documented difference is let through: a refund that brings a GCRA
+/// key's TAT to the current ms. The module keeps the key expiring at that
+/// instant (idle, gone within the ms); the library's `SET ... PXAT now` is
+/// deleted by the server at once (idle too). So a string key of the module
+/// that expires at the server's current ms may be missing on the library's
+/// side.
 pub fn same(c: &mut redis::Connection, line: &[&str]) -> Result<Value, String> {
     let (module, functions) = both(c, line);
-    assert_eq!(
-        module, functions,
-        "{line:?}: the module (left) and the library (right) differ"
+    let now_ms = crate::harness::server_ms(c);
+    let alike = module.reply == functions.reply
+        && module.state.len() == functions.state.len()
+        && module.state.iter().zip(&functions.state).all(|(m, f)| {
+            m == f || (matches!(m, (Plain::String(_), at) if *at == now_ms) && f.1 == -2)
+        });
+    assert!(
+        alike,
+        "{line:?}: the module and the library differ:\n  module:  {module:?}\n  library: {functions:?}"
     );
     module.reply
 }
