@@ -259,6 +259,8 @@ struct Seen {
     foreign: u32,
     wrongtype: u32,
     removed: u32,
+    /// Calls made to read up to a prepared foreign entry.
+    prepared: u32,
 }
 
 /// How the two answers of a timing-dependent line are compared.
@@ -279,6 +281,8 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
         let roll = rng.below(100);
         // A key spoiled for this step only (deleted after it).
         let mut spoiled = None;
+        // The line for a prepared state that needs a particular one.
+        let mut forced: Option<Vec<String>> = None;
         let key = *rng.pick(&keys);
         let line: Vec<String> = match roll {
             0..=34 => {
@@ -356,7 +360,7 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                 line.extend(params_words(l, w, cost, given, &mut rng));
                 line
             }
-            77..=79 if timing_free => {
+            77..=81 if timing_free => {
                 // No clock to step: start the keys afresh now and then.
                 for k in keys {
                     on_both(&mut c, k, &["DEL", "K"]);
@@ -369,12 +373,60 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                     "1000000000".into(),
                 ]
             }
-            77..=79 => {
+            77..=81 => {
                 // Prepared state: an entry rl could have written at a time
                 // ahead of the clock (the clock stepped back), or a foreign
                 // entry among a live key's (middle, oldest or newest).
                 let now = server.clock_ms();
-                match rng.below(4) {
+                match rng.below(8) {
+                    4..=7 => {
+                        // A foreign entry right after the oldest entries
+                        // (a stale one a peek does not read), or just
+                        // before the r-th newest (one a refund of r - 1 or
+                        // less does not read): "9..." sorts after rl's
+                        // members of its score, "0..." before them.
+                        let (range, name) = if rng.below(2) == 0 {
+                            (0, "9foreign")
+                        } else {
+                            (-(2 + rng.below(4) as i64), "0foreign")
+                        };
+                        let at: Vec<(String, String)> = redis::cmd("ZRANGE")
+                            .arg(format!("m:{key}"))
+                            .arg(range)
+                            .arg(range)
+                            .arg("WITHSCORES")
+                            .query(&mut c)
+                            .unwrap_or_default();
+                        if let Some((_, score)) = at.first() {
+                            on_both(&mut c, key, &["ZADD", "K", score, name]);
+                        }
+                        spoiled = Some(key);
+                        // Mostly, the call that reads up to it: a
+                        // peek past a stale one (reads only the oldest), a
+                        // refund of as many as are newer (reads one more).
+                        let newer: Option<i64> = redis::cmd("ZREVRANK")
+                            .arg(format!("m:{key}"))
+                            .arg(name)
+                            .query(&mut c)
+                            .unwrap_or(None);
+                        let newer_text = newer.unwrap_or(0).to_string();
+                        forced = match (rng.below(4), name, newer) {
+                            (0..=2, "9foreign", _) => {
+                                Some(vec!["RL.PEEK", "SLIDE", key, "1000", "1"])
+                            }
+                            (0..=2, _, Some(k)) if (1..=100).contains(&k) => Some(vec![
+                                "RL.REFUND",
+                                "SLIDE",
+                                key,
+                                "1000",
+                                "1000000000000",
+                                "COST",
+                                &newer_text,
+                            ]),
+                            _ => None,
+                        }
+                        .map(|l| l.iter().map(|w| w.to_string()).collect());
+                    }
                     0 | 1 => {
                         let at = now + *rng.pick(&[1i64, 5, 100, 3000]);
                         let m = member(at, 0);
@@ -393,9 +445,31 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                         spoiled = Some(key);
                     }
                 }
-                vec!["RL.SLIDE".into(), key.into(), "1000".into(), "1000".into()]
+                // Any command of this section on it, with a window the
+                // prepared entries are in or out of.
+                let (l, w, cost, given) = random_params(&mut rng, timing_free);
+                let mut line = match rng.below(4) {
+                    0 => vec!["RL.SLIDE".to_string(), key.to_string()],
+                    1 => vec!["RL.PEEK".into(), "SLIDE".into(), key.to_string()],
+                    2 => vec!["RL.REFUND".into(), "SLIDE".into(), key.to_string()],
+                    _ => {
+                        let other = if key == "a" { "b" } else { "a" };
+                        vec![
+                            "RL.ALL".into(),
+                            "2".into(),
+                            other.into(),
+                            key.into(),
+                            "SLIDE".into(),
+                            "1000".into(),
+                            "1000".into(),
+                            "SLIDE".into(),
+                        ]
+                    }
+                };
+                line.extend(params_words(l, w, cost, given, &mut rng));
+                line
             }
-            80..=83 => {
+            82..=84 => {
                 on_both(&mut c, key, &["DEL", "K"]);
                 let (l, w, cost, given) = random_params(&mut rng, timing_free);
                 let mut line = vec!["RL.SLIDE".to_string(), key.to_string()];
@@ -413,6 +487,10 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                 line
             }
         };
+        if forced.is_some() {
+            seen.prepared += 1;
+        }
+        let line = forced.unwrap_or(line);
         let w = words(&line);
         let before: Option<i64> =
             (w[0] == "RL.SLIDE").then(|| zcard(&mut c, &format!("m:{}", w[1])));
@@ -470,6 +548,7 @@ fn require_everything(seen: &Seen, timing_free: bool) {
     assert!(seen.wrongtype > 2, "{seen:?}");
     if !timing_free {
         assert!(seen.removed > 3, "{seen:?}");
+        assert!(seen.prepared > 5, "{seen:?}");
     }
 }
 
