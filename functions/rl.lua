@@ -471,17 +471,12 @@ function Slide.budget(cost, slides)
   return math.max(math.floor(Slide.EVICT_PER_CALL / math.max(slides, 1)), 2 * cost)
 end
 
--- i64 arithmetic where a foreign score makes the module's wrap: a score
--- that is not whole is i64::MIN there, and `score + window - now` wraps
--- to 2^63 + window - now. (A double cannot hold that exactly: the reply
--- is the nearest one the server's integer conversion gives.)
+-- The wait until an entry at score `s` leaves (decide.rs): at least 1 ms.
+-- The entry is read like every other, so a score rl could not have written
+-- (a fraction, +inf, out of range) is refused.
 function Slide.wait_after(s, window, now)
-  if s == nil then
-    local d = window - now
-    if d < 0 then
-      return 9223372036854775808 + d
-    end
-    return math.max(-9223372036854775808 + d, 1)
+  if s == nil or s < 0 or s > Slide.MAX_NOW_MS then
+    E.foreign_zset()
   end
   return math.max(s + window - now, 1)
 end

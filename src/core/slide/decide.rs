@@ -133,11 +133,15 @@ pub fn decide_within(
     let need = held + req.cost - req.limit;
     let reset_after_ms = newest.map_or(0, |e| (e.score + window - now).max(0) as u64);
     // Without an answer (the server's rank lookup failed), the newest
-    // entry's leaving is a wait that is surely enough.
-    let retry_after_ms = log
-        .nth_after(cutoff, stale, need)
-        .map_or(reset_after_ms, |s| (s + window - now).max(1) as u64)
-        .max(1);
+    // entry's leaving is a wait that is surely enough. The entry read is
+    // checked like every other: a score rl could not have written (a
+    // fraction, `+inf`) is refused, not turned into a wait.
+    let retry_after_ms = match log.nth_after(cutoff, stale, need) {
+        Some(s) if !(0..=MAX_NOW_MS).contains(&s) => return Err(RlError::ForeignZset),
+        Some(s) => (s + window - now).max(1) as u64,
+        None => reset_after_ms,
+    }
+    .max(1);
     Ok(Outcome {
         decision: Decision {
             allowed: false,
@@ -345,6 +349,47 @@ mod tests {
         assert_eq!(
             decide_within(&mut log, &r, 5_000, 3),
             Err(RlError::ForeignZset)
+        );
+    }
+
+    /// A denial reads the entry whose leaving ends its wait: a score rl
+    /// could not have written there (a fraction, read as `i64::MIN`) is
+    /// refused, where it used to wrap into a wait of about 2^63 ms.
+    #[test]
+    fn a_foreign_score_where_the_wait_is_read_is_refused() {
+        struct FractionalWait(MemoryLog);
+        impl LogView for FractionalWait {
+            fn entry_count(&mut self) -> u64 {
+                self.0.entry_count()
+            }
+            fn oldest_through(&mut self, cutoff: i64, max_read: u64) -> Oldest {
+                self.0.oldest_through(cutoff, max_read)
+            }
+            fn nth_after(&mut self, _: i64, _: u64, _: u64) -> Option<i64> {
+                Some(i64::MIN)
+            }
+            fn newest(&mut self) -> Option<Entry> {
+                self.0.newest()
+            }
+            fn newest_after(&mut self, after: i64, n: u64) -> smallvec::SmallVec<[Entry; 4]> {
+                self.0.newest_after(after, n)
+            }
+        }
+        let mut log = MemoryLog::new();
+        for s in [4_000, 4_500, 4_900] {
+            log.insert(s, member(s, 0));
+        }
+        let mut log = FractionalWait(log);
+        assert_eq!(
+            decide(&mut log, &req(3, 1000, 1), 4_950),
+            Err(RlError::ForeignZset)
+        );
+        // Admitted, nothing is read by rank: the same log admits.
+        assert!(
+            decide(&mut log, &req(4, 1000, 1), 4_950)
+                .unwrap()
+                .decision
+                .allowed
         );
     }
 
