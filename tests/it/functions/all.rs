@@ -3,22 +3,12 @@
 //! streams on Valkey's stopped clock, and every error of their own syntax.
 
 use super::{same, start_both};
+use crate::harness::raw_resp::XorShift;
 use crate::harness::Flavor;
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
 
 /// A random clause on the key of its kind (`slide3`, ...): the limiter
 /// token and its parameters, small enough that streams admit and deny.
-fn clause(rng: &mut Rng) -> (String, Vec<String>) {
+fn clause(rng: &mut XorShift) -> (String, Vec<String>) {
     let cost = (1 + rng.below(3)).to_string();
     let n = rng.below(3);
     let id = format!("j{}", rng.below(4));
@@ -48,7 +38,7 @@ fn clause(rng: &mut Rng) -> (String, Vec<String>) {
 fn random_multi_limit_streams_answer_as_rl_all() {
     let server = start_both(Flavor::Valkey9);
     let mut c = server.conn();
-    let mut rng = Rng(0xa11_c1a05e);
+    let mut rng = XorShift(0xa11_c1a05e);
     let (mut admitted, mut denied) = (0, 0);
     for step in 0..500 {
         if rng.below(3) == 0 {

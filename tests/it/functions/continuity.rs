@@ -8,23 +8,12 @@ use redis::Value;
 
 use super::{fcall_line, start_both, start_functions_only};
 use crate::harness::all_commands::{mixed_lines, words};
+use crate::harness::raw_resp::XorShift;
 use crate::harness::*;
-
-/// A small xorshift: the streams are random but repeat run to run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
 
 /// One call of each limiter on key `K`, with parameters that admit some
 /// and deny some within a few steps of the clock.
-fn stream_lines(rng: &mut Rng) -> Vec<Vec<String>> {
+fn stream_lines(rng: &mut XorShift) -> Vec<Vec<String>> {
     let cost = (1 + rng.below(3)).to_string();
     let lease = format!("job{}", rng.below(6));
     let lines: Vec<Vec<&str>> = vec![
@@ -95,7 +84,7 @@ fn keys_passed_between_editions_answer_as_the_module_alone() {
     // The same instants for all three subjects: Valkey's stopped clock.
     let server = start_both(Flavor::Valkey9);
     let mut c = server.conn();
-    let mut rng = Rng(0x5eed_1234_abcd);
+    let mut rng = XorShift(0x5eed_1234_abcd);
     let mut switched = 0;
     for step in 0..600 {
         if rng.below(4) == 0 {
