@@ -289,6 +289,20 @@ local function expire_at(key)
   return redis.call('PEXPIRETIME', key)
 end
 
+-- redis.pcall(...) of a read that fails only on another type: its reply,
+-- or WRONGTYPE (what TYPE would have told) raised as rl's error. Saves the
+-- TYPE round trip before a typed read.
+local function typed_read(...)
+  local r = redis.pcall(...)
+  if type(r) == 'table' and r.err ~= nil then
+    if r.err:find('^WRONGTYPE') then
+      E.wrong_type()
+    end
+    error(r, 0)
+  end
+  return r
+end
+
 -- ------------------------------------------------------------- limiters
 --[[
 LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
@@ -343,18 +357,22 @@ local Slide = {
   MEMBERS_PER_MS = 1000000,
   -- slide/decide.rs EVICT_PER_CALL.
   EVICT_PER_CALL = 256,
+  ONE = { slides = 1, buckets = 1 },
 }
 
 function Slide.parse(line)
   check_count(Slide.syntax, line)
   local limit = positive(line[3], 'limit', Slide.MAX_LIMIT)
   local window = positive(line[4], 'window', Slide.MAX_WINDOW_MS)
-  local set = {}
-  options(Slide.syntax, line, function(token, value)
-    -- The value is checked before a repeat is (args.rs `cost_option`).
-    set_once(set, token, positive(value, token, Slide.MAX_COST))
-  end)
-  local cost = set.COST or 1
+  local cost = 1
+  if #line > 4 then
+    local set = {}
+    options(Slide.syntax, line, function(token, value)
+      -- The value is checked before a repeat is (args.rs `cost_option`).
+      set_once(set, token, positive(value, token, Slide.MAX_COST))
+    end)
+    cost = set.COST or 1
+  end
   if cost > limit then
     E.cost_above_limit()
   end
@@ -409,19 +427,19 @@ end
 -- The key as the module opens it (host/key.rs): nil when missing; another
 -- type is WRONGTYPE, a sorted set without a TTL is not rl's. Answers the
 -- key's absolute expiry.
+-- Also answers the newest entry as ZRANGE key -1 -1 WITHSCORES replies it
+-- (`Slide.ends` reads it from there): that read tells WRONGTYPE as TYPE
+-- would, so TYPE is not sent.
 function Slide.open(key)
-  local t = key_type(key)
-  if t == 'none' then
+  local at = expire_at(key)
+  if at == -2 then
     return nil
   end
-  if t ~= 'zset' then
-    E.wrong_type()
-  end
-  local at = expire_at(key)
+  local last = typed_read('ZRANGE', key, -1, -1, 'WITHSCORES')
   if at == -1 then
     E.foreign_zset()
   end
-  return at
+  return at, last
 end
 
 -- decide.rs `read_ends` at `now`: the newest entry (score, member) and how
@@ -430,15 +448,11 @@ end
 -- min(stale, max_read) stale ones (those an admission would remove); the
 -- module walks them and counts a longer backlog with ZCOUNT, so the
 -- counts are the server's.
-function Slide.ends(key, exists, now, cutoff, max_read)
+function Slide.ends(key, last, now, cutoff, max_read)
   if now < 0 or now > Slide.MAX_NOW_MS then
     fail('ERR rl internal error: server clock out of range')
   end
-  if not exists then
-    return { stale = 0, held = 0 }
-  end
-  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  if #last == 0 then
+  if last == nil or #last == 0 then
     return { stale = 0, held = 0 }
   end
   local newest = { member = last[1], score = Slide.score(last[2]) }
@@ -485,9 +499,9 @@ end
 function Slide.decide(key, req, call)
   local now, window = call.now.ms, req.window
   local cutoff = now - window
-  local expiry = Slide.open(key)
+  local expiry, last = Slide.open(key)
   local max_evict = call.writes and Slide.budget(req.cost, call.shares.slides) or 0
-  local ends = Slide.ends(key, expiry ~= nil, now, cutoff, max_evict)
+  local ends = Slide.ends(key, last, now, cutoff, max_evict)
   local newest, stale, held = ends.newest, ends.stale, ends.held
 
   if held + req.cost <= req.limit then
@@ -574,9 +588,9 @@ end
 function Slide.refund(key, req, call)
   local now = call.now.ms
   local cutoff = now - req.window
-  local expiry = Slide.open(key)
+  local _, last = Slide.open(key)
   -- What RL.PEEK SLIDE reads and checks.
-  local ends = Slide.ends(key, expiry ~= nil, now, cutoff, 0)
+  local ends = Slide.ends(key, last, now, cutoff, 0)
   local n = math.min(req.cost, ends.held)
   if n == 0 then
     return 0
@@ -600,7 +614,7 @@ LIMITERS.SLIDE = Slide
 
 COMMANDS['rl.slide'] = function(key, line)
   local req = Slide.parse(line)
-  local call = { now = now(), shares = { slides = 1, buckets = 1 }, writes = true }
+  local call = { now = now(), shares = Slide.ONE, writes = true }
   local d, write = Slide.decide(key, req, call)
   if d.allowed == 1 and write then
     write()
@@ -833,19 +847,18 @@ end
 
 -- The key opened as HashState opens it: another type is WRONGTYPE, a hash
 -- without a TTL is not rl's. The expiry it had (nil: none, a new key).
+-- Also answers the header field `h` (false when absent) for `bk.load`:
+-- that read tells WRONGTYPE as TYPE would, so TYPE is not sent.
 function bk.open(key)
-  local t = key_type(key)
-  if t == 'none' then
+  local at = expire_at(key)
+  if at == -2 then
     return false, nil
   end
-  if t ~= 'hash' then
-    E.wrong_type()
-  end
-  local at = expire_at(key)
+  local h = typed_read('HGET', key, 'h')
   if at < 0 then
     E.foreign_hash()
   end
-  return true, at
+  return true, at, h
 end
 
 function bk.get(key, field)
@@ -884,12 +897,11 @@ BK.KIND = { b = 'RL.BUCKETS', c = 'RL.COUNT' }
 
 -- layout.rs `load`: nil for a missing key; errors for the other command's
 -- key and for a hash rl did not write.
-function bk.load(key, exists, kind)
+function bk.load(key, exists, kind, raw)
   if not exists then
     return nil
   end
-  local raw = bk.get(key, 'h')
-  if raw == nil then
+  if not raw then
     E.foreign_hash()
   end
   -- Header::parse
@@ -1178,13 +1190,15 @@ function BUCKETS.parse(line)
   local limit = positive(line[3], 'limit', BK.MAX_LIMIT)
   local window = positive(line[4], 'window', BK.MAX_WINDOW)
   local set = {}
-  options(BK.BUCKETS_SYNTAX, line, function(token, value)
-    if token == 'COST' then
-      set_once(set, token, positive(value, token, BK.MAX_LIMIT))
-    else
-      bk.precision_option(value, window, set)
-    end
-  end)
+  if #line > 4 then
+    options(BK.BUCKETS_SYNTAX, line, function(token, value)
+      if token == 'COST' then
+        set_once(set, token, positive(value, token, BK.MAX_LIMIT))
+      else
+        bk.precision_option(value, window, set)
+      end
+    end)
+  end
   local cost = set.COST or 1
   if cost > limit then
     E.cost_above_limit()
@@ -1202,8 +1216,8 @@ end
 
 -- decide.rs `decide_within`, with RL.ALL's shared bound.
 function BUCKETS.decide(key, req, call)
-  local exists, at = bk.open(key)
-  local state = bk.load(key, exists, 'b')
+  local exists, at, h = bk.open(key)
+  local state = bk.load(key, exists, 'b', h)
   local precision = bk.resolve_precision(req.window, req.precision, state)
   local shares = math.max(call.shares.buckets or 1, 1)
   local max_buckets = math.floor(BK.MAX_BUCKETS / shares)
@@ -1259,8 +1273,8 @@ end
 
 -- refund.rs: cost back from the counted buckets, the newest first.
 function BUCKETS.refund(key, req, call)
-  local exists, at = bk.open(key)
-  local state = bk.load(key, exists, 'b')
+  local exists, at, h = bk.open(key)
+  local state = bk.load(key, exists, 'b', h)
   local precision = bk.resolve_precision(req.window, req.precision, state)
   local win = bk.slide(key, state, req.window, precision, call.now.ms)
   local held = win.totals[1] or '0'
@@ -1561,8 +1575,8 @@ COMMANDS['rl.count'] = function(key, line)
     end
   end)
   local by = int(set.BY or 1)
-  local exists, at = bk.open(key)
-  local state = bk.load(key, exists, 'c')
+  local exists, at, h = bk.open(key)
+  local state = bk.load(key, exists, 'c', h)
   local precision = bk.resolve_precision(window, set.PRECISION, state)
   local win = bk.slide(key, state, window, precision, now().ms)
   local names = {}
@@ -1611,8 +1625,8 @@ COMMANDS['rl.totals'] = function(key, line)
   options(BK.TOTALS_SYNTAX, line, function(_, value)
     bk.precision_option(value, window, set)
   end)
-  local exists = bk.open(key)
-  local state = bk.load(key, exists, 'c')
+  local exists, _, h = bk.open(key)
+  local state = bk.load(key, exists, 'c', h)
   if state == nil then
     return bk.totals_reply({})
   end
@@ -1656,6 +1670,7 @@ local SF = {
   -- sf_ahead: past this many 10^6 µs ahead, a distance is kept in two parts.
   AHEAD_BIG = 4000000000,
   FIXED_STATE = 'an rl fixed-window counter',
+  ONE = { slides = 1, buckets = 1 },
 }
 
 -- floor(a / b) and a - floor(a / b) * b, exact for integers a (|a| below
@@ -1760,14 +1775,13 @@ end
 -- The key as a string state: its bytes and absolute expiry (-1: none), nil
 -- when absent; WRONGTYPE for another type (key.rs OpenKey::open).
 local function sf_string_key(key)
-  local kind = key_type(key)
-  if kind == 'none' then
+  -- GET answers nil for no key and WRONGTYPE for another type, as TYPE
+  -- would have told.
+  local bytes = typed_read('GET', key)
+  if bytes == false then
     return nil
   end
-  if kind ~= 'string' then
-    E.wrong_type()
-  end
-  return redis.call('GET', key), expire_at(key)
+  return bytes, expire_at(key)
 end
 
 -- gcra.rs stored_state: the stored TAT in µs as a decimal string (ns as
@@ -1929,7 +1943,7 @@ LIMITERS.THROTTLE = {
 }
 
 local function sf_run(lim, key, req)
-  local decision, write = lim.decide(key, req, { now = now(), shares = { slides = 1, buckets = 1 }, writes = true })
+  local decision, write = lim.decide(key, req, { now = now(), shares = SF.ONE, writes = true })
   if write then
     write()
   end
@@ -1959,11 +1973,14 @@ local function sf_parse_fixed(line)
   check_count(FIXED_SYNTAX, line)
   local limit = positive(line[3], 'limit', SF.MAX_LIMIT)
   local window = positive(line[4], 'window', SF.MAX_WINDOW_MS)
-  local set = {}
-  options(FIXED_SYNTAX, line, function(token, value)
-    set_once(set, token, positive(value, token, SF.MAX_LIMIT))
-  end)
-  local cost = set.COST or 1
+  local cost = 1
+  if #line > 4 then
+    local set = {}
+    options(FIXED_SYNTAX, line, function(token, value)
+      set_once(set, token, positive(value, token, SF.MAX_LIMIT))
+    end)
+    cost = set.COST or 1
+  end
   if cost > limit then
     E.cost_above_limit()
   end
@@ -1977,12 +1994,22 @@ local function sf_fixed_current(key, now_ms)
   if bytes == nil then
     return nil
   end
-  local v = sf_unsigned(bytes)
-  if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 or at == -1 then
+  local n
+  if #bytes >= 1 and #bytes <= 15 and not bytes:find('[^0-9]') then
+    -- 1 to 15 digits: below MAX_LIMIT (10^15), an exact number.
+    n = tonumber(bytes)
+  else
+    local v = sf_unsigned(bytes)
+    if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 then
+      E.foreign_string(SF.FIXED_STATE)
+    end
+    n = tonumber(v)
+  end
+  if at == -1 then
     E.foreign_string(SF.FIXED_STATE)
   end
   if at > now_ms then
-    return tonumber(v), at
+    return n, at
   end
   return nil
 end
@@ -2182,8 +2209,8 @@ do
 
   -- Leases held at now: walked (each checked) in a set of at most 64
   -- entries, else counted by score.
-  local function lease_held(key, now)
-    local total = redis.call('ZCARD', key)
+  -- `total`: the set's ZCARD, as lease_open read it.
+  local function lease_held(key, now, total)
     if total == 0 then
       return 0
     end
@@ -2203,20 +2230,19 @@ do
   end
 
   -- The key as a lease set (host/key.rs): its expiry when it exists (nil
-  -- when missing); WRONGTYPE for another type, foreign without a TTL.
+  -- when missing); WRONGTYPE for another type, foreign without a TTL. Also
+  -- answers its ZCARD (0 when missing) for `lease_held`: that read tells
+  -- WRONGTYPE as TYPE would, so TYPE is not sent.
   local function lease_open(key)
-    local t = key_type(key)
-    if t == 'none' then
-      return nil
-    end
-    if t ~= 'zset' then
-      E.wrong_type()
-    end
     local at = expire_at(key)
+    if at == -2 then
+      return nil, 0
+    end
+    local total = typed_read('ZCARD', key)
     if at < 0 then
       E.foreign_zset()
     end
-    return at
+    return at, total
   end
 
   local function lease_until(at, now)
@@ -2334,7 +2360,7 @@ do
   -- RL.ACQUIRE (decide.rs `acquire`); call.writes false (RL.PEEK ACQUIRE)
   -- removes nothing and makes no id.
   local function acquire_decide(key, req, call)
-    local current = lease_open(key)
+    local current, total = lease_open(key)
     local now = call.now.ms
     local fin = lease_end(now, req.lease_ms)
     local expired = {}
@@ -2344,7 +2370,7 @@ do
     local first = lease_first_held(key, now, 1)[1]
     local newest = lease_newest(key, 1)[1]
     local latest = newest and newest.expiry
-    local held = lease_held(key, now)
+    local held = lease_held(key, now, total)
     local own = nil
     if req.id ~= nil then
       own = lease_expiry_of(key, req.id)
@@ -2391,9 +2417,11 @@ do
       local limit = positive(line[3], 'limit', LEASE_MAX_LIMIT)
       local lease_ms = positive(line[4], 'lease_ms', LEASE_MAX_MS)
       local opts = {}
-      options(LEASE_ACQUIRE, line, function(token, value)
-        set_once(opts, token, lease_id(value, token))
-      end)
+      if #line > 4 then
+        options(LEASE_ACQUIRE, line, function(token, value)
+          set_once(opts, token, lease_id(value, token))
+        end)
+      end
       return { limit = limit, lease_ms = lease_ms, id = opts.ID }
     end,
     decide = acquire_decide,
@@ -2401,8 +2429,8 @@ do
 
   -- The held leases at now once `id` ends at `id_at` (nil: released), as
   -- decide.rs `state_after`: [changed, held, retry_after_ms, reset_after_ms].
-  local function lease_state_after(key, now, id, id_at, changed)
-    local held = lease_held(key, now) - ((changed and id_at == nil) and 1 or 0)
+  local function lease_state_after(key, now, id, id_at, changed, total)
+    local held = lease_held(key, now, total) - ((changed and id_at == nil) and 1 or 0)
     local function others(v)
       for _, e in ipairs(v) do
         if e.id ~= id then
@@ -2427,7 +2455,7 @@ do
 
   COMMANDS['rl.acquire'] = function(key, line)
     local req = LIMITERS.ACQUIRE.parse(line)
-    local call = { now = now(), shares = { slides = 1, buckets = 1 }, writes = true }
+    local call = { now = now(), shares = Slide.ONE, writes = true }
     local d, write = acquire_decide(key, req, call)
     if write then
       write()
@@ -2439,13 +2467,13 @@ do
   COMMANDS['rl.release'] = function(key, line)
     check_count(LEASE_RELEASE, line)
     local lease = lease_id(line[3], 'lease')
-    lease_open(key)
+    local _, total = lease_open(key)
     local t = now().ms
     local at = lease_expiry_of(key, lease)
     if at == nil or at <= t then
-      return lease_state_after(key, t, lease, nil, false)
+      return lease_state_after(key, t, lease, nil, false, total)
     end
-    local after = lease_state_after(key, t, lease, nil, true)
+    local after = lease_state_after(key, t, lease, nil, true, total)
     redis.call('ZREM', key, lease)
     return after
   end
@@ -2456,15 +2484,15 @@ do
     check_count(LEASE_RENEW, line)
     local lease = lease_id(line[3], 'lease')
     local lease_ms = positive(line[4], 'lease_ms', LEASE_MAX_MS)
-    local current = lease_open(key)
+    local current, total = lease_open(key)
     local t = now().ms
     local fin = lease_end(t, lease_ms)
     local at = lease_expiry_of(key, lease)
     if at == nil or at <= t then
-      return lease_state_after(key, t, lease, nil, false)
+      return lease_state_after(key, t, lease, nil, false, total)
     end
     local new_at = math.max(at, fin)
-    local after = lease_state_after(key, t, lease, new_at, true)
+    local after = lease_state_after(key, t, lease, new_at, true, total)
     redis.call('ZADD', key, int(new_at), lease)
     lease_keep_alive(key, current, t + after[4], lease_ms)
     return after
