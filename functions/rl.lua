@@ -54,6 +54,9 @@ end
 local function int(n)
   return string.format('%d', n)
 end
+-- (An integer below 2^53 handed to redis.call as a number is written by
+-- the server as the same digits ("%.17g"), without a Lua string: the
+-- hot paths pass their times and counts so.)
 
 -- The texts of src/core/error.rs, one function per RlError variant used by
 -- more than one limiter.
@@ -127,7 +130,7 @@ end
 -- range and shorter ones are exact doubles (CL.THROTTLE's quantity, up to
 -- 2^63 - 1, is read as a string in its section).
 local function argument(s)
-  if #s == 0 or #s > 16 or s:find('[^0-9]') or (#s > 1 and s:byte(1) == 48) then
+  if #s > 16 or not (s == '0' or s:find('^[1-9]%d*$')) then
     return nil
   end
   return tonumber(s)
@@ -204,6 +207,11 @@ end
 -- zeros, for the values that pass 2^53.
 
 local function dec_norm(a)
+  local first = a:byte(1)
+  if first ~= nil and first ~= 48 then
+    -- No leading zero: already canonical (no gsub, no new string).
+    return a
+  end
   a = a:gsub('^0+', '')
   if a == '' then
     return '0'
@@ -270,7 +278,7 @@ end
 local function now()
   local t = redis.call('TIME')
   local s, us = tonumber(t[1]), tonumber(t[2])
-  local ms = s * 1000 + math.floor(us / 1000)
+  local ms = s * 1000 + (us - us % 1000) / 1000
   if redis.REDIS_VERSION_NUM < 0x070200 then
     return { ms = ms, us = ms * 1000 }
   end
@@ -391,7 +399,7 @@ end
 -- number (zset_log.rs `score_ms` reads those as i64::MIN).
 function Slide.score(s)
   local v = tonumber(s)
-  if v == nil or v ~= v or v == math.huge or v == -math.huge or v ~= math.floor(v) then
+  if v == nil or v ~= v or v == math.huge or v == -math.huge or v % 1 ~= 0 then
     return nil
   end
   return v
@@ -407,8 +415,13 @@ function Slide.is_rl(score, m)
   if m ~= '0' and not m:find('^[1-9]%d*$') then
     return false
   end
-  local q = #m > 6 and m:sub(1, #m - 6) or '0'
-  return q == int(score)
+  if #m <= 6 then
+    return score == 0
+  end
+  -- The digits but the last 6 (no leading zero) spell the score: at most
+  -- 13 of them for a score in range, compared as an exact number.
+  local q = m:sub(1, #m - 6)
+  return #q <= 15 and tonumber(q) == score
 end
 
 -- The n (0..999999) of an rl member: its last 6 digits.
@@ -461,7 +474,7 @@ function Slide.ends(key, last, now, cutoff, max_read)
   end
   local total = redis.call('ZCARD', key)
   local read = math.max(max_read, 1)
-  local old = redis.call('ZRANGE', key, '-inf', int(cutoff), 'BYSCORE', 'LIMIT', 0, read, 'WITHSCORES')
+  local old = redis.call('ZRANGE', key, '-inf', cutoff, 'BYSCORE', 'LIMIT', 0, read, 'WITHSCORES')
   local stale = #old / 2
   if stale == 0 and total > 1 then
     -- None has left: the oldest is still checked.
@@ -474,7 +487,7 @@ function Slide.ends(key, last, now, cutoff, max_read)
   end
   if stale == read then
     -- A backlog longer than the walk: the server's rank lookup counts it.
-    stale = redis.call('ZCOUNT', key, '-inf', int(cutoff))
+    stale = redis.call('ZCOUNT', key, '-inf', cutoff)
   end
   return { newest = newest, stale = stale, held = total - stale }
 end
@@ -547,7 +560,7 @@ function Slide.decide(key, req, call)
     local needed = at + window
     return decision, function()
       local args = {}
-      local score = int(at)
+      local score = at
       for _, m in ipairs(members) do
         args[#args + 1] = score
         args[#args + 1] = m
@@ -559,7 +572,7 @@ function Slide.decide(key, req, call)
       -- core/expiry.rs: moved only when it falls short of `needed`, then
       -- a quarter window past it.
       if expiry == nil or expiry < needed then
-        redis.call('PEXPIREAT', key, int(needed + math.max(math.floor(window / 4), 1)))
+        redis.call('PEXPIREAT', key, needed + math.max(math.floor(window / 4), 1))
       end
     end
   end
@@ -570,7 +583,7 @@ function Slide.decide(key, req, call)
   local reset = newest and math.max(newest.score + window - now, 0) or 0
   local retry = reset
   local rank = stale + need - 1
-  local at_rank = redis.call('ZRANGE', key, int(rank), int(rank), 'WITHSCORES')
+  local at_rank = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
   if #at_rank == 2 then
     retry = Slide.wait_after(Slide.score(at_rank[2]), window, now)
   end
@@ -1165,7 +1178,7 @@ function bk.record(key, w, at)
   end
   if at == nil or at < w.needed then
     local slack = math.max(math.floor(w.window / 4), 1)
-    redis.call('PEXPIREAT', key, int(w.needed + slack))
+    redis.call('PEXPIREAT', key, w.needed + slack)
   end
 end
 
@@ -1567,13 +1580,15 @@ COMMANDS['rl.count'] = function(key, line)
   local field = line[4]
   bk.check_field(field)
   local set = {}
-  options(BK.COUNT_SYNTAX, line, function(token, value)
-    if token == 'BY' then
-      set_once(set, token, positive(value, token, BK.MAX_BY))
-    else
-      bk.precision_option(value, window, set)
-    end
-  end)
+  if #line > 4 then
+    options(BK.COUNT_SYNTAX, line, function(token, value)
+      if token == 'BY' then
+        set_once(set, token, positive(value, token, BK.MAX_BY))
+      else
+        bk.precision_option(value, window, set)
+      end
+    end)
+  end
   local by = int(set.BY or 1)
   local exists, at, h = bk.open(key)
   local state = bk.load(key, exists, 'c', h)
@@ -1622,9 +1637,11 @@ COMMANDS['rl.totals'] = function(key, line)
   check_count(BK.TOTALS_SYNTAX, line)
   local window = positive(line[3], 'window', BK.MAX_WINDOW)
   local set = {}
-  options(BK.TOTALS_SYNTAX, line, function(_, value)
-    bk.precision_option(value, window, set)
-  end)
+  if #line > 3 then
+    options(BK.TOTALS_SYNTAX, line, function(_, value)
+      bk.precision_option(value, window, set)
+    end)
+  end
   local exists, _, h = bk.open(key)
   local state = bk.load(key, exists, 'c', h)
   if state == nil then
@@ -1863,7 +1880,7 @@ local function sf_throttle_decide(key, req, call)
     if q > 0 then
       local new_tat = now_us + ahead
       write = function()
-        redis.call('SET', key, int(new_tat), 'PXAT', int(sf_ceil_div(new_tat, 1000)))
+        redis.call('SET', key, new_tat, 'PXAT', sf_ceil_div(new_tat, 1000))
       end
     end
     return decision, write
@@ -1922,7 +1939,7 @@ local function sf_throttle_refund(key, req, call)
   -- (A TAT refunded to now on a whole-ms clock expires at now: SET PXAT
   -- deletes the key there, where the module keeps it for that ms; both
   -- read as idle.)
-  redis.call('SET', key, value, 'PXAT', int(at))
+  redis.call('SET', key, value, 'PXAT', at)
   return refunded
 end
 
@@ -2018,9 +2035,9 @@ end
 -- user's far PXAT) is kept as it is: a double cannot spell it.
 local function sf_fixed_set(key, count, at)
   if at >= SF.EXACT then
-    redis.call('SET', key, int(count), 'KEEPTTL')
+    redis.call('SET', key, count, 'KEEPTTL')
   else
-    redis.call('SET', key, int(count), 'PXAT', int(at))
+    redis.call('SET', key, count, 'PXAT', at)
   end
 end
 
@@ -2197,7 +2214,7 @@ do
 
   -- The first n expired entries (expiry <= now), oldest first.
   local function lease_expired(key, now, n)
-    return lease_entries(redis.call('ZRANGEBYSCORE', key, '-inf', int(now),
+    return lease_entries(redis.call('ZRANGEBYSCORE', key, '-inf', now,
       'WITHSCORES', 'LIMIT', 0, n))
   end
 
@@ -2217,7 +2234,7 @@ do
     if total <= LEASE_WALK then
       return #lease_first_held(key, now, LEASE_WALK)
     end
-    return math.max(total - redis.call('ZCOUNT', key, '-inf', int(now)), 0)
+    return math.max(total - redis.call('ZCOUNT', key, '-inf', now), 0)
   end
 
   -- The stored expiry of id, checked; nil when the set lacks it.
@@ -2264,7 +2281,7 @@ do
     if current ~= nil and current >= needed then
       return
     end
-    redis.call('PEXPIREAT', key, int(needed + math.max(math.floor(lease_ms / 4), 1)))
+    redis.call('PEXPIREAT', key, needed + math.max(math.floor(lease_ms / 4), 1))
   end
 
   -- The nonce of a generated id: 64 bits (two 32-bit halves) of
@@ -2343,7 +2360,7 @@ do
     end
     d.lease = id
     return d, function()
-      redis.call('ZADD', key, int(expiry_at), id)
+      redis.call('ZADD', key, expiry_at, id)
       local remove = {}
       for _, e in ipairs(expired) do
         if e.id ~= id then
@@ -2493,7 +2510,7 @@ do
     end
     local new_at = math.max(at, fin)
     local after = lease_state_after(key, t, lease, new_at, true, total)
-    redis.call('ZADD', key, int(new_at), lease)
+    redis.call('ZADD', key, new_at, lease)
     lease_keep_alive(key, current, t + after[4], lease_ms)
     return after
   end
@@ -2721,7 +2738,17 @@ local function single(name, command)
     if #keys ~= 1 then
       wrong_keys(name, 1)
     end
-    return COMMANDS[command](keys[1], line_of(command, { keys[1] }, args))
+    local n = #args
+    if n <= 8 then
+      -- One constructor (unpack sizes it); a long line (an arity error to
+      -- come) is copied, unpack's stack being bounded.
+      return COMMANDS[command](keys[1], { command, keys[1], unpack(args) })
+    end
+    local line = { command, keys[1] }
+    for i = 1, n do
+      line[i + 2] = args[i]
+    end
+    return COMMANDS[command](keys[1], line)
   end)
 end
 
