@@ -549,7 +549,7 @@ function Slide.decide(key, req, call)
         E.foreign_zset()
       end
       local found = expiry and redis.call('ZMSCORE', key, unpack(batch)) or {}
-      for i, m in ipairs(batch) do
+      for i = 1, #batch do local m = batch[i]
         if not found[i] then
           members[#members + 1] = m
         end
@@ -561,7 +561,7 @@ function Slide.decide(key, req, call)
     return decision, function()
       local args = {}
       local score = at
-      for _, m in ipairs(members) do
+      for k_ = 1, #members do local m = members[k_]
         args[#args + 1] = score
         args[#args + 1] = m
       end
@@ -786,7 +786,8 @@ end
 -- layout.rs `decode_counts`; nil when not rl's.
 function bk.decode_counts(s)
   local counts = {}
-  for _, item in ipairs(bk.split(s)) do
+  local items = bk.split(s)
+  for k_ = 1, #items do local item = items[k_]
     local v = bk.unsigned(item)
     if v == nil then
       return nil
@@ -833,7 +834,7 @@ function bk.held_write(bits)
   for k = 0, top do
     digits[k] = 0
   end
-  for _, i in ipairs(bits) do
+  for k_ = 1, #bits do local i = bits[k_]
     local k = math.floor(i / 4)
     digits[k] = digits[k] + 2 ^ (i % 4)
   end
@@ -846,7 +847,7 @@ end
 
 function bk.held_copy(bits)
   local out = {}
-  for i, v in ipairs(bits) do
+  for i = 1, #bits do local v = bits[i]
     out[i] = v
   end
   return out
@@ -1045,7 +1046,7 @@ function bk.slide(key, state, window, precision, now)
     end
     stale[#stale + 1] = s.newest - 1 - i
   end
-  for _, i in ipairs(s.held) do
+  for k_ = 1, #s.held do local i = s.held[k_]
     if i < first_stale then
       held[#held + 1] = i
     end
@@ -1059,7 +1060,7 @@ function bk.slide(key, state, window, precision, now)
     totals = bk.resized({}, width)
   elseif #stale <= #held then
     totals = bk.held_copy(s.totals)
-    for _, b in ipairs(stale) do
+    for k_ = 1, #stale do local b = stale[k_]
       local c = bk.field_counts(key, b, width)
       for i = 1, width do
         totals[i] = bk.sat_sub(totals[i], c[i])
@@ -1067,7 +1068,7 @@ function bk.slide(key, state, window, precision, now)
     end
   else
     totals = bk.resized(s.current, width)
-    for _, i in ipairs(held) do
+    for k_ = 1, #held do local i = held[k_]
       local c = bk.field_counts(key, s.newest - 1 - i, width)
       for k = 1, width do
         totals[k] = bk.sat_add(totals[k], c[k])
@@ -1127,7 +1128,7 @@ function bk.write(win, kind, bucket, totals, names)
     if kind == 'b' then
       has_field = false
       if counted then
-        for _, c in ipairs(win.newest_counts) do
+        for k_ = 1, #win.newest_counts do local c = win.newest_counts[k_]
           if c ~= '0' then
             has_field = true
           end
@@ -1151,7 +1152,7 @@ function bk.write(win, kind, bucket, totals, names)
     fields[#fields + 1] = { bk.field_name(flush), bk.encode_counts(win.newest_counts) }
   end
   local delete = {}
-  for i, b in ipairs(win.stale) do
+  for i = 1, #win.stale do local b = win.stale[i]
     delete[i] = bk.field_name(b)
   end
   return {
@@ -1168,7 +1169,7 @@ end
 -- (`at`, nil: none) falls short (expiry.rs).
 function bk.record(key, w, at)
   local args = { 'HSET', key, 'h', w.header }
-  for _, fv in ipairs(w.fields) do
+  for k_ = 1, #w.fields do local fv = w.fields[k_]
     args[#args + 1] = fv[1]
     args[#args + 1] = fv[2]
   end
@@ -1267,7 +1268,7 @@ function BUCKETS.decide(key, req, call)
     order[#order + 1] = newest - 1 - win.held[j]
   end
   order[#order + 1] = newest
-  for _, b in ipairs(order) do
+  for k_ = 1, #order do local b = order[k_]
     freed = bk.sat_add(freed, bk.read_bucket(key, win, b, 1)[1])
     if bk.cmp(freed, need) >= 0 then
       retry_at = bk.leaves_at(win, b)
@@ -1304,11 +1305,11 @@ function BUCKETS.refund(key, req, call)
   local held_set = bk.held_copy(win.held)
   local fields = {}
   local delete = {}
-  for i, b in ipairs(win.stale) do
+  for i = 1, #win.stale do local b = win.stale[i]
     delete[i] = bk.field_name(b)
   end
   local removed = {}
-  for _, i in ipairs(win.held) do
+  for k_ = 1, #win.held do local i = win.held[k_]
     if left == '0' then
       break
     end
@@ -1324,7 +1325,7 @@ function BUCKETS.refund(key, req, call)
     end
   end
   local kept = {}
-  for _, i in ipairs(held_set) do
+  for k_ = 1, #held_set do local i = held_set[k_]
     if not removed[i] then
       kept[#kept + 1] = i
     end
@@ -2362,7 +2363,7 @@ do
     return d, function()
       redis.call('ZADD', key, expiry_at, id)
       local remove = {}
-      for _, e in ipairs(expired) do
+      for k_ = 1, #expired do local e = expired[k_]
         if e.id ~= id then
           remove[#remove + 1] = e.id
         end
@@ -2449,7 +2450,7 @@ do
   local function lease_state_after(key, now, id, id_at, changed, total)
     local held = lease_held(key, now, total) - ((changed and id_at == nil) and 1 or 0)
     local function others(v)
-      for _, e in ipairs(v) do
+      for k_ = 1, #v do local e = v[k_]
         if e.id ~= id then
           return e.expiry
         end
