@@ -287,11 +287,6 @@ end
 
 -- ---------------------------------------------------------------- keys
 
--- The key's type as TYPE names it ('none' when absent).
-local function key_type(key)
-  return redis.call('TYPE', key).ok
-end
-
 -- The key's absolute expiry in ms; -1 without one, -2 when absent.
 local function expire_at(key)
   return redis.call('PEXPIRETIME', key)
@@ -2049,7 +2044,10 @@ local function sf_fixed_decide(key, req, call)
   if count == nil then
     count, at = 0, now_ms + req.window
   end
-  local reset = math.max(at - now_ms, 0)
+  local reset = at - now_ms
+  if reset < 0 then
+    reset = 0
+  end
   if count + req.cost <= req.limit then
     local after = count + req.cost
     return {
@@ -2064,7 +2062,7 @@ local function sf_fixed_decide(key, req, call)
   return {
     allowed = 0,
     remaining = math.max(req.limit - count, 0),
-    retry_after_ms = math.max(reset, 1),
+    retry_after_ms = reset > 1 and reset or 1,
     reset_after_ms = reset,
   }, nil
 end
