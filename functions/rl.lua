@@ -54,6 +54,9 @@ end
 local function int(n)
   return string.format('%d', n)
 end
+-- (An integer below 2^53 handed to redis.call as a number is written by
+-- the server as the same digits ("%.17g"), without a Lua string: the
+-- hot paths pass their times and counts so.)
 
 -- The texts of src/core/error.rs, one function per RlError variant used by
 -- more than one limiter.
@@ -127,7 +130,7 @@ end
 -- range and shorter ones are exact doubles (CL.THROTTLE's quantity, up to
 -- 2^63 - 1, is read as a string in its section).
 local function argument(s)
-  if #s == 0 or #s > 16 or s:find('[^0-9]') or (#s > 1 and s:byte(1) == 48) then
+  if #s > 16 or not (s == '0' or s:find('^[1-9]%d*$')) then
     return nil
   end
   return tonumber(s)
@@ -204,6 +207,11 @@ end
 -- zeros, for the values that pass 2^53.
 
 local function dec_norm(a)
+  local first = a:byte(1)
+  if first ~= nil and first ~= 48 then
+    -- No leading zero: already canonical (no gsub, no new string).
+    return a
+  end
   a = a:gsub('^0+', '')
   if a == '' then
     return '0'
@@ -270,7 +278,7 @@ end
 local function now()
   local t = redis.call('TIME')
   local s, us = tonumber(t[1]), tonumber(t[2])
-  local ms = s * 1000 + math.floor(us / 1000)
+  local ms = s * 1000 + (us - us % 1000) / 1000
   if redis.REDIS_VERSION_NUM < 0x070200 then
     return { ms = ms, us = ms * 1000 }
   end
@@ -279,14 +287,23 @@ end
 
 -- ---------------------------------------------------------------- keys
 
--- The key's type as TYPE names it ('none' when absent).
-local function key_type(key)
-  return redis.call('TYPE', key).ok
-end
-
 -- The key's absolute expiry in ms; -1 without one, -2 when absent.
 local function expire_at(key)
   return redis.call('PEXPIRETIME', key)
+end
+
+-- redis.pcall(...) of a read that fails only on another type: its reply,
+-- or WRONGTYPE (what TYPE would have told) raised as rl's error. Saves the
+-- TYPE round trip before a typed read.
+local function typed_read(...)
+  local r = redis.pcall(...)
+  if type(r) == 'table' and r.err ~= nil then
+    if r.err:find('^WRONGTYPE') then
+      E.wrong_type()
+    end
+    error(r, 0)
+  end
+  return r
 end
 
 -- ------------------------------------------------------------- limiters
@@ -343,18 +360,22 @@ local Slide = {
   MEMBERS_PER_MS = 1000000,
   -- slide/decide.rs EVICT_PER_CALL.
   EVICT_PER_CALL = 256,
+  ONE = { slides = 1, buckets = 1 },
 }
 
 function Slide.parse(line)
   check_count(Slide.syntax, line)
   local limit = positive(line[3], 'limit', Slide.MAX_LIMIT)
   local window = positive(line[4], 'window', Slide.MAX_WINDOW_MS)
-  local set = {}
-  options(Slide.syntax, line, function(token, value)
-    -- The value is checked before a repeat is (args.rs `cost_option`).
-    set_once(set, token, positive(value, token, Slide.MAX_COST))
-  end)
-  local cost = set.COST or 1
+  local cost = 1
+  if #line > 4 then
+    local set = {}
+    options(Slide.syntax, line, function(token, value)
+      -- The value is checked before a repeat is (args.rs `cost_option`).
+      set_once(set, token, positive(value, token, Slide.MAX_COST))
+    end)
+    cost = set.COST or 1
+  end
   if cost > limit then
     E.cost_above_limit()
   end
@@ -373,7 +394,7 @@ end
 -- number (zset_log.rs `score_ms` reads those as i64::MIN).
 function Slide.score(s)
   local v = tonumber(s)
-  if v == nil or v ~= v or v == math.huge or v == -math.huge or v ~= math.floor(v) then
+  if v == nil or v ~= v or v == math.huge or v == -math.huge or v % 1 ~= 0 then
     return nil
   end
   return v
@@ -389,8 +410,13 @@ function Slide.is_rl(score, m)
   if m ~= '0' and not m:find('^[1-9]%d*$') then
     return false
   end
-  local q = #m > 6 and m:sub(1, #m - 6) or '0'
-  return q == int(score)
+  if #m <= 6 then
+    return score == 0
+  end
+  -- The digits but the last 6 (no leading zero) spell the score: at most
+  -- 13 of them for a score in range, compared as an exact number.
+  local q = m:sub(1, #m - 6)
+  return #q <= 15 and tonumber(q) == score
 end
 
 -- The n (0..999999) of an rl member: its last 6 digits.
@@ -409,19 +435,19 @@ end
 -- The key as the module opens it (host/key.rs): nil when missing; another
 -- type is WRONGTYPE, a sorted set without a TTL is not rl's. Answers the
 -- key's absolute expiry.
+-- Also answers the newest entry as ZRANGE key -1 -1 WITHSCORES replies it
+-- (`Slide.ends` reads it from there): that read tells WRONGTYPE as TYPE
+-- would, so TYPE is not sent.
 function Slide.open(key)
-  local t = key_type(key)
-  if t == 'none' then
+  local at = expire_at(key)
+  if at == -2 then
     return nil
   end
-  if t ~= 'zset' then
-    E.wrong_type()
-  end
-  local at = expire_at(key)
+  local last = typed_read('ZRANGE', key, -1, -1, 'WITHSCORES')
   if at == -1 then
     E.foreign_zset()
   end
-  return at
+  return at, last
 end
 
 -- decide.rs `read_ends` at `now`: the newest entry (score, member) and how
@@ -430,15 +456,11 @@ end
 -- min(stale, max_read) stale ones (those an admission would remove); the
 -- module walks them and counts a longer backlog with ZCOUNT, so the
 -- counts are the server's.
-function Slide.ends(key, exists, now, cutoff, max_read)
+function Slide.ends(key, last, now, cutoff, max_read)
   if now < 0 or now > Slide.MAX_NOW_MS then
     fail('ERR rl internal error: server clock out of range')
   end
-  if not exists then
-    return { stale = 0, held = 0 }
-  end
-  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  if #last == 0 then
+  if last == nil or #last == 0 then
     return { stale = 0, held = 0 }
   end
   local newest = { member = last[1], score = Slide.score(last[2]) }
@@ -447,7 +469,7 @@ function Slide.ends(key, exists, now, cutoff, max_read)
   end
   local total = redis.call('ZCARD', key)
   local read = math.max(max_read, 1)
-  local old = redis.call('ZRANGE', key, '-inf', int(cutoff), 'BYSCORE', 'LIMIT', 0, read, 'WITHSCORES')
+  local old = redis.call('ZRANGE', key, '-inf', cutoff, 'BYSCORE', 'LIMIT', 0, read, 'WITHSCORES')
   local stale = #old / 2
   if stale == 0 and total > 1 then
     -- None has left: the oldest is still checked.
@@ -460,7 +482,7 @@ function Slide.ends(key, exists, now, cutoff, max_read)
   end
   if stale == read then
     -- A backlog longer than the walk: the server's rank lookup counts it.
-    stale = redis.call('ZCOUNT', key, '-inf', int(cutoff))
+    stale = redis.call('ZCOUNT', key, '-inf', cutoff)
   end
   return { newest = newest, stale = stale, held = total - stale }
 end
@@ -485,9 +507,9 @@ end
 function Slide.decide(key, req, call)
   local now, window = call.now.ms, req.window
   local cutoff = now - window
-  local expiry = Slide.open(key)
+  local expiry, last = Slide.open(key)
   local max_evict = call.writes and Slide.budget(req.cost, call.shares.slides) or 0
-  local ends = Slide.ends(key, expiry ~= nil, now, cutoff, max_evict)
+  local ends = Slide.ends(key, last, now, cutoff, max_evict)
   local newest, stale, held = ends.newest, ends.stale, ends.held
 
   if held + req.cost <= req.limit then
@@ -522,7 +544,7 @@ function Slide.decide(key, req, call)
         E.foreign_zset()
       end
       local found = expiry and redis.call('ZMSCORE', key, unpack(batch)) or {}
-      for i, m in ipairs(batch) do
+      for i = 1, #batch do local m = batch[i]
         if not found[i] then
           members[#members + 1] = m
         end
@@ -533,8 +555,8 @@ function Slide.decide(key, req, call)
     local needed = at + window
     return decision, function()
       local args = {}
-      local score = int(at)
-      for _, m in ipairs(members) do
+      local score = at
+      for k_ = 1, #members do local m = members[k_]
         args[#args + 1] = score
         args[#args + 1] = m
       end
@@ -545,7 +567,7 @@ function Slide.decide(key, req, call)
       -- core/expiry.rs: moved only when it falls short of `needed`, then
       -- a quarter window past it.
       if expiry == nil or expiry < needed then
-        redis.call('PEXPIREAT', key, int(needed + math.max(math.floor(window / 4), 1)))
+        redis.call('PEXPIREAT', key, needed + math.max(math.floor(window / 4), 1))
       end
     end
   end
@@ -556,7 +578,7 @@ function Slide.decide(key, req, call)
   local reset = newest and math.max(newest.score + window - now, 0) or 0
   local retry = reset
   local rank = stale + need - 1
-  local at_rank = redis.call('ZRANGE', key, int(rank), int(rank), 'WITHSCORES')
+  local at_rank = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
   if #at_rank == 2 then
     retry = Slide.wait_after(Slide.score(at_rank[2]), window, now)
   end
@@ -574,9 +596,9 @@ end
 function Slide.refund(key, req, call)
   local now = call.now.ms
   local cutoff = now - req.window
-  local expiry = Slide.open(key)
+  local _, last = Slide.open(key)
   -- What RL.PEEK SLIDE reads and checks.
-  local ends = Slide.ends(key, expiry ~= nil, now, cutoff, 0)
+  local ends = Slide.ends(key, last, now, cutoff, 0)
   local n = math.min(req.cost, ends.held)
   if n == 0 then
     return 0
@@ -600,7 +622,7 @@ LIMITERS.SLIDE = Slide
 
 COMMANDS['rl.slide'] = function(key, line)
   local req = Slide.parse(line)
-  local call = { now = now(), shares = { slides = 1, buckets = 1 }, writes = true }
+  local call = { now = now(), shares = Slide.ONE, writes = true }
   local d, write = Slide.decide(key, req, call)
   if d.allowed == 1 and write then
     write()
@@ -759,7 +781,8 @@ end
 -- layout.rs `decode_counts`; nil when not rl's.
 function bk.decode_counts(s)
   local counts = {}
-  for _, item in ipairs(bk.split(s)) do
+  local items = bk.split(s)
+  for k_ = 1, #items do local item = items[k_]
     local v = bk.unsigned(item)
     if v == nil then
       return nil
@@ -806,7 +829,7 @@ function bk.held_write(bits)
   for k = 0, top do
     digits[k] = 0
   end
-  for _, i in ipairs(bits) do
+  for k_ = 1, #bits do local i = bits[k_]
     local k = math.floor(i / 4)
     digits[k] = digits[k] + 2 ^ (i % 4)
   end
@@ -819,7 +842,7 @@ end
 
 function bk.held_copy(bits)
   local out = {}
-  for i, v in ipairs(bits) do
+  for i = 1, #bits do local v = bits[i]
     out[i] = v
   end
   return out
@@ -833,19 +856,18 @@ end
 
 -- The key opened as HashState opens it: another type is WRONGTYPE, a hash
 -- without a TTL is not rl's. The expiry it had (nil: none, a new key).
+-- Also answers the header field `h` (false when absent) for `bk.load`:
+-- that read tells WRONGTYPE as TYPE would, so TYPE is not sent.
 function bk.open(key)
-  local t = key_type(key)
-  if t == 'none' then
+  local at = expire_at(key)
+  if at == -2 then
     return false, nil
   end
-  if t ~= 'hash' then
-    E.wrong_type()
-  end
-  local at = expire_at(key)
+  local h = typed_read('HGET', key, 'h')
   if at < 0 then
     E.foreign_hash()
   end
-  return true, at
+  return true, at, h
 end
 
 function bk.get(key, field)
@@ -884,12 +906,11 @@ BK.KIND = { b = 'RL.BUCKETS', c = 'RL.COUNT' }
 
 -- layout.rs `load`: nil for a missing key; errors for the other command's
 -- key and for a hash rl did not write.
-function bk.load(key, exists, kind)
+function bk.load(key, exists, kind, raw)
   if not exists then
     return nil
   end
-  local raw = bk.get(key, 'h')
-  if raw == nil then
+  if not raw then
     E.foreign_hash()
   end
   -- Header::parse
@@ -1020,7 +1041,7 @@ function bk.slide(key, state, window, precision, now)
     end
     stale[#stale + 1] = s.newest - 1 - i
   end
-  for _, i in ipairs(s.held) do
+  for k_ = 1, #s.held do local i = s.held[k_]
     if i < first_stale then
       held[#held + 1] = i
     end
@@ -1034,7 +1055,7 @@ function bk.slide(key, state, window, precision, now)
     totals = bk.resized({}, width)
   elseif #stale <= #held then
     totals = bk.held_copy(s.totals)
-    for _, b in ipairs(stale) do
+    for k_ = 1, #stale do local b = stale[k_]
       local c = bk.field_counts(key, b, width)
       for i = 1, width do
         totals[i] = bk.sat_sub(totals[i], c[i])
@@ -1042,7 +1063,7 @@ function bk.slide(key, state, window, precision, now)
     end
   else
     totals = bk.resized(s.current, width)
-    for _, i in ipairs(held) do
+    for k_ = 1, #held do local i = held[k_]
       local c = bk.field_counts(key, s.newest - 1 - i, width)
       for k = 1, width do
         totals[k] = bk.sat_add(totals[k], c[k])
@@ -1102,7 +1123,7 @@ function bk.write(win, kind, bucket, totals, names)
     if kind == 'b' then
       has_field = false
       if counted then
-        for _, c in ipairs(win.newest_counts) do
+        for k_ = 1, #win.newest_counts do local c = win.newest_counts[k_]
           if c ~= '0' then
             has_field = true
           end
@@ -1126,7 +1147,7 @@ function bk.write(win, kind, bucket, totals, names)
     fields[#fields + 1] = { bk.field_name(flush), bk.encode_counts(win.newest_counts) }
   end
   local delete = {}
-  for i, b in ipairs(win.stale) do
+  for i = 1, #win.stale do local b = win.stale[i]
     delete[i] = bk.field_name(b)
   end
   return {
@@ -1143,7 +1164,7 @@ end
 -- (`at`, nil: none) falls short (expiry.rs).
 function bk.record(key, w, at)
   local args = { 'HSET', key, 'h', w.header }
-  for _, fv in ipairs(w.fields) do
+  for k_ = 1, #w.fields do local fv = w.fields[k_]
     args[#args + 1] = fv[1]
     args[#args + 1] = fv[2]
   end
@@ -1153,7 +1174,7 @@ function bk.record(key, w, at)
   end
   if at == nil or at < w.needed then
     local slack = math.max(math.floor(w.window / 4), 1)
-    redis.call('PEXPIREAT', key, int(w.needed + slack))
+    redis.call('PEXPIREAT', key, w.needed + slack)
   end
 end
 
@@ -1178,13 +1199,15 @@ function BUCKETS.parse(line)
   local limit = positive(line[3], 'limit', BK.MAX_LIMIT)
   local window = positive(line[4], 'window', BK.MAX_WINDOW)
   local set = {}
-  options(BK.BUCKETS_SYNTAX, line, function(token, value)
-    if token == 'COST' then
-      set_once(set, token, positive(value, token, BK.MAX_LIMIT))
-    else
-      bk.precision_option(value, window, set)
-    end
-  end)
+  if #line > 4 then
+    options(BK.BUCKETS_SYNTAX, line, function(token, value)
+      if token == 'COST' then
+        set_once(set, token, positive(value, token, BK.MAX_LIMIT))
+      else
+        bk.precision_option(value, window, set)
+      end
+    end)
+  end
   local cost = set.COST or 1
   if cost > limit then
     E.cost_above_limit()
@@ -1202,8 +1225,8 @@ end
 
 -- decide.rs `decide_within`, with RL.ALL's shared bound.
 function BUCKETS.decide(key, req, call)
-  local exists, at = bk.open(key)
-  local state = bk.load(key, exists, 'b')
+  local exists, at, h = bk.open(key)
+  local state = bk.load(key, exists, 'b', h)
   local precision = bk.resolve_precision(req.window, req.precision, state)
   local shares = math.max(call.shares.buckets or 1, 1)
   local max_buckets = math.floor(BK.MAX_BUCKETS / shares)
@@ -1240,7 +1263,7 @@ function BUCKETS.decide(key, req, call)
     order[#order + 1] = newest - 1 - win.held[j]
   end
   order[#order + 1] = newest
-  for _, b in ipairs(order) do
+  for k_ = 1, #order do local b = order[k_]
     freed = bk.sat_add(freed, bk.read_bucket(key, win, b, 1)[1])
     if bk.cmp(freed, need) >= 0 then
       retry_at = bk.leaves_at(win, b)
@@ -1259,8 +1282,8 @@ end
 
 -- refund.rs: cost back from the counted buckets, the newest first.
 function BUCKETS.refund(key, req, call)
-  local exists, at = bk.open(key)
-  local state = bk.load(key, exists, 'b')
+  local exists, at, h = bk.open(key)
+  local state = bk.load(key, exists, 'b', h)
   local precision = bk.resolve_precision(req.window, req.precision, state)
   local win = bk.slide(key, state, req.window, precision, call.now.ms)
   local held = win.totals[1] or '0'
@@ -1277,11 +1300,11 @@ function BUCKETS.refund(key, req, call)
   local held_set = bk.held_copy(win.held)
   local fields = {}
   local delete = {}
-  for i, b in ipairs(win.stale) do
+  for i = 1, #win.stale do local b = win.stale[i]
     delete[i] = bk.field_name(b)
   end
   local removed = {}
-  for _, i in ipairs(win.held) do
+  for k_ = 1, #win.held do local i = win.held[k_]
     if left == '0' then
       break
     end
@@ -1297,7 +1320,7 @@ function BUCKETS.refund(key, req, call)
     end
   end
   local kept = {}
-  for _, i in ipairs(held_set) do
+  for k_ = 1, #held_set do local i = held_set[k_]
     if not removed[i] then
       kept[#kept + 1] = i
     end
@@ -1553,16 +1576,18 @@ COMMANDS['rl.count'] = function(key, line)
   local field = line[4]
   bk.check_field(field)
   local set = {}
-  options(BK.COUNT_SYNTAX, line, function(token, value)
-    if token == 'BY' then
-      set_once(set, token, positive(value, token, BK.MAX_BY))
-    else
-      bk.precision_option(value, window, set)
-    end
-  end)
+  if #line > 4 then
+    options(BK.COUNT_SYNTAX, line, function(token, value)
+      if token == 'BY' then
+        set_once(set, token, positive(value, token, BK.MAX_BY))
+      else
+        bk.precision_option(value, window, set)
+      end
+    end)
+  end
   local by = int(set.BY or 1)
-  local exists, at = bk.open(key)
-  local state = bk.load(key, exists, 'c')
+  local exists, at, h = bk.open(key)
+  local state = bk.load(key, exists, 'c', h)
   local precision = bk.resolve_precision(window, set.PRECISION, state)
   local win = bk.slide(key, state, window, precision, now().ms)
   local names = {}
@@ -1608,11 +1633,13 @@ COMMANDS['rl.totals'] = function(key, line)
   check_count(BK.TOTALS_SYNTAX, line)
   local window = positive(line[3], 'window', BK.MAX_WINDOW)
   local set = {}
-  options(BK.TOTALS_SYNTAX, line, function(_, value)
-    bk.precision_option(value, window, set)
-  end)
-  local exists = bk.open(key)
-  local state = bk.load(key, exists, 'c')
+  if #line > 3 then
+    options(BK.TOTALS_SYNTAX, line, function(_, value)
+      bk.precision_option(value, window, set)
+    end)
+  end
+  local exists, _, h = bk.open(key)
+  local state = bk.load(key, exists, 'c', h)
   if state == nil then
     return bk.totals_reply({})
   end
@@ -1656,6 +1683,7 @@ local SF = {
   -- sf_ahead: past this many 10^6 µs ahead, a distance is kept in two parts.
   AHEAD_BIG = 4000000000,
   FIXED_STATE = 'an rl fixed-window counter',
+  ONE = { slides = 1, buckets = 1 },
 }
 
 -- floor(a / b) and a - floor(a / b) * b, exact for integers a (|a| below
@@ -1760,14 +1788,13 @@ end
 -- The key as a string state: its bytes and absolute expiry (-1: none), nil
 -- when absent; WRONGTYPE for another type (key.rs OpenKey::open).
 local function sf_string_key(key)
-  local kind = key_type(key)
-  if kind == 'none' then
+  -- GET answers nil for no key and WRONGTYPE for another type, as TYPE
+  -- would have told.
+  local bytes = typed_read('GET', key)
+  if bytes == false then
     return nil
   end
-  if kind ~= 'string' then
-    E.wrong_type()
-  end
-  return redis.call('GET', key), expire_at(key)
+  return bytes, expire_at(key)
 end
 
 -- gcra.rs stored_state: the stored TAT in µs as a decimal string (ns as
@@ -1849,7 +1876,7 @@ local function sf_throttle_decide(key, req, call)
     if q > 0 then
       local new_tat = now_us + ahead
       write = function()
-        redis.call('SET', key, int(new_tat), 'PXAT', int(sf_ceil_div(new_tat, 1000)))
+        redis.call('SET', key, new_tat, 'PXAT', sf_ceil_div(new_tat, 1000))
       end
     end
     return decision, write
@@ -1908,7 +1935,7 @@ local function sf_throttle_refund(key, req, call)
   -- (A TAT refunded to now on a whole-ms clock expires at now: SET PXAT
   -- deletes the key there, where the module keeps it for that ms; both
   -- read as idle.)
-  redis.call('SET', key, value, 'PXAT', int(at))
+  redis.call('SET', key, value, 'PXAT', at)
   return refunded
 end
 
@@ -1929,7 +1956,7 @@ LIMITERS.THROTTLE = {
 }
 
 local function sf_run(lim, key, req)
-  local decision, write = lim.decide(key, req, { now = now(), shares = { slides = 1, buckets = 1 }, writes = true })
+  local decision, write = lim.decide(key, req, { now = now(), shares = SF.ONE, writes = true })
   if write then
     write()
   end
@@ -1959,11 +1986,14 @@ local function sf_parse_fixed(line)
   check_count(FIXED_SYNTAX, line)
   local limit = positive(line[3], 'limit', SF.MAX_LIMIT)
   local window = positive(line[4], 'window', SF.MAX_WINDOW_MS)
-  local set = {}
-  options(FIXED_SYNTAX, line, function(token, value)
-    set_once(set, token, positive(value, token, SF.MAX_LIMIT))
-  end)
-  local cost = set.COST or 1
+  local cost = 1
+  if #line > 4 then
+    local set = {}
+    options(FIXED_SYNTAX, line, function(token, value)
+      set_once(set, token, positive(value, token, SF.MAX_LIMIT))
+    end)
+    cost = set.COST or 1
+  end
   if cost > limit then
     E.cost_above_limit()
   end
@@ -1977,12 +2007,22 @@ local function sf_fixed_current(key, now_ms)
   if bytes == nil then
     return nil
   end
-  local v = sf_unsigned(bytes)
-  if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 or at == -1 then
+  local n
+  if #bytes >= 1 and #bytes <= 15 and not bytes:find('[^0-9]') then
+    -- 1 to 15 digits: below MAX_LIMIT (10^15), an exact number.
+    n = tonumber(bytes)
+  else
+    local v = sf_unsigned(bytes)
+    if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 then
+      E.foreign_string(SF.FIXED_STATE)
+    end
+    n = tonumber(v)
+  end
+  if at == -1 then
     E.foreign_string(SF.FIXED_STATE)
   end
   if at > now_ms then
-    return tonumber(v), at
+    return n, at
   end
   return nil
 end
@@ -1991,9 +2031,9 @@ end
 -- user's far PXAT) is kept as it is: a double cannot spell it.
 local function sf_fixed_set(key, count, at)
   if at >= SF.EXACT then
-    redis.call('SET', key, int(count), 'KEEPTTL')
+    redis.call('SET', key, count, 'KEEPTTL')
   else
-    redis.call('SET', key, int(count), 'PXAT', int(at))
+    redis.call('SET', key, count, 'PXAT', at)
   end
 end
 
@@ -2004,7 +2044,10 @@ local function sf_fixed_decide(key, req, call)
   if count == nil then
     count, at = 0, now_ms + req.window
   end
-  local reset = math.max(at - now_ms, 0)
+  local reset = at - now_ms
+  if reset < 0 then
+    reset = 0
+  end
   if count + req.cost <= req.limit then
     local after = count + req.cost
     return {
@@ -2019,7 +2062,7 @@ local function sf_fixed_decide(key, req, call)
   return {
     allowed = 0,
     remaining = math.max(req.limit - count, 0),
-    retry_after_ms = math.max(reset, 1),
+    retry_after_ms = reset > 1 and reset or 1,
     reset_after_ms = reset,
   }, nil
 end
@@ -2170,7 +2213,7 @@ do
 
   -- The first n expired entries (expiry <= now), oldest first.
   local function lease_expired(key, now, n)
-    return lease_entries(redis.call('ZRANGEBYSCORE', key, '-inf', int(now),
+    return lease_entries(redis.call('ZRANGEBYSCORE', key, '-inf', now,
       'WITHSCORES', 'LIMIT', 0, n))
   end
 
@@ -2182,15 +2225,15 @@ do
 
   -- Leases held at now: walked (each checked) in a set of at most 64
   -- entries, else counted by score.
-  local function lease_held(key, now)
-    local total = redis.call('ZCARD', key)
+  -- `total`: the set's ZCARD, as lease_open read it.
+  local function lease_held(key, now, total)
     if total == 0 then
       return 0
     end
     if total <= LEASE_WALK then
       return #lease_first_held(key, now, LEASE_WALK)
     end
-    return math.max(total - redis.call('ZCOUNT', key, '-inf', int(now)), 0)
+    return math.max(total - redis.call('ZCOUNT', key, '-inf', now), 0)
   end
 
   -- The stored expiry of id, checked; nil when the set lacks it.
@@ -2203,20 +2246,19 @@ do
   end
 
   -- The key as a lease set (host/key.rs): its expiry when it exists (nil
-  -- when missing); WRONGTYPE for another type, foreign without a TTL.
+  -- when missing); WRONGTYPE for another type, foreign without a TTL. Also
+  -- answers its ZCARD (0 when missing) for `lease_held`: that read tells
+  -- WRONGTYPE as TYPE would, so TYPE is not sent.
   local function lease_open(key)
-    local t = key_type(key)
-    if t == 'none' then
-      return nil
-    end
-    if t ~= 'zset' then
-      E.wrong_type()
-    end
     local at = expire_at(key)
+    if at == -2 then
+      return nil, 0
+    end
+    local total = typed_read('ZCARD', key)
     if at < 0 then
       E.foreign_zset()
     end
-    return at
+    return at, total
   end
 
   local function lease_until(at, now)
@@ -2238,7 +2280,7 @@ do
     if current ~= nil and current >= needed then
       return
     end
-    redis.call('PEXPIREAT', key, int(needed + math.max(math.floor(lease_ms / 4), 1)))
+    redis.call('PEXPIREAT', key, needed + math.max(math.floor(lease_ms / 4), 1))
   end
 
   -- The nonce of a generated id: 64 bits (two 32-bit halves) of
@@ -2317,9 +2359,9 @@ do
     end
     d.lease = id
     return d, function()
-      redis.call('ZADD', key, int(expiry_at), id)
+      redis.call('ZADD', key, expiry_at, id)
       local remove = {}
-      for _, e in ipairs(expired) do
+      for k_ = 1, #expired do local e = expired[k_]
         if e.id ~= id then
           remove[#remove + 1] = e.id
         end
@@ -2334,7 +2376,7 @@ do
   -- RL.ACQUIRE (decide.rs `acquire`); call.writes false (RL.PEEK ACQUIRE)
   -- removes nothing and makes no id.
   local function acquire_decide(key, req, call)
-    local current = lease_open(key)
+    local current, total = lease_open(key)
     local now = call.now.ms
     local fin = lease_end(now, req.lease_ms)
     local expired = {}
@@ -2344,7 +2386,7 @@ do
     local first = lease_first_held(key, now, 1)[1]
     local newest = lease_newest(key, 1)[1]
     local latest = newest and newest.expiry
-    local held = lease_held(key, now)
+    local held = lease_held(key, now, total)
     local own = nil
     if req.id ~= nil then
       own = lease_expiry_of(key, req.id)
@@ -2391,9 +2433,11 @@ do
       local limit = positive(line[3], 'limit', LEASE_MAX_LIMIT)
       local lease_ms = positive(line[4], 'lease_ms', LEASE_MAX_MS)
       local opts = {}
-      options(LEASE_ACQUIRE, line, function(token, value)
-        set_once(opts, token, lease_id(value, token))
-      end)
+      if #line > 4 then
+        options(LEASE_ACQUIRE, line, function(token, value)
+          set_once(opts, token, lease_id(value, token))
+        end)
+      end
       return { limit = limit, lease_ms = lease_ms, id = opts.ID }
     end,
     decide = acquire_decide,
@@ -2401,10 +2445,10 @@ do
 
   -- The held leases at now once `id` ends at `id_at` (nil: released), as
   -- decide.rs `state_after`: [changed, held, retry_after_ms, reset_after_ms].
-  local function lease_state_after(key, now, id, id_at, changed)
-    local held = lease_held(key, now) - ((changed and id_at == nil) and 1 or 0)
+  local function lease_state_after(key, now, id, id_at, changed, total)
+    local held = lease_held(key, now, total) - ((changed and id_at == nil) and 1 or 0)
     local function others(v)
-      for _, e in ipairs(v) do
+      for k_ = 1, #v do local e = v[k_]
         if e.id ~= id then
           return e.expiry
         end
@@ -2427,7 +2471,7 @@ do
 
   COMMANDS['rl.acquire'] = function(key, line)
     local req = LIMITERS.ACQUIRE.parse(line)
-    local call = { now = now(), shares = { slides = 1, buckets = 1 }, writes = true }
+    local call = { now = now(), shares = Slide.ONE, writes = true }
     local d, write = acquire_decide(key, req, call)
     if write then
       write()
@@ -2439,13 +2483,13 @@ do
   COMMANDS['rl.release'] = function(key, line)
     check_count(LEASE_RELEASE, line)
     local lease = lease_id(line[3], 'lease')
-    lease_open(key)
+    local _, total = lease_open(key)
     local t = now().ms
     local at = lease_expiry_of(key, lease)
     if at == nil or at <= t then
-      return lease_state_after(key, t, lease, nil, false)
+      return lease_state_after(key, t, lease, nil, false, total)
     end
-    local after = lease_state_after(key, t, lease, nil, true)
+    local after = lease_state_after(key, t, lease, nil, true, total)
     redis.call('ZREM', key, lease)
     return after
   end
@@ -2456,16 +2500,16 @@ do
     check_count(LEASE_RENEW, line)
     local lease = lease_id(line[3], 'lease')
     local lease_ms = positive(line[4], 'lease_ms', LEASE_MAX_MS)
-    local current = lease_open(key)
+    local current, total = lease_open(key)
     local t = now().ms
     local fin = lease_end(t, lease_ms)
     local at = lease_expiry_of(key, lease)
     if at == nil or at <= t then
-      return lease_state_after(key, t, lease, nil, false)
+      return lease_state_after(key, t, lease, nil, false, total)
     end
     local new_at = math.max(at, fin)
-    local after = lease_state_after(key, t, lease, new_at, true)
-    redis.call('ZADD', key, int(new_at), lease)
+    local after = lease_state_after(key, t, lease, new_at, true, total)
+    redis.call('ZADD', key, new_at, lease)
     lease_keep_alive(key, current, t + after[4], lease_ms)
     return after
   end
@@ -2693,7 +2737,17 @@ local function single(name, command)
     if #keys ~= 1 then
       wrong_keys(name, 1)
     end
-    return COMMANDS[command](keys[1], line_of(command, { keys[1] }, args))
+    local n = #args
+    if n <= 8 then
+      -- One constructor (unpack sizes it); a long line (an arity error to
+      -- come) is copied, unpack's stack being bounded.
+      return COMMANDS[command](keys[1], { command, keys[1], unpack(args) })
+    end
+    local line = { command, keys[1] }
+    for i = 1, n do
+      line[i + 2] = args[i]
+    end
+    return COMMANDS[command](keys[1], line)
   end)
 end
 
