@@ -2523,9 +2523,6 @@ end
 
 -- ======================================================= PEEK, REFUND, ALL
 
--- `<limiter> key <parameters>` (RL.PEEK, RL.REFUND): the named limiter and
--- its request, parsed by its own parser; a wrong count of parameters is
--- restated for `command` with the limiter's usage.
 local function unknown_limiter(token)
   fail("ERR unknown limiter '" .. E.token_text(token)
     .. "' (expected SLIDE, BUCKETS, THROTTLE, FIXED or ACQUIRE)")
@@ -2559,6 +2556,9 @@ end
 
 local NAMED = { positional = 2, options = {}, open = true }
 
+-- `<limiter> key <parameters>` (RL.PEEK, RL.REFUND): the named limiter and
+-- its request, parsed by its own parser; a wrong count of parameters is
+-- restated for `command` with the limiter's usage.
 local function parse_named(line, command)
   NAMED.command = command
   check_count(NAMED, line)
