@@ -24,10 +24,12 @@ after the keys are the command's arguments without its keys:
                                                   (RL.ALL 2 k1 k2 SLIDE ...)
 
 Numbers: Lua's are doubles, exact up to 2^53. Every time, limit, count and
-window rl accepts is below that, but two things are not: RL.SLIDE's members
-(score_ms * 1,000,000 + n, about 1.8e18) and RL.COUNT's totals (up to
-999,999,999,999,999,999). Both are handled as decimal strings here
-(`member`, `dec_*`), never as numbers.
+window rl accepts is below that, but a few values are not: RL.SLIDE's
+members (score_ms * 1,000,000 + n, about 1.8e18), RL.COUNT's counts and
+totals (up to 999,999,999,999,999,999), CL.THROTTLE's quantity (up to
+2^63 - 1) and GCRA states far ahead of the clock. They are handled as
+decimal strings (`dec_*`, or a section's own) or split into exact parts,
+never as rounded numbers.
 
 Layout: shared helpers (errors, argument parsing, decimal strings, the
 clock, keys), then one section per limiter, each a table registered in
@@ -2799,6 +2801,11 @@ register('rl_totals', single('rl_totals', 'rl.totals'), { 'no-writes' })
 register('rl_peek', named('rl_peek', 'rl.peek', peek), { 'no-writes' })
 register('rl_refund', named('rl_refund', 'rl.refund', refund))
 register('rl_all', guarded(function(keys, args)
+  -- More keys than RL.ALL takes: its numkeys error, before the keys are
+  -- copied (unpack's stack is bounded).
+  if #keys > MAX_CLAUSES then
+    positive(tostring(#keys), 'numkeys', MAX_CLAUSES)
+  end
   return all(keys, line_of('rl.all', { tostring(#keys), unpack(keys) }, args))
 end))
 register('rl_version', function()

@@ -182,7 +182,12 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
             format!("ERR wrong number of keys for '{function}' (numkeys must be 1)")
         );
     }
-    for line in lines.iter().copied().chain([&seventeen[..]]) {
+    // Far more keys than RL.ALL takes (and than Lua's unpack could copy).
+    let many: Vec<String> = (0..10_000).map(|i| format!("k{i}")).collect();
+    let mut huge: Vec<&str> = vec!["RL.ALL", "10000"];
+    huge.extend(many.iter().map(String::as_str));
+    huge.extend(["FIXED", "1", "100"]);
+    for line in lines.iter().copied().chain([&seventeen[..], &huge[..]]) {
         let got = same(&mut c, line);
         // Every line above is refused, except the two that spell a limiter
         // token where a key or an ACQUIRE id goes.
