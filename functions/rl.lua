@@ -221,20 +221,29 @@ local function dec_norm(a)
   return a
 end
 
--- -1, 0 or 1 as a < b, a == b, a > b. Compared by 15-digit chunks as
--- numbers: Lua's string `<` follows the locale's collation.
-local function dec_cmp(a, b)
-  a, b = dec_norm(a), dec_norm(b)
+-- -1, 0 or 1 as a < b, a == b, a > b, for canonical digit strings (no
+-- leading zero): by length, then as numbers in chunks (Lua's string `<`
+-- follows the locale's collation).
+local function dec_cmp_digits(a, b)
   if #a ~= #b then
     return #a < #b and -1 or 1
   end
-  for i = 1, #a, 15 do
-    local x, y = tonumber(a:sub(i, i + 14)), tonumber(b:sub(i, i + 14))
+  if #a <= 15 then
+    local x, y = tonumber(a), tonumber(b)
+    return x < y and -1 or (x > y and 1 or 0)
+  end
+  for i = 1, #a, 8 do
+    local x, y = tonumber(a:sub(i, i + 7)), tonumber(b:sub(i, i + 7))
     if x ~= y then
       return x < y and -1 or 1
     end
   end
   return 0
+end
+
+-- dec_cmp_digits for any digit strings (leading zeros allowed).
+local function dec_cmp(a, b)
+  return dec_cmp_digits(dec_norm(a), dec_norm(b))
 end
 
 -- a + b, in 7-digit limbs (each sum stays far below 2^53).
@@ -269,6 +278,22 @@ local function dec_sub(a, b)
     i, j = i - 7, j - 7
   end
   return dec_norm(table.concat(out))
+end
+
+local U64_MAX = '18446744073709551615'
+
+-- args.rs `unsigned`, as rl reads the integers it stored: 1 to 20 digits
+-- (earlier releases wrote leading zeros), at most u64::MAX; the canonical
+-- digits, or nil.
+local function stored_unsigned(s)
+  if s == nil or #s == 0 or #s > 20 or s:find('[^0-9]') then
+    return nil
+  end
+  local digits = dec_norm(s)
+  if #digits == 20 and dec_cmp_digits(digits, U64_MAX) > 0 then
+    return nil
+  end
+  return digits
 end
 
 -- --------------------------------------------------------------- the clock
@@ -661,7 +686,6 @@ local BK = {
   MAX_FIELD_LEN = 32,
   MAX_BY = 1000000000000000,
   MAX_TOTAL = '999999999999999999',
-  U64_MAX = '18446744073709551615',
   MAX_HELD_DIGITS = 500,
 }
 
@@ -682,23 +706,6 @@ end
 
 -- ---- decimal counts: canonical strings (no sign, no leading zero)
 
--- -1, 0, 1; bytewise, never through the locale's string order.
-function bk.cmp(a, b)
-  if #a ~= #b then
-    return #a < #b and -1 or 1
-  end
-  if #a <= 15 then
-    local x, y = tonumber(a), tonumber(b)
-    return x < y and -1 or (x > y and 1 or 0)
-  end
-  for i = 1, #a, 8 do
-    local x, y = tonumber(a:sub(i, i + 7)), tonumber(b:sub(i, i + 7))
-    if x ~= y then
-      return x < y and -1 or 1
-    end
-  end
-  return 0
-end
 
 function bk.add(a, b)
   if #a <= 15 and #b <= 15 then
@@ -710,14 +717,14 @@ end
 -- u64 saturating_add / saturating_sub.
 function bk.sat_add(a, b)
   local s = bk.add(a, b)
-  if #s >= 20 and bk.cmp(s, BK.U64_MAX) > 0 then
-    return BK.U64_MAX
+  if #s >= 20 and dec_cmp_digits(s, U64_MAX) > 0 then
+    return U64_MAX
   end
   return s
 end
 
 function bk.sat_sub(a, b)
-  if bk.cmp(a, b) <= 0 then
+  if dec_cmp_digits(a, b) <= 0 then
     return '0'
   end
   if #a <= 15 then
@@ -727,13 +734,13 @@ function bk.sat_sub(a, b)
 end
 
 function bk.min(a, b)
-  return bk.cmp(a, b) <= 0 and a or b
+  return dec_cmp_digits(a, b) <= 0 and a or b
 end
 
 -- A reply integer: exact up to 2^53; beyond, the nearest double (a Lua
 -- reply cannot carry more), capped as the module caps at i64::MAX.
 function bk.reply_int(s)
-  if bk.cmp(s, '9223372036854775807') >= 0 then
+  if dec_cmp_digits(s, '9223372036854775807') >= 0 then
     -- The largest double below 2^63 (a double of 2^63 does not convert).
     return 9223372036854774784
   end
@@ -742,18 +749,6 @@ end
 
 -- ---- stored values
 
--- args.rs `unsigned`: 1 to 20 digits (leading zeros too), at most
--- u64::MAX; canonical string or nil.
-function bk.unsigned(s)
-  if #s == 0 or #s > 20 or s:find('[^0-9]') then
-    return nil
-  end
-  local d = dec_norm(s)
-  if #d == 20 and bk.cmp(d, BK.U64_MAX) > 0 then
-    return nil
-  end
-  return d
-end
 
 -- layout.rs `Items::int`: an optional '-' and 1 to 18 digits; (negative,
 -- canonical digits) or nil.
@@ -785,7 +780,7 @@ function bk.decode_counts(s)
   local counts = {}
   local items = bk.split(s)
   for k_ = 1, #items do local item = items[k_]
-    local v = bk.unsigned(item)
+    local v = stored_unsigned(item)
     if v == nil then
       return nil
     end
@@ -1241,7 +1236,7 @@ function BUCKETS.decide(key, req, call)
   local held = win.totals[1] or '0'
   local cost = int(req.cost)
   local limit = int(req.limit)
-  if bk.cmp(bk.sat_add(held, cost), limit) <= 0 then
+  if dec_cmp_digits(bk.sat_add(held, cost), limit) <= 0 then
     local bucket = bk.target_counts(win, 1)
     bucket[1] = bk.sat_add(bucket[1], cost)
     local w = bk.write(win, 'b', bucket, { bk.add(held, cost) }, nil)
@@ -1267,7 +1262,7 @@ function BUCKETS.decide(key, req, call)
   order[#order + 1] = newest
   for k_ = 1, #order do local b = order[k_]
     freed = bk.sat_add(freed, bk.read_bucket(key, win, b, 1)[1])
-    if bk.cmp(freed, need) >= 0 then
+    if dec_cmp_digits(freed, need) >= 0 then
       retry_at = bk.leaves_at(win, b)
       break
     end
@@ -1396,7 +1391,7 @@ function bk.sorted(names, totals)
     if x[1] ~= y[1] then
       return bk.bytes_lt(x[1], y[1])
     end
-    return bk.cmp(x[2], y[2]) < 0
+    return dec_cmp_digits(x[2], y[2]) < 0
   end)
   return pairs_
 end
@@ -1617,7 +1612,7 @@ COMMANDS['rl.count'] = function(key, line)
   local bucket = bk.target_counts(win, #names)
   local total = bk.add(totals[idx], by)
   local count = bk.add(bucket[idx], by)
-  if bk.cmp(total, BK.MAX_TOTAL) > 0 or bk.cmp(count, BK.MAX_TOTAL) > 0 then
+  if dec_cmp_digits(total, BK.MAX_TOTAL) > 0 or dec_cmp_digits(count, BK.MAX_TOTAL) > 0 then
     fail("ERR BY would take the field's total over the window past " .. BK.MAX_TOTAL)
   end
   bucket[idx] = count
@@ -1675,7 +1670,6 @@ local SF = {
   MAX_PERIOD_S = 1000000000, -- MAX_PERIOD_S
   MAX_TOLERANCE_US = 1000000000000000, -- gcra.rs MAX_TOLERANCE_US
   I64_MAX = '9223372036854775807',
-  U64_MAX = '18446744073709551615',
   MIN_STORED_TAT = '1000000000000000', -- gcra.rs MIN_STORED_TAT_US
   NANOS_FROM = '100000000000000000', -- gcra.rs NANOS_FROM
   MAX_LIMIT = 1000000000000000, -- fixed/request.rs MAX_LIMIT
@@ -1710,18 +1704,6 @@ local function sf_ceil_div(a, b)
   return q
 end
 
--- args.rs `unsigned`: 1 to 20 digits (leading zeros allowed), at most
--- u64::MAX; the value as a decimal string without leading zeros, or nil.
-local function sf_unsigned(s)
-  if s == nil or #s == 0 or #s > 20 or s:find('[^0-9]') then
-    return nil
-  end
-  local digits = dec_norm(s)
-  if dec_cmp(digits, SF.U64_MAX) > 0 then
-    return nil
-  end
-  return digits
-end
 
 -- A decimal string as (hi, lo): value = hi * 10^6 + lo, both exact.
 local function sf_split_digits(s)
@@ -1807,7 +1789,7 @@ local function sf_stored_tat(key)
   if bytes == nil then
     return nil
   end
-  local v = sf_unsigned(bytes)
+  local v = stored_unsigned(bytes)
   if v == nil then
     E.foreign_string(SF.THROTTLE_STATE)
   end
@@ -2014,7 +1996,7 @@ local function sf_fixed_current(key, now_ms)
     -- 1 to 15 digits: below MAX_LIMIT (10^15), an exact number.
     n = tonumber(bytes)
   else
-    local v = sf_unsigned(bytes)
+    local v = stored_unsigned(bytes)
     if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 then
       E.foreign_string(SF.FIXED_STATE)
     end
