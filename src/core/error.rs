@@ -21,6 +21,8 @@ pub enum RlError {
     WrongType,
     /// The key is a sorted set rl did not write (or cannot continue).
     ForeignZset,
+    /// A sorted set given to a lease command without the lease header.
+    NoLeaseHeader,
     /// An RL.ALL BUCKETS clause needs more than its share of the buckets
     /// one call may read.
     SharedBuckets { max: u64, total: u64 },
@@ -117,6 +119,10 @@ impl fmt::Display for RlError {
             RlError::ForeignZset => {
                 write!(f, "ERR key holds a sorted set that rl did not write")
             }
+            RlError::NoLeaseHeader => write!(
+                f,
+                "ERR key holds a sorted set that rl did not write (no lease header; a lease set of an earlier rl build ends with its last lease)"
+            ),
             RlError::SharedBuckets { max, total } => write!(
                 f,
                 "ERR PRECISION too small: the window would need more than {max} buckets (RL.ALL's BUCKETS clauses share {total})"
@@ -267,6 +273,10 @@ mod tests {
             (
                 RlError::ForeignZset,
                 "ERR key holds a sorted set that rl did not write",
+            ),
+            (
+                RlError::NoLeaseHeader,
+                "ERR key holds a sorted set that rl did not write (no lease header; a lease set of an earlier rl build ends with its last lease)",
             ),
             (
                 RlError::SharedBuckets { max: 500, total: 1000 },

@@ -51,6 +51,17 @@ pub fn zcount_through(cmd: &CommandCtx, key_index: usize, max: i64) -> Option<u6
 /// The score of the entry at 0-based `rank` (`ZRANGE key rank rank
 /// WITHSCORES`), as the server prints it.
 pub fn zscore_at_rank(cmd: &CommandCtx, key_index: usize, rank: u64) -> Option<f64> {
+    zentry_at_rank(cmd, key_index, rank, |_, score| score)
+}
+
+/// `read(member, score)` of the entry at 0-based `rank` (`ZRANGE key rank
+/// rank WITHSCORES`); `None` when there is none.
+pub fn zentry_at_rank<T>(
+    cmd: &CommandCtx,
+    key_index: usize,
+    rank: u64,
+    read: impl FnOnce(&[u8], f64) -> T,
+) -> Option<T> {
     let rank = i64::try_from(rank).ok()?;
     // SAFETY: as above.
     let reply = Owned(unsafe {
@@ -72,13 +83,14 @@ pub fn zscore_at_rank(cmd: &CommandCtx, key_index: usize, rank: u64) -> Option<f
         if api!(CallReplyLength)(reply.0) != 2 {
             return None;
         }
-        let score = api!(CallReplyArrayElement)(reply.0, 1);
-        let mut len = 0;
-        let ptr: *const c_char = api!(CallReplyStringPtr)(score, &mut len);
-        if ptr.is_null() {
-            return None;
-        }
-        let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len);
-        std::str::from_utf8(bytes).ok()?.parse().ok()
+        let string = |i| {
+            let mut len = 0;
+            let ptr: *const c_char =
+                api!(CallReplyStringPtr)(api!(CallReplyArrayElement)(reply.0, i), &mut len);
+            (!ptr.is_null()).then(|| std::slice::from_raw_parts(ptr.cast::<u8>(), len))
+        };
+        let member = string(0)?;
+        let score = std::str::from_utf8(string(1)?).ok()?.parse().ok()?;
+        Some(read(member, score))
     }
 }

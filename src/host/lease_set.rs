@@ -1,7 +1,8 @@
 //! A lease set as the host holds it: a plain sorted set (member the lease
-//! id, score its absolute expiry in ms), read and written through the
-//! low-level key API; writes replicated as `ZADD key expiry id`, `ZREM key
-//! id ...` and `PEXPIREAT key at`, every value explicit.
+//! id, score its absolute expiry in ms, and the header `rl leases` at score
+//! 0), read and written through the low-level key API; writes replicated as
+//! `ZADD key expiry id` (`ZADD key 0 "rl leases" expiry id` for a new set),
+//! `ZREM key id ...` and `PEXPIREAT key at`, every value explicit.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -21,7 +22,9 @@ use super::store::Store;
 use super::zset_log::score_ms;
 use crate::core::decimal::Line;
 use crate::core::error::RlError;
-use crate::core::lease::set::{classify, LeaseEntry, LeaseId, LeaseView, LeaseWrite};
+use crate::core::lease::set::{
+    classify, LeaseEntry, LeaseId, LeaseView, LeaseWrite, HEADER, HEADER_SCORE,
+};
 
 /// Held leases walked before a count goes through the server's `ZCOUNT`
 /// (O(log N)) instead.
@@ -63,37 +66,51 @@ impl<'a> Store<'a> for LeaseSet<'a> {
     type Write = LeaseWrite;
 
     fn open(cmd: &'a CommandCtx, key_index: usize, access: Access) -> Result<Self, RlError> {
-        Ok(LeaseSet {
+        let set = LeaseSet {
             key: OpenKey::open(cmd, key_index, access, &ZSET)?,
-        })
+        };
+        if !set.key.is_empty() {
+            set.check_header()?;
+        }
+        Ok(set)
     }
 
     fn record(&mut self, write: &LeaseWrite) -> Result<(), RlError> {
         let cmd = self.key.cmd;
         let index = self.key.index;
         if let Some(set) = &write.set {
-            let member = Owned::new(cmd, set.id.as_bytes());
-            let mut flags: c_int = 0;
-            // SAFETY: key open for writing; the server copies the member.
-            let status =
-                unsafe { api!(ZsetAdd)(self.key.raw, set.expiry as f64, member.raw, &mut flags) };
-            if status != OK {
-                return Err(RlError::Internal("could not add to the sorted set"));
+            // A new set gets its header with its first lease, in one ZADD.
+            let header = self.key.is_empty().then(|| Owned::new(cmd, HEADER));
+            if let Some(h) = &header {
+                self.add(h, HEADER_SCORE)?;
             }
+            let member = Owned::new(cmd, set.id.as_bytes());
+            self.add(&member, set.expiry)?;
             cmd.notify(ffi::NOTIFY_ZSET, c"zadd", index);
             let mut digits: Line<21> = Line::new();
             digits.signed(set.expiry);
             let score = Owned::new(cmd, digits.as_slice());
-            replicate::zadd(cmd, index, score.raw, &[member.raw]);
+            match &header {
+                Some(h) => {
+                    let zero = Owned::new(cmd, b"0");
+                    replicate::zadd_pairs(cmd, index, &[zero.raw, h.raw, score.raw, member.raw]);
+                }
+                None => replicate::zadd(cmd, index, score.raw, &[member.raw]),
+            }
         }
         let mut removed: SmallVec<[Owned; 4]> = SmallVec::new();
         for id in &write.remove {
             let member = Owned::new(cmd, id.as_bytes());
-            let mut deleted: c_int = 0;
-            // SAFETY: key open for writing.
-            let ok = unsafe { api!(ZsetRem)(self.key.raw, member.raw, &mut deleted) } == OK;
-            if ok && deleted != 0 {
+            if self.remove(&member) {
                 removed.push(member);
+            }
+        }
+        if !removed.is_empty() && self.len() == 1 {
+            // Only the header is left: it goes with the last entry, so no
+            // set of a header alone outlives its leases.
+            let header = Owned::new(cmd, HEADER);
+            if self.remove(&header) {
+                removed.push(header);
             }
         }
         if !removed.is_empty() {
@@ -115,7 +132,43 @@ impl<'a> Store<'a> for LeaseSet<'a> {
     }
 }
 
-impl LeaseSet<'_> {
+impl<'c> LeaseSet<'c> {
+    /// Adds or moves `member` to `score`.
+    fn add(&self, member: &Owned<'c>, score: i64) -> Result<(), RlError> {
+        let mut flags: c_int = 0;
+        // SAFETY: key open for writing; the server copies the member.
+        let status = unsafe { api!(ZsetAdd)(self.key.raw, score as f64, member.raw, &mut flags) };
+        if status != OK {
+            return Err(RlError::Internal("could not add to the sorted set"));
+        }
+        Ok(())
+    }
+
+    /// Removes `member`; true when it was there.
+    fn remove(&self, member: &Owned<'c>) -> bool {
+        let mut deleted: c_int = 0;
+        // SAFETY: key open for writing.
+        let ok = unsafe { api!(ZsetRem)(self.key.raw, member.raw, &mut deleted) } == OK;
+        ok && deleted != 0
+    }
+
+    /// An existing key is a lease set only if it holds the header at score
+    /// 0. Without it: an RL.SLIDE log's refusal when its first entry is
+    /// one, else the refusal that names the missing header.
+    fn check_header(&self) -> Result<(), RlError> {
+        let header = Owned::new(self.key.cmd, HEADER);
+        let mut score = 0.0;
+        // SAFETY: key is an open sorted set; the member string is ours.
+        let found = unsafe { api!(ZsetScore)(self.key.raw, header.raw, &mut score) } == OK;
+        if found && score_ms(score) == HEADER_SCORE {
+            return Ok(());
+        }
+        match self.walk::<1>(f64::NEG_INFINITY, f64::INFINITY, false, false, 1) {
+            Err(e @ RlError::WrongKind { .. }) => Err(e),
+            _ => Err(RlError::NoLeaseHeader),
+        }
+    }
+
     /// Walks up to `n` entries from one end of the score range `(min, max]`
     /// (`min_excl`) or `[min, max]`, each checked.
     fn walk<const N: usize>(
@@ -206,12 +259,30 @@ impl LeaseView for LeaseSet<'_> {
         self.walk(now as f64, f64::INFINITY, true, false, n)
     }
 
+    // Leases' scores are above the header's 0: the ranges below start past
+    // it.
     fn expired(&mut self, now: i64, n: usize) -> Result<SmallVec<[LeaseEntry; 4]>, RlError> {
-        self.walk(f64::NEG_INFINITY, now as f64, false, false, n)
+        self.walk(HEADER_SCORE as f64, now as f64, true, false, n)
     }
 
     fn newest(&mut self, n: usize) -> Result<SmallVec<[LeaseEntry; 2]>, RlError> {
-        self.walk(f64::NEG_INFINITY, f64::INFINITY, false, true, n)
+        self.walk(HEADER_SCORE as f64, f64::INFINITY, true, true, n)
+    }
+
+    fn nth_held(&mut self, now: i64, held: u64, k: u64) -> Result<Option<LeaseEntry>, RlError> {
+        if k == 0 || k > held {
+            return Ok(None);
+        }
+        // The entries up to `now` (the header among them) sort before the
+        // held ones.
+        let rank = self.len() - held + k - 1;
+        match call::zentry_at_rank(self.key.cmd, self.key.index, rank, |m, s| {
+            classify(m, score_ms(s))
+        }) {
+            Some(Ok(e)) if e.expiry > now => Ok(Some(e)),
+            Some(Err(e)) => Err(e),
+            _ => Err(RlError::Internal("could not read a lease by rank")),
+        }
     }
 
     fn expiry_of(&mut self, id: &LeaseId) -> Result<Option<i64>, RlError> {

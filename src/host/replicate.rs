@@ -62,6 +62,12 @@ pub fn zrem_oldest(cmd: &CommandCtx, key_index: usize, n: u64) {
     }
 }
 
+/// `ZADD key s1 m1 s2 m2 ...` with the score and member strings as written
+/// (a new lease set: its header and its first lease).
+pub(super) fn zadd_pairs(cmd: &CommandCtx, key_index: usize, pairs: &[*mut Str]) {
+    replicate_strings(cmd, c"ZADD", key_index, pairs);
+}
+
 /// `ZREM key m1 m2 ...` with the members removed (RL.REFUND), explicit:
 /// the replica removes exactly the primary's entries.
 pub(super) fn zrem(cmd: &CommandCtx, key_index: usize, members: &[*mut Str]) {

@@ -33,6 +33,18 @@ fn now_ms(c: &mut redis::Connection) -> i64 {
     s * 1000 + us / 1000
 }
 
+/// The leases of a lease set as (id, expiry), after checking that it
+/// starts with its header (`rl leases` at score 0); none for a missing key.
+fn leases(c: &mut redis::Connection, key: &str) -> Vec<(String, i64)> {
+    let mut e = entries(c, key);
+    if e.is_empty() {
+        return e;
+    }
+    assert_eq!(e[0], ("rl leases".to_string(), 0), "{key}: {e:?}");
+    e.remove(0);
+    e
+}
+
 fn err(c: &mut redis::Connection, name: &str, args: &[&str]) -> String {
     let e = redis::cmd(name)
         .arg(args)
@@ -52,7 +64,7 @@ fn acquire_release_renew_reply_and_leave_the_exact_state() {
         let a = lease.expect("a lease id");
         assert_eq!((ok, remaining, retry), (1, 1, 0), "{f:?}");
         assert_eq!(reset, 60_000, "{f:?}");
-        let e = entries(&mut c, "l");
+        let e = leases(&mut c, "l");
         assert_eq!(e.len(), 1, "{f:?}");
         assert_eq!(e[0].0, a, "{f:?}: the member is the reply's id");
         let score = e[0].1;
@@ -78,13 +90,13 @@ fn acquire_release_renew_reply_and_leave_the_exact_state() {
         // Renew: the lease moves to now + lease_ms, never shorter.
         let r = change(&mut c, "RL.RENEW", &["l", &a, "120000"]);
         assert_eq!(r[..2], [1, 2], "{f:?}: {r:?}");
-        let moved = entries(&mut c, "l");
+        let moved = leases(&mut c, "l");
         let new_score = moved.iter().find(|(m, _)| *m == a).unwrap().1;
         assert!(new_score >= score + 60_000 - 1_000, "{f:?}");
         assert_eq!(pexpiretime(&mut c, "l"), new_score + 30_000, "{f:?}");
         let r = change(&mut c, "RL.RENEW", &["l", &a, "10"]);
         assert_eq!(r[0], 1, "{f:?}");
-        assert_eq!(entries(&mut c, "l"), moved, "{f:?}: never shortened");
+        assert_eq!(leases(&mut c, "l"), moved, "{f:?}: never shortened");
 
         // Release frees the slot at once; a second release is 0.
         let r = change(&mut c, "RL.RELEASE", &["l", &b]);
@@ -183,7 +195,7 @@ fn leases_expire_without_any_release() {
         let (ok, _, _, _, lease) = acquire(&mut c, &["e", "1", "100"]);
         assert_eq!(ok, 1, "{f:?}: the expired slot is free");
         // The admission removed the expired lease.
-        let e = entries(&mut c, "e");
+        let e = leases(&mut c, "e");
         assert_eq!(e.len(), 1, "{f:?}: {e:?}");
         assert_eq!(Some(e[0].0.clone()), lease, "{f:?}");
         // Nothing held: the key goes away on its own.
@@ -201,7 +213,7 @@ fn a_named_id_is_idempotent_and_renew_after_expiry_is_refused() {
         assert_eq!((first.0, first.4.as_deref()), (1, Some("job-9")), "{f:?}");
         let again = acquire(&mut c, &["i", "1", "150", "ID", "job-9"]);
         assert_eq!((again.0, again.1), (1, 0), "{f:?}: counted once");
-        assert_eq!(zcard(&mut c, "i"), 1, "{f:?}");
+        assert_eq!(leases(&mut c, "i").len(), 1, "{f:?}");
         assert_eq!(
             acquire(&mut c, &["i", "1", "150", "ID", "job-8"]).0,
             0,
@@ -292,7 +304,7 @@ fn a_promoted_replica_neither_loses_nor_duplicates_a_lease() {
         // The slot freed goes to a new id, never one handed out before.
         let new = acquire(&mut r, &["p:a", "3", "600000"]).4.unwrap();
         assert!(!ids.contains(&new), "{flavor:?}: {new} handed out twice");
-        assert_eq!(zcard(&mut r, "p:a"), 3, "{flavor:?}");
+        assert_eq!(leases(&mut r, "p:a").len(), 3, "{flavor:?}");
     }
 }
 
@@ -328,27 +340,17 @@ fn foreign_keys_and_slide_logs_are_refused_and_left_untouched() {
         // An RL.SLIDE log is not a lease set, and the other way round.
         assert_eq!(slide(&mut c, "log", 10, 600_000)[0], 1);
         acquire(&mut c, &["set", "3", "600000"]);
-        let _: () = redis::cmd("ZADD")
-            .arg(&["plain", "5", "x"])
-            .query(&mut c)
-            .unwrap();
-        let _: () = redis::cmd("ZADD")
-            .arg(&["ints", "5000", "12"])
-            .query(&mut c)
-            .unwrap();
-        let _: () = redis::cmd("PEXPIRE")
-            .arg(&["ints", "600000"])
-            .query(&mut c)
-            .unwrap();
-        let _: () = redis::cmd("ZADD")
-            .arg(&["frac", "99999999999999.5", "job"])
-            .query(&mut c)
-            .unwrap();
-        let _: () = redis::cmd("PEXPIRE")
-            .arg(&["frac", "600000"])
-            .query(&mut c)
-            .unwrap();
-        let _: () = redis::cmd("SET").arg(&["str", "v"]).query(&mut c).unwrap();
+        let setup: &[&[&str]] = &[
+            &["ZADD", "plain", "5", "x"],
+            &["ZADD", "ints", "5000", "12"],
+            &["PEXPIRE", "ints", "600000"],
+            &["ZADD", "frac", "99999999999999.5", "job"],
+            &["PEXPIRE", "frac", "600000"],
+            &["SET", "str", "v"],
+        ];
+        for line in setup {
+            run(&mut c, line).unwrap();
+        }
         let foreign = "ERR key holds a sorted set that rl did not write";
         let cases: &[(&str, &str, &[&str])] = &[
             (
@@ -362,9 +364,9 @@ fn foreign_keys_and_slide_logs_are_refused_and_left_untouched() {
                 &["RL.RENEW", "log", "a", "1000"],
             ),
             ("plain", foreign, &["RL.ACQUIRE", "plain", "3", "1000"]),
-            ("ints", foreign, &["RL.ACQUIRE", "ints", "3", "1000"]),
-            ("frac", foreign, &["RL.ACQUIRE", "frac", "3", "1000"]),
-            ("frac", foreign, &["RL.RELEASE", "frac", "job"]),
+            ("ints", NO_HEADER, &["RL.ACQUIRE", "ints", "3", "1000"]),
+            ("frac", NO_HEADER, &["RL.ACQUIRE", "frac", "3", "1000"]),
+            ("frac", NO_HEADER, &["RL.RELEASE", "frac", "job"]),
             (
                 "str",
                 "WRONGTYPE Operation against a key holding the wrong kind of value",
@@ -381,6 +383,171 @@ fn foreign_keys_and_slide_logs_are_refused_and_left_untouched() {
                 "{f:?} {line:?}: untouched"
             );
         }
+    });
+}
+
+const NO_HEADER: &str = "ERR key holds a sorted set that rl did not write (no lease header; a lease set of an earlier rl build ends with its last lease)";
+
+/// Sorted sets of names scored by time (a leaderboard, a schedule) have
+/// the shape of leases; without the lease header every lease command
+/// refuses them before writing: same bytes, same expiry, nothing written
+/// (the change counter, and a `WATCH` on them, unmoved).
+#[test]
+fn sorted_sets_of_the_shape_of_leases_are_refused_by_every_lease_command() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let now = now_ms(&mut c);
+        let (hour, two, far) = (
+            (now + 3_600_000).to_string(),
+            (now + 7_200_000).to_string(),
+            (now + 100_000_000_000).to_string(),
+        );
+        let setup: &[&[&str]] = &[
+            &["ZADD", "board", "100", "alice", "250", "bob", "999", "carol"],
+            &["EXPIRE", "board", "3600"],
+            &["ZADD", "sched", &hour, "job-alice", &two, "job-bob"],
+            &["PEXPIRE", "sched", "86400000"],
+            &["ZADD", "fs", &far, "alice"],
+            &["PEXPIRE", "fs", "60000"],
+        ];
+        for line in setup {
+            run(&mut c, line).unwrap();
+        }
+        let lines: &[&[&str]] = &[
+            &["RL.ACQUIRE", "board", "10", "1000"],
+            &["RL.ACQUIRE", "board", "10", "1000", "ID", "alice"],
+            &["RL.RELEASE", "board", "alice"],
+            &["RL.RENEW", "board", "bob", "1000"],
+            &["RL.PEEK", "ACQUIRE", "board", "10", "1000"],
+            &["RL.RELEASE", "sched", "job-alice"],
+            &["RL.RENEW", "sched", "job-bob", "99999999"],
+            &["RL.ACQUIRE", "sched", "10", "1000"],
+            &["RL.ACQUIRE", "fs", "1", "1000", "ID", "alice"],
+            &["RL.RENEW", "fs", "alice", "1000"],
+        ];
+        for line in lines {
+            let key = if line[1] == "ACQUIRE" { line[2] } else { line[1] };
+            let frozen = frozen_state(&mut c, key);
+            let changed = changes(&mut c);
+            assert_eq!(error_of(&mut c, line), NO_HEADER, "{f:?} {line:?}");
+            assert_eq!(frozen_state(&mut c, key), frozen, "{f:?} {line:?}");
+            assert_eq!(changes(&mut c), changed, "{f:?} {line:?}");
+        }
+        // In RL.ALL: refused whole, the other clause's key not created.
+        let frozen = frozen_state(&mut c, "board");
+        let e = error_of(
+            &mut c,
+            &["RL.ALL", "2", "{b}r", "board", "SLIDE", "5", "1000", "ACQUIRE", "3", "1000"],
+        );
+        assert!(e.starts_with("ERR clause 2: key holds a sorted set"), "{f:?}: {e}");
+        assert_eq!(frozen_state(&mut c, "board"), frozen, "{f:?}");
+        assert_eq!(exists(&mut c, &["{b}r"]), 0, "{f:?}");
+        // A WATCH on the leaderboard survives every refusal.
+        let mut w = server.conn();
+        run(&mut w, &["WATCH", "board"]).unwrap();
+        for line in lines.iter().filter(|l| l.contains(&"board")) {
+            error_of(&mut c, line);
+        }
+        run(&mut w, &["MULTI"]).unwrap();
+        run(&mut w, &["PING"]).unwrap();
+        let exec = run(&mut w, &["EXEC"]).unwrap();
+        assert_ne!(exec, redis::Value::Nil, "{f:?}: the WATCH was broken");
+    });
+}
+
+/// A lease set is its header and its leases: the header comes with the
+/// first lease (one `ZADD`, replicated as is) and goes with the last
+/// entry; expired leases not yet removed keep it until its TTL.
+#[test]
+fn a_lease_set_holds_its_header_from_the_first_lease_to_the_last_entry() {
+    on_every_server_clocked(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let (_, _, _, _, a) = acquire(&mut c, &["h", "3", "1000"]);
+        let a = a.unwrap();
+        let e = entries(&mut c, "h");
+        assert_eq!(e.len(), 2, "{f:?}: {e:?}");
+        assert_eq!(e[0], ("rl leases".to_string(), 0), "{f:?}");
+        assert_eq!(e[1].0, a, "{f:?}");
+        let b = acquire(&mut c, &["h", "3", "60000", "ID", "b"]).4.unwrap();
+        // `a` expires; releasing `b` leaves `a` (expired, not removed yet)
+        // and the header until the key's TTL.
+        server.advance(1_100);
+        assert_eq!(change(&mut c, "RL.RELEASE", &["h", &b])[..2], [1, 0], "{f:?}");
+        assert_eq!(leases(&mut c, "h").len(), 1, "{f:?}: the expired one stays");
+        // The next admission removes it; its release removes the header.
+        let n = acquire(&mut c, &["h", "3", "60000"]).4.unwrap();
+        assert_eq!(leases(&mut c, "h").iter().map(|e| &e.0).collect::<Vec<_>>(), [&n]);
+        assert_eq!(change(&mut c, "RL.RELEASE", &["h", &n]), [1, 0, 0, 0], "{f:?}");
+        assert_eq!(exists(&mut c, &["h"]), 0, "{f:?}: the set is gone");
+    });
+}
+
+/// When more leases are held than the limit asked (the limit was
+/// lowered), a slot frees only once `held - limit + 1` of them end: the
+/// wait says so in RL.ACQUIRE, RL.PEEK ACQUIRE and RL.ALL, and waiting it
+/// is enough.
+#[test]
+fn a_lowered_limit_waits_until_enough_leases_end() {
+    on_every_server_clocked(|server| {
+        let f = server.flavor;
+        let exact = server.clock_stopped();
+        let mut c = server.conn();
+        for (id, ms) in [("a", "1000"), ("b", "2000"), ("c", "3000")] {
+            assert_eq!(acquire(&mut c, &["lo", "5", ms, "ID", id]).0, 1, "{f:?}");
+        }
+        let frozen = frozen_state(&mut c, "lo");
+        let (ok, remaining, retry, reset, lease) = acquire(&mut c, &["lo", "2", "500"]);
+        assert_eq!((ok, remaining, lease), (0, 0, None), "{f:?}");
+        let peeked = change(&mut c, "RL.PEEK", &["ACQUIRE", "lo", "2", "500"]);
+        let (all_ok, all_retry, _): (i64, i64, redis::Value) = redis::cmd("RL.ALL")
+            .arg(&["1", "lo", "ACQUIRE", "1", "500"])
+            .query(&mut c)
+            .unwrap();
+        assert_eq!((peeked[0], all_ok), (0, 0), "{f:?}");
+        if exact {
+            assert_eq!((retry, reset), (2000, 3000), "{f:?}");
+            assert_eq!(peeked, [0, 0, 2000, 3000], "{f:?}");
+            assert_eq!(all_retry, 3000, "{f:?}: limit 1, all three must end");
+        } else {
+            // The real clock moved a few ms since the acquires.
+            assert!((1_900..=2000).contains(&retry), "{f:?}: {retry}");
+            assert!((1_900..=2000).contains(&peeked[2]), "{f:?}: {peeked:?}");
+            assert!((2_900..=3000).contains(&all_retry), "{f:?}: {all_retry}");
+        }
+        assert_eq!(frozen_state(&mut c, "lo"), frozen, "{f:?}: denials write nothing");
+        if exact {
+            server.advance(1_999);
+            let r = acquire(&mut c, &["lo", "2", "500"]);
+            assert_eq!((r.0, r.1, r.2), (0, 0, 1), "{f:?}");
+            server.advance(1);
+            assert_eq!(acquire(&mut c, &["lo", "2", "500"]).0, 1, "{f:?}: waited enough");
+        }
+    });
+}
+
+/// A renewal, or a retried `ID`, that does not extend its lease changes
+/// nothing and writes nothing: no replication, no keyspace change, a
+/// `WATCH` on the key survives.
+#[test]
+fn a_renewal_that_extends_nothing_writes_nothing() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        acquire(&mut c, &["nr", "2", "600000", "ID", "job"]);
+        let frozen = frozen_state(&mut c, "nr");
+        let changed = changes(&mut c);
+        let mut w = server.conn();
+        run(&mut w, &["WATCH", "nr"]).unwrap();
+        assert_eq!(change(&mut c, "RL.RENEW", &["nr", "job", "1000"])[..2], [1, 1], "{f:?}");
+        let again = acquire(&mut c, &["nr", "2", "1000", "ID", "job"]);
+        assert_eq!((again.0, again.1, again.4.as_deref()), (1, 1, Some("job")), "{f:?}");
+        assert_eq!(frozen_state(&mut c, "nr"), frozen, "{f:?}");
+        assert_eq!(changes(&mut c), changed, "{f:?}");
+        run(&mut w, &["MULTI"]).unwrap();
+        run(&mut w, &["PING"]).unwrap();
+        assert_ne!(run(&mut w, &["EXEC"]).unwrap(), redis::Value::Nil, "{f:?}");
     });
 }
 
@@ -422,7 +589,7 @@ fn peek_acquire_reads_only() {
         // `a` expired: a slot is free, and the peek removes nothing.
         let r = peek(&mut c, &["ACQUIRE", "pk", "2", "1000"]);
         assert_eq!(r[..3], [1, 0, 0], "{f:?}: {r:?}");
-        assert_eq!(zcard(&mut c, "pk"), 2, "{f:?}");
+        assert_eq!(leases(&mut c, "pk").len(), 2, "{f:?}");
         assert_eq!(frozen_state(&mut c, "pk"), frozen, "{f:?}");
         // `b` holds its slot: with ID b, a peek would renew it.
         acquire(&mut c, &["pk", "2", "60000", "ID", "c"]);
@@ -465,7 +632,7 @@ fn all_with_an_acquire_and_a_rate_clause_is_one_atomic_call() {
         };
         let id = String::from_utf8(id.clone()).unwrap();
         assert_eq!(
-            entries(&mut c, "jobs")[0].0,
+            leases(&mut c, "jobs")[0].0,
             id,
             "{f:?}: the reply's lease is held"
         );

@@ -72,16 +72,32 @@ pub fn acquire(
                 reset_after_ms: until(reset_at.max(expiry_at), now),
             };
             return Ok(admitted(
-                decision, id, expiry_at, expired, reset_at, req, writes,
+                decision,
+                id,
+                expiry_at,
+                Some(at),
+                expired,
+                reset_at,
+                req,
+                writes,
             ));
         }
     }
     if held >= req.limit {
-        // `held >= limit >= 1`: `first` is some.
+        // A slot frees when `held - limit + 1` leases have ended (more than
+        // one when the limit was lowered below what is held): the wait is
+        // until that many-th earliest ends. `held >= limit >= 1`: `first`
+        // is some.
+        let k = held - req.limit + 1;
+        let frees = if k == 1 {
+            first
+        } else {
+            view.nth_held(now, held, k)?
+        };
         let decision = Decision {
             allowed: false,
             remaining: 0,
-            retry_after_ms: first.map_or(0, |e| until(e.expiry, now)),
+            retry_after_ms: frees.map_or(0, |e| until(e.expiry, now)),
             reset_after_ms: until(latest.unwrap_or(now), now),
         };
         return Ok(Outcome {
@@ -111,7 +127,7 @@ pub fn acquire(
         Some(id) => id,
         None => fresh_id(view, now)?,
     };
-    Ok(admitted(decision, id, end, expired, reset_at, req, writes))
+    Ok(admitted(decision, id, end, None, expired, reset_at, req, writes))
 }
 
 /// An id not in the set, made from the clock and a nonce.
@@ -125,23 +141,32 @@ fn fresh_id(view: &mut impl LeaseView, now: i64) -> Result<LeaseId, RlError> {
     Err(RlError::Internal("could not make a lease id"))
 }
 
+/// An admitted acquire of `id` until `expiry_at`; `stored` is the expiry
+/// `id` already holds (a retried `ID`), when it is held.
+#[allow(clippy::too_many_arguments)]
 fn admitted(
     decision: Decision,
     id: LeaseId,
     expiry_at: i64,
+    stored: Option<i64>,
     expired: SmallVec<[LeaseEntry; 4]>,
     reset_at: i64,
     req: &AcquireRequest,
     writes: bool,
 ) -> Outcome<LeaseWrite, Leased> {
-    let write = writes.then(|| LeaseWrite {
-        set: Some(LeaseEntry {
-            id,
-            expiry: expiry_at,
-        }),
-        // The lease being set is never removed after it.
-        remove: expired.iter().map(|e| e.id).filter(|e| *e != id).collect(),
-        expiry: Some(expiry(reset_at.max(expiry_at), req.lease_ms)),
+    // A retried `ID` whose lease already lasts that long changes nothing:
+    // nothing is set, so nothing is replicated, notified or `WATCH`ed.
+    let set = (stored != Some(expiry_at)).then_some(LeaseEntry {
+        id,
+        expiry: expiry_at,
+    });
+    // The lease being set is never removed after it.
+    let remove: SmallVec<[LeaseId; 4]> =
+        expired.iter().map(|e| e.id).filter(|e| *e != id).collect();
+    let write = (writes && (set.is_some() || !remove.is_empty())).then(|| LeaseWrite {
+        set,
+        remove,
+        expiry: set.map(|_| expiry(reset_at.max(expiry_at), req.lease_ms)),
     });
     Outcome {
         decision: Leased {
@@ -223,6 +248,13 @@ pub fn renew(
     };
     let new_at = at.max(end);
     let after = state_after(view, now, &req.lease, Some(new_at), true)?;
+    if new_at == at {
+        // Already lasts that long: renewed, and nothing to write.
+        return Ok(Outcome {
+            decision: after,
+            write: None,
+        });
+    }
     let latest = now + after.reset_after_ms as i64;
     Ok(Outcome {
         decision: after,

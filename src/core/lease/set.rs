@@ -1,6 +1,14 @@
 //! The lease set's layout: a plain sorted set, member the lease id, score
-//! the lease's absolute expiry in whole ms. Read through [`LeaseView`],
-//! written as [`LeaseWrite`] data.
+//! the lease's absolute expiry in whole ms, plus the [`HEADER`] member at
+//! score 0. Read through [`LeaseView`], written as [`LeaseWrite`] data.
+//!
+//! The header is what makes a sorted set rl's lease set: a sorted set of
+//! names scored by time (a leaderboard, a schedule) has the shape of
+//! leases, and without the header rl would take its past entries for
+//! expired leases and remove them. No lease id can be the header (it
+//! holds a space), and no expiry is 0, so it always sorts first and is
+//! never counted, removed or moved as a lease. The host writes it with the
+//! first lease and removes it with the last entry.
 //!
 //! Telling a lease set from an RL.SLIDE log (both are sorted sets with a
 //! TTL): every member of a log is an integer (`score * 1e6 + n`), and no
@@ -14,6 +22,12 @@ use smallvec::SmallVec;
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
 use crate::core::slide::log::MEMBERS_PER_MS;
+
+/// The member every lease set holds, at score [`HEADER_SCORE`].
+pub const HEADER: &[u8] = b"rl leases";
+
+/// The header's score: below every expiry (a lease's score is at least 1).
+pub const HEADER_SCORE: i64 = 0;
 
 /// Longest lease id, in bytes.
 pub const MAX_ID_LEN: usize = 64;
@@ -149,6 +163,10 @@ pub trait LeaseView {
     fn held(&mut self, now: i64) -> Result<u64, RlError>;
     /// The first `n` held leases (expiry `> now`), earliest first.
     fn first_held(&mut self, now: i64, n: usize) -> Result<SmallVec<[LeaseEntry; 2]>, RlError>;
+    /// The `k`-th held lease (1-based, earliest first) when `held` leases
+    /// are held at `now` (as [`LeaseView::held`] answered), found by rank
+    /// in O(log N) and checked; `None` when fewer are held.
+    fn nth_held(&mut self, now: i64, held: u64, k: u64) -> Result<Option<LeaseEntry>, RlError>;
     /// The first `n` expired entries (expiry `<= now`), oldest first.
     fn expired(&mut self, now: i64, n: usize) -> Result<SmallVec<[LeaseEntry; 4]>, RlError>;
     /// The last `n` entries, latest expiry first.
@@ -239,6 +257,16 @@ impl LeaseView for MemoryLeases {
             .take(n)
             .cloned();
         Self::checked(it)
+    }
+    fn nth_held(&mut self, now: i64, held: u64, k: u64) -> Result<Option<LeaseEntry>, RlError> {
+        if k == 0 || k > held {
+            return Ok(None);
+        }
+        let mut it = self.entries.iter().filter(|(s, _)| *s > now);
+        match it.nth(k as usize - 1) {
+            Some((s, m)) => classify(m, *s).map(Some),
+            None => Ok(None),
+        }
     }
     fn expired(&mut self, now: i64, n: usize) -> Result<SmallVec<[LeaseEntry; 4]>, RlError> {
         let it = self

@@ -27,7 +27,11 @@ fn take(set: &mut MemoryLeases, r: &AcquireRequest, now: i64) -> Leased {
     if let Some(w) = &out.write {
         set.apply(w);
     }
-    assert_eq!(out.write.is_some(), out.decision.decision.allowed);
+    // A denial writes nothing; an admission writes unless it changes
+    // nothing (a retried `ID` whose lease already lasts that long).
+    if !out.decision.decision.allowed {
+        assert_eq!(out.write, None);
+    }
     out.decision
 }
 
@@ -290,7 +294,13 @@ fn ids_already_in_the_set_are_drawn_again() {
 #[derive(Debug, Clone)]
 enum Step {
     Wait(u8),
-    Acquire { lease_ms: u16, name: Option<u8> },
+    /// `lower`: this acquire's limit is that much below the run's (at
+    /// least 1), as when a caller lowers a limit others still hold.
+    Acquire {
+        lease_ms: u16,
+        name: Option<u8>,
+        lower: u8,
+    },
     Release(u8),
     Renew(u8, u16),
 }
@@ -298,8 +308,8 @@ enum Step {
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         (0u8..200).prop_map(Step::Wait),
-        (1u16..500, proptest::option::of(0u8..6))
-            .prop_map(|(lease_ms, name)| Step::Acquire { lease_ms, name }),
+        (1u16..500, proptest::option::of(0u8..6), prop_oneof![3 => Just(0u8), 1 => 1u8..4])
+            .prop_map(|(lease_ms, name, lower)| Step::Acquire { lease_ms, name, lower }),
         (0u8..12).prop_map(Step::Release),
         (0u8..12, 1u16..500).prop_map(|(i, ms)| Step::Renew(i, ms)),
     ]
@@ -319,13 +329,24 @@ proptest! {
         for s in steps {
             match s {
                 Step::Wait(ms) => now += i64::from(ms),
-                Step::Acquire { lease_ms, name } => {
+                Step::Acquire { lease_ms, name, lower } => {
                     let name = name.map(|n| format!("job-{n}"));
-                    let r = req(limit, u64::from(lease_ms), name.as_deref());
+                    let this_limit = limit.saturating_sub(u64::from(lower)).max(1);
+                    let r = req(this_limit, u64::from(lease_ms), name.as_deref());
                     let held_before = set.held(now).unwrap();
                     let named_held = r.id.is_some_and(|i| set.expiry_of(&i).unwrap().is_some_and(|at| at > now));
                     let got = take(&mut set, &r, now);
-                    prop_assert_eq!(got.decision.allowed, named_held || held_before < limit);
+                    prop_assert_eq!(got.decision.allowed, named_held || held_before < this_limit);
+                    if !got.decision.allowed {
+                        // Waiting what the denial names, and no longer,
+                        // is enough (the limit may be lower than what is
+                        // held: several leases must end).
+                        let retry = got.decision.retry_after_ms as i64;
+                        prop_assert!(retry >= 1);
+                        let mut later = set.clone();
+                        prop_assert!(acquire(&mut later, &r, now + retry, false).unwrap().decision.decision.allowed);
+                        prop_assert!(!acquire(&mut later, &r, now + retry - 1, false).unwrap().decision.decision.allowed);
+                    }
                     if let Some(l) = got.lease {
                         if r.id.is_none() {
                             prop_assert!(!made.contains(&l));
@@ -349,4 +370,42 @@ proptest! {
             prop_assert!(set.held(now).unwrap() <= limit);
         }
     }
+}
+
+#[test]
+fn a_lowered_limit_waits_until_enough_leases_end() {
+    let mut set = MemoryLeases::new();
+    for (name, ms) in [("a", 1000), ("b", 2000), ("c", 3000)] {
+        assert!(take(&mut set, &req(5, ms, Some(name)), 0).decision.allowed);
+    }
+    // Three held, limit 2: a slot frees when two have ended, at 2000.
+    let low = req(2, 500, None);
+    let denied = |set: &mut MemoryLeases, now| acquire(set, &low, now, false).unwrap().decision;
+    assert_eq!(denied(&mut set, 0).decision, d(false, 0, 2000, 3000));
+    assert_eq!(denied(&mut set, 1000).decision, d(false, 0, 1000, 2000));
+    assert_eq!(denied(&mut set, 1999).decision, d(false, 0, 1, 1001));
+    assert!(denied(&mut set, 2000).decision.allowed);
+    // Limit 1: all three must end.
+    let one = req(1, 500, None);
+    let out = acquire(&mut set, &one, 0, true).unwrap();
+    assert_eq!((out.decision.decision, out.write), (d(false, 0, 3000, 3000), None));
+}
+
+#[test]
+fn a_renewal_or_retried_id_that_changes_nothing_writes_nothing() {
+    let mut set = MemoryLeases::new();
+    let job = id("job");
+    assert!(take(&mut set, &req(2, 5000, Some("job")), 0).decision.allowed);
+    let before = set.entries().to_vec();
+    // The lease already lasts past now + lease_ms: renewed, nothing written.
+    let out = renew(&mut set, &RenewRequest { lease: job, lease_ms: 1000 }, 100).unwrap();
+    assert_eq!(out.decision.changed, true);
+    assert_eq!(out.write, None);
+    let out = acquire(&mut set, &req(2, 1000, Some("job")), 100, true).unwrap();
+    assert_eq!((out.decision.decision.allowed, out.decision.lease), (true, Some(job)));
+    assert_eq!(out.write, None);
+    assert_eq!(set.entries(), before);
+    // One that extends it writes the new expiry.
+    let out = renew(&mut set, &RenewRequest { lease: job, lease_ms: 6000 }, 100).unwrap();
+    assert_eq!(out.write.and_then(|w| w.set).map(|e| e.expiry), Some(6100));
 }
