@@ -51,6 +51,18 @@ local function fail(text)
   error(setmetatable({ text = text }, Fail), 0)
 end
 
+-- Raises again what a pcall caught. The server's pcall hands a script the
+-- message of an error from redis.call ('OOM command not allowed ...',
+-- 'READONLY ...'), not its error table, and a message raised as a string
+-- gets 'ERR ' put before it: so a message that starts with an error code
+-- is raised as the server's error table again, and keeps its code.
+local function reraise(res)
+  if type(res) == 'string' and res:find('^%u[%u%d_]* ') then
+    error({ err = res }, 0)
+  end
+  error(res, 0)
+end
+
 -- `%d` for every integer in an error or a stored value: tostring() would
 -- write 1e+12.
 local function int(n)
@@ -2094,10 +2106,11 @@ end
 -- RL.ACQUIRE key limit lease_ms [ID id], RL.RELEASE key lease,
 -- RL.RENEW key lease lease_ms: src/core/lease/.
 --
--- A plain sorted set: member the lease id, score its absolute expiry in ms
--- (src/core/lease/set.rs). A lease counts while now < expiry. Every entry a
--- call reads is checked (`lease_entry`), in the order the module reads
--- them, so the first bad entry names the same error.
+-- A plain sorted set: member the lease id, score its absolute expiry in ms,
+-- and the header `rl leases` at score 0, without which a sorted set is not
+-- a lease set (src/core/lease/set.rs). A lease counts while now < expiry.
+-- Every entry a call reads is checked (`lease_entry`), in the order the
+-- module reads them, so the first bad entry names the same error.
 --
 -- In a do-block: its locals end with it (a Lua function holds at most 200
 -- locals at once, and the library's main chunk is one function).
@@ -2113,6 +2126,8 @@ do
   local LEASE_WALK = 64
   -- Ids drawn before giving up (decide.rs ID_DRAWS).
   local LEASE_DRAWS = 4
+  -- The header every lease set holds at score 0 (set.rs HEADER).
+  local LEASE_HEADER = 'rl leases'
 
   local LEASE_ACQUIRE = syntax('rl.acquire', 3, { 'ID' })
   local LEASE_RELEASE = syntax('rl.release', 2)
@@ -2195,15 +2210,16 @@ do
       'WITHSCORES', 'LIMIT', 0, n))
   end
 
-  -- The first n expired entries (expiry <= now), oldest first.
+  -- The first n expired entries (expiry <= now), oldest first; past the
+  -- header's score 0, as every range below.
   local function lease_expired(key, now, n)
-    return lease_entries(redis.call('ZRANGEBYSCORE', key, '-inf', now,
+    return lease_entries(redis.call('ZRANGEBYSCORE', key, '(0', now,
       'WITHSCORES', 'LIMIT', 0, n))
   end
 
   -- The last n entries, latest expiry first.
   local function lease_newest(key, n)
-    return lease_entries(redis.call('ZREVRANGEBYSCORE', key, '+inf', '-inf',
+    return lease_entries(redis.call('ZREVRANGEBYSCORE', key, '+inf', '(0',
       'WITHSCORES', 'LIMIT', 0, n))
   end
 
@@ -2220,6 +2236,21 @@ do
     return math.max(total - redis.call('ZCOUNT', key, '-inf', now), 0)
   end
 
+  -- The k-th held lease (k >= 2; the first is lease_first_held's) when
+  -- `held` are held of the set's `total` entries: by rank, past those up to
+  -- now (the header among them), checked (lease_set.rs nth_held).
+  local function lease_nth_held(key, now, held, total, k)
+    if k > held then
+      return nil
+    end
+    local e = lease_entries(redis.call('ZRANGE', key, total - held + k - 1,
+      total - held + k - 1, 'WITHSCORES'))[1]
+    if e == nil or e.expiry <= now then
+      fail('ERR rl internal error: could not read a lease by rank')
+    end
+    return e
+  end
+
   -- The stored expiry of id, checked; nil when the set lacks it.
   local function lease_expiry_of(key, id)
     local s = redis.call('ZSCORE', key, id)
@@ -2233,6 +2264,9 @@ do
   -- when missing); WRONGTYPE for another type, foreign without a TTL. Also
   -- answers its ZCARD (0 when missing) for `lease_held`: that read tells
   -- WRONGTYPE as TYPE would, so TYPE is not sent.
+  -- An existing set must hold the header at score 0; without it, an
+  -- RL.SLIDE log's refusal when its first entry is one, else the refusal
+  -- that names the header (lease_set.rs check_header).
   local function lease_open(key)
     local at = expire_at(key)
     if at == -2 then
@@ -2241,6 +2275,18 @@ do
     local total = typed_read('ZCARD', key)
     if at < 0 then
       E.foreign_zset()
+    end
+    local header = redis.call('ZSCORE', key, LEASE_HEADER)
+    if not header or tonumber(header) ~= 0 then
+      local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+      if first[1] ~= nil and lease_integer(first[1]) then
+        local q = lease_slide_quotient(first[1])
+        if q ~= nil and q == tonumber(first[2]) then
+          fail('ERR key holds RL.SLIDE state, not lease state')
+        end
+      end
+      fail('ERR key holds a sorted set that rl did not write (no lease header;'
+        .. ' a lease set of an earlier rl build ends with its last lease)')
     end
     return at, total
   end
@@ -2335,25 +2381,41 @@ do
     fail('ERR rl internal error: could not make a lease id')
   end
 
-  -- An admitted acquire: the lease set to expiry_at, the expired ones read
-  -- removed (never the one set), the key kept alive to its latest lease.
-  local function lease_admitted(key, d, id, expiry_at, expired, reset_at, req, call, current)
+  -- An admitted acquire: the lease set to expiry_at (with the header, in
+  -- one ZADD, for a new set), the expired ones read removed (never the one
+  -- set), the key kept alive to its latest lease. `stored`: the expiry a
+  -- retried id holds; when it is expiry_at already nothing is set, so a
+  -- call that changes nothing writes nothing.
+  local function lease_admitted(key, d, id, expiry_at, stored, expired, reset_at, req, call,
+                                current, total)
     if not call.writes then
       return d, nil
     end
     d.lease = id
+    local remove = {}
+    for k_ = 1, #expired do local e = expired[k_]
+      if e.id ~= id then
+        remove[#remove + 1] = e.id
+      end
+    end
+    local set = stored ~= expiry_at
+    if not set and #remove == 0 then
+      return d, nil
+    end
     return d, function()
-      redis.call('ZADD', key, expiry_at, id)
-      local remove = {}
-      for k_ = 1, #expired do local e = expired[k_]
-        if e.id ~= id then
-          remove[#remove + 1] = e.id
+      if set then
+        if total == 0 then
+          redis.call('ZADD', key, 0, LEASE_HEADER, expiry_at, id)
+        else
+          redis.call('ZADD', key, expiry_at, id)
         end
       end
       if #remove > 0 then
         redis.call('ZREM', key, unpack(remove))
       end
-      lease_keep_alive(key, current, math.max(reset_at, expiry_at), req.lease_ms)
+      if set then
+        lease_keep_alive(key, current, math.max(reset_at, expiry_at), req.lease_ms)
+      end
     end
   end
 
@@ -2386,13 +2448,21 @@ do
         retry_after_ms = 0,
         reset_after_ms = lease_until(math.max(reset_at, expiry_at), now),
       }
-      return lease_admitted(key, d, req.id, expiry_at, expired, reset_at, req, call, current)
+      return lease_admitted(key, d, req.id, expiry_at, own, expired, reset_at, req, call,
+        current, total)
     end
     if held >= req.limit then
+      -- A slot frees when held - limit + 1 leases have ended (more than one
+      -- when the limit was lowered below what is held).
+      local k = held - req.limit + 1
+      local frees = first
+      if k > 1 then
+        frees = lease_nth_held(key, now, held, total, k)
+      end
       return {
         allowed = 0,
         remaining = 0,
-        retry_after_ms = first and lease_until(first.expiry, now) or 0,
+        retry_after_ms = frees and lease_until(frees.expiry, now) or 0,
         reset_after_ms = lease_until(latest or now, now),
       }, nil
     end
@@ -2406,7 +2476,7 @@ do
       return d, nil
     end
     local id = req.id or lease_fresh_id(key, call.now)
-    return lease_admitted(key, d, id, fin, expired, reset_at, req, call, current)
+    return lease_admitted(key, d, id, fin, nil, expired, reset_at, req, call, current, total)
   end
 
   LIMITERS.ACQUIRE = {
@@ -2474,7 +2544,12 @@ do
       return lease_state_after(key, t, lease, nil, false, total)
     end
     local after = lease_state_after(key, t, lease, nil, true, total)
-    redis.call('ZREM', key, lease)
+    if total == 2 then
+      -- The last entry: the header goes with it (lease_set.rs record).
+      redis.call('ZREM', key, lease, LEASE_HEADER)
+    else
+      redis.call('ZREM', key, lease)
+    end
     return after
   end
 
@@ -2493,6 +2568,10 @@ do
     end
     local new_at = math.max(at, fin)
     local after = lease_state_after(key, t, lease, new_at, true, total)
+    if new_at == at then
+      -- Already lasts that long: renewed, and nothing to write.
+      return after
+    end
     redis.call('ZADD', key, new_at, lease)
     lease_keep_alive(key, current, t + after[4], lease_ms)
     return after
@@ -2535,7 +2614,7 @@ local function parse_limited(line, called, with_key)
     end
     fail("ERR wrong number of arguments for '" .. called .. "' command (expected " .. usage .. ')')
   end
-  error(req, 0)
+  reraise(req)
 end
 
 local NAMED = { positional = 2, options = {}, open = true }
@@ -2582,7 +2661,7 @@ end
 -- its standard form.
 local function in_clause(i, err)
   if getmetatable(err) ~= Fail or err.text:find('^WRONGTYPE') then
-    error(err, 0)
+    reraise(err)
   end
   fail('ERR clause ' .. i .. ': ' .. err.text:gsub('^ERR ', '', 1))
 end
@@ -2699,7 +2778,7 @@ local function guarded(body)
     if getmetatable(res) == Fail then
       return redis.error_reply(res.text)
     end
-    error(res, 0)
+    reraise(res)
   end
 end
 

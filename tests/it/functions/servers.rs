@@ -402,3 +402,54 @@ fn eval_of_the_library_answers_as_its_functions() {
         Err("ERR the first argument after the keys names an rl function (rl_slide, rl_all, ...), not 'rl_nope'".into())
     );
 }
+
+/// The EVAL form passes the server's own errors on as the server sent
+/// them, as a plain script gets them: `OOM ...` at maxmemory, `READONLY
+/// ...` on a replica, `ERR Write commands are not allowed ...` under
+/// EVAL_RO (the server's pcall hands the library a message, which must not
+/// come back as `ERR OOM ...` or `ERR ERR ...`).
+#[test]
+fn eval_of_the_library_keeps_the_servers_errors() {
+    let body: String = super::LIBRARY.split_once('\n').unwrap().1.to_string();
+    let plain = "return redis.call('ZADD', KEYS[1], 1, 'x')";
+    // The error up to the script's name, which differs.
+    let head = |r: redis::RedisResult<Value>| -> String {
+        let e = error_text(&r.expect_err("an error reply"));
+        e.split(" script:").next().unwrap().to_string()
+    };
+    for flavor in FLAVORS {
+        let primary = Server::start_primary(flavor, &[]);
+        let replica = primary.start_replica(false);
+        let mut c = primary.conn();
+        let lines: [(&str, &[&str]); 3] = [
+            ("EVAL", &["1", "k", "rl_slide", "5", "1000"]),
+            ("EVAL", &["1", "k", "rl_acquire", "5", "1000"]),
+            ("EVAL", &["2", "k", "k2", "rl_all", "SLIDE", "5", "1000", "FIXED", "2", "1000"]),
+        ];
+        let eval = |c: &mut redis::Connection, cmd: &str, script: &str, args: &[&str]| {
+            redis::cmd(cmd).arg(script).arg(args).query::<Value>(c)
+        };
+        // Read-only scripts: the write is refused.
+        let want = head(eval(&mut c, "EVAL_RO", plain, &["1", "k"]));
+        assert!(want.starts_with("ERR Write commands are not allowed"), "{flavor:?}: {want}");
+        for (_, args) in &lines {
+            assert_eq!(head(eval(&mut c, "EVAL_RO", &body, args)), want, "{flavor:?} {args:?}");
+        }
+        // On a replica.
+        let mut r = replica.conn();
+        let want = head(eval(&mut r, "EVAL", plain, &["1", "k"]));
+        assert!(want.starts_with("READONLY"), "{flavor:?}: {want}");
+        for (cmd, args) in &lines {
+            assert_eq!(head(eval(&mut r, cmd, &body, args)), want, "{flavor:?} {args:?}");
+        }
+        // At maxmemory.
+        run(&mut c, &["CONFIG", "SET", "maxmemory", "1"]).unwrap();
+        let want = head(eval(&mut c, "EVAL", plain, &["1", "k"]));
+        assert!(want.starts_with("OOM command not allowed"), "{flavor:?}: {want}");
+        for (cmd, args) in &lines {
+            assert_eq!(head(eval(&mut c, cmd, &body, args)), want, "{flavor:?} {args:?}");
+        }
+        run(&mut c, &["CONFIG", "SET", "maxmemory", "0"]).unwrap();
+        assert_eq!(dbsize(&mut c), 0, "{flavor:?}: nothing written");
+    }
+}
