@@ -404,7 +404,9 @@ fn sorted_sets_of_the_shape_of_leases_are_refused_by_every_lease_command() {
             (now + 100_000_000_000).to_string(),
         );
         let setup: &[&[&str]] = &[
-            &["ZADD", "board", "100", "alice", "250", "bob", "999", "carol"],
+            &[
+                "ZADD", "board", "100", "alice", "250", "bob", "999", "carol",
+            ],
             &["EXPIRE", "board", "3600"],
             &["ZADD", "sched", &hour, "job-alice", &two, "job-bob"],
             &["PEXPIRE", "sched", "86400000"],
@@ -427,7 +429,11 @@ fn sorted_sets_of_the_shape_of_leases_are_refused_by_every_lease_command() {
             &["RL.RENEW", "fs", "alice", "1000"],
         ];
         for line in lines {
-            let key = if line[1] == "ACQUIRE" { line[2] } else { line[1] };
+            let key = if line[1] == "ACQUIRE" {
+                line[2]
+            } else {
+                line[1]
+            };
             let frozen = frozen_state(&mut c, key);
             let changed = changes(&mut c);
             assert_eq!(error_of(&mut c, line), NO_HEADER, "{f:?} {line:?}");
@@ -438,9 +444,14 @@ fn sorted_sets_of_the_shape_of_leases_are_refused_by_every_lease_command() {
         let frozen = frozen_state(&mut c, "board");
         let e = error_of(
             &mut c,
-            &["RL.ALL", "2", "{b}r", "board", "SLIDE", "5", "1000", "ACQUIRE", "3", "1000"],
+            &[
+                "RL.ALL", "2", "{b}r", "board", "SLIDE", "5", "1000", "ACQUIRE", "3", "1000",
+            ],
         );
-        assert!(e.starts_with("ERR clause 2: key holds a sorted set"), "{f:?}: {e}");
+        assert!(
+            e.starts_with("ERR clause 2: key holds a sorted set"),
+            "{f:?}: {e}"
+        );
         assert_eq!(frozen_state(&mut c, "board"), frozen, "{f:?}");
         assert_eq!(exists(&mut c, &["{b}r"]), 0, "{f:?}");
         // A WATCH on the leaderboard survives every refusal.
@@ -474,12 +485,23 @@ fn a_lease_set_holds_its_header_from_the_first_lease_to_the_last_entry() {
         // `a` expires; releasing `b` leaves `a` (expired, not removed yet)
         // and the header until the key's TTL.
         server.advance(1_100);
-        assert_eq!(change(&mut c, "RL.RELEASE", &["h", &b])[..2], [1, 0], "{f:?}");
+        assert_eq!(
+            change(&mut c, "RL.RELEASE", &["h", &b])[..2],
+            [1, 0],
+            "{f:?}"
+        );
         assert_eq!(leases(&mut c, "h").len(), 1, "{f:?}: the expired one stays");
         // The next admission removes it; its release removes the header.
         let n = acquire(&mut c, &["h", "3", "60000"]).4.unwrap();
-        assert_eq!(leases(&mut c, "h").iter().map(|e| &e.0).collect::<Vec<_>>(), [&n]);
-        assert_eq!(change(&mut c, "RL.RELEASE", &["h", &n]), [1, 0, 0, 0], "{f:?}");
+        assert_eq!(
+            leases(&mut c, "h").iter().map(|e| &e.0).collect::<Vec<_>>(),
+            [&n]
+        );
+        assert_eq!(
+            change(&mut c, "RL.RELEASE", &["h", &n]),
+            [1, 0, 0, 0],
+            "{f:?}"
+        );
         assert_eq!(exists(&mut c, &["h"]), 0, "{f:?}: the set is gone");
     });
 }
@@ -516,13 +538,21 @@ fn a_lowered_limit_waits_until_enough_leases_end() {
             assert!((1_900..=2000).contains(&peeked[2]), "{f:?}: {peeked:?}");
             assert!((2_900..=3000).contains(&all_retry), "{f:?}: {all_retry}");
         }
-        assert_eq!(frozen_state(&mut c, "lo"), frozen, "{f:?}: denials write nothing");
+        assert_eq!(
+            frozen_state(&mut c, "lo"),
+            frozen,
+            "{f:?}: denials write nothing"
+        );
         if exact {
             server.advance(1_999);
             let r = acquire(&mut c, &["lo", "2", "500"]);
             assert_eq!((r.0, r.1, r.2), (0, 0, 1), "{f:?}");
             server.advance(1);
-            assert_eq!(acquire(&mut c, &["lo", "2", "500"]).0, 1, "{f:?}: waited enough");
+            assert_eq!(
+                acquire(&mut c, &["lo", "2", "500"]).0,
+                1,
+                "{f:?}: waited enough"
+            );
         }
     });
 }
@@ -540,9 +570,17 @@ fn a_renewal_that_extends_nothing_writes_nothing() {
         let changed = changes(&mut c);
         let mut w = server.conn();
         run(&mut w, &["WATCH", "nr"]).unwrap();
-        assert_eq!(change(&mut c, "RL.RENEW", &["nr", "job", "1000"])[..2], [1, 1], "{f:?}");
+        assert_eq!(
+            change(&mut c, "RL.RENEW", &["nr", "job", "1000"])[..2],
+            [1, 1],
+            "{f:?}"
+        );
         let again = acquire(&mut c, &["nr", "2", "1000", "ID", "job"]);
-        assert_eq!((again.0, again.1, again.4.as_deref()), (1, 1, Some("job")), "{f:?}");
+        assert_eq!(
+            (again.0, again.1, again.4.as_deref()),
+            (1, 1, Some("job")),
+            "{f:?}"
+        );
         assert_eq!(frozen_state(&mut c, "nr"), frozen, "{f:?}");
         assert_eq!(changes(&mut c), changed, "{f:?}");
         run(&mut w, &["MULTI"]).unwrap();

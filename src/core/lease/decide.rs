@@ -127,7 +127,9 @@ pub fn acquire(
         Some(id) => id,
         None => fresh_id(view, now)?,
     };
-    Ok(admitted(decision, id, end, None, expired, reset_at, req, writes))
+    Ok(admitted(
+        decision, id, end, None, expired, reset_at, req, writes,
+    ))
 }
 
 /// An id not in the set, made from the clock and a nonce.

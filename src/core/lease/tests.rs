@@ -308,8 +308,16 @@ enum Step {
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         (0u8..200).prop_map(Step::Wait),
-        (1u16..500, proptest::option::of(0u8..6), prop_oneof![3 => Just(0u8), 1 => 1u8..4])
-            .prop_map(|(lease_ms, name, lower)| Step::Acquire { lease_ms, name, lower }),
+        (
+            1u16..500,
+            proptest::option::of(0u8..6),
+            prop_oneof![3 => Just(0u8), 1 => 1u8..4]
+        )
+            .prop_map(|(lease_ms, name, lower)| Step::Acquire {
+                lease_ms,
+                name,
+                lower
+            }),
         (0u8..12).prop_map(Step::Release),
         (0u8..12, 1u16..500).prop_map(|(i, ms)| Step::Renew(i, ms)),
     ]
@@ -388,24 +396,50 @@ fn a_lowered_limit_waits_until_enough_leases_end() {
     // Limit 1: all three must end.
     let one = req(1, 500, None);
     let out = acquire(&mut set, &one, 0, true).unwrap();
-    assert_eq!((out.decision.decision, out.write), (d(false, 0, 3000, 3000), None));
+    assert_eq!(
+        (out.decision.decision, out.write),
+        (d(false, 0, 3000, 3000), None)
+    );
 }
 
 #[test]
 fn a_renewal_or_retried_id_that_changes_nothing_writes_nothing() {
     let mut set = MemoryLeases::new();
     let job = id("job");
-    assert!(take(&mut set, &req(2, 5000, Some("job")), 0).decision.allowed);
+    assert!(
+        take(&mut set, &req(2, 5000, Some("job")), 0)
+            .decision
+            .allowed
+    );
     let before = set.entries().to_vec();
     // The lease already lasts past now + lease_ms: renewed, nothing written.
-    let out = renew(&mut set, &RenewRequest { lease: job, lease_ms: 1000 }, 100).unwrap();
-    assert_eq!(out.decision.changed, true);
+    let out = renew(
+        &mut set,
+        &RenewRequest {
+            lease: job,
+            lease_ms: 1000,
+        },
+        100,
+    )
+    .unwrap();
+    assert!(out.decision.changed);
     assert_eq!(out.write, None);
     let out = acquire(&mut set, &req(2, 1000, Some("job")), 100, true).unwrap();
-    assert_eq!((out.decision.decision.allowed, out.decision.lease), (true, Some(job)));
+    assert_eq!(
+        (out.decision.decision.allowed, out.decision.lease),
+        (true, Some(job))
+    );
     assert_eq!(out.write, None);
     assert_eq!(set.entries(), before);
     // One that extends it writes the new expiry.
-    let out = renew(&mut set, &RenewRequest { lease: job, lease_ms: 6000 }, 100).unwrap();
+    let out = renew(
+        &mut set,
+        &RenewRequest {
+            lease: job,
+            lease_ms: 6000,
+        },
+        100,
+    )
+    .unwrap();
     assert_eq!(out.write.and_then(|w| w.set).map(|e| e.expiry), Some(6100));
 }

@@ -219,7 +219,7 @@ fn rdb_goes_on_in_either_edition(flavor: Flavor, by_module: bool) {
     };
     assert_eq!(
         leases(&mut m),
-        ["b", "c", "e"].map(String::from),
+        ["rl leases", "b", "c", "e"].map(String::from),
         "{flavor:?}"
     );
     assert_eq!(

@@ -458,14 +458,17 @@ fn make_foreign(c: &mut redis::Connection, at: i64) {
     on_both(c, &["ZADD", "forder", &late.to_string(), &slide_member]);
     on_both(c, &["PEXPIREAT", "forder", &at]);
     // The header at another score is no header.
-    on_both(c, &["ZADD", "fhead", "5", "rl leases", "99999999999999", "w1"]);
+    on_both(
+        c,
+        &["ZADD", "fhead", "5", "rl leases", "99999999999999", "w1"],
+    );
     on_both(c, &["PEXPIREAT", "fhead", &at]);
 }
 
 const FOREIGN: &[&str] = &[
     "forder", "str", "hash", "list", "nottl", "slog", "fint", "ffrac", "fzero", "fneg", "fbig",
-    "finf", "fspace", "fslide2", "hfint", "hffrac", "hfzero", "hfneg", "hfbig", "hfinf",
-    "hfspace", "hfslide2", "fhead",
+    "finf", "fspace", "fslide2", "hfint", "hffrac", "hfzero", "hfneg", "hfbig", "hfinf", "hfspace",
+    "hfslide2", "fhead",
 ];
 
 impl Stream {
