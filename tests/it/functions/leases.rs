@@ -1176,3 +1176,86 @@ fn a_replica_without_rl_holds_what_the_library_wrote() {
         assert_eq!(got, want, "{flavor:?}: the replica differs");
     }
 }
+
+/// The repros of the lease-safety issue through both editions on a stopped
+/// clock: sorted sets of the shape of leases (a leaderboard, a schedule, a
+/// far future score) refused by every lease command and left as they were;
+/// the wait under a lowered limit; a renewal that extends nothing writes
+/// nothing. `same` compares the replies, errors and states of both.
+#[test]
+fn the_lease_safety_repros_answer_alike_and_as_required() {
+    let server = start_both(Flavor::Valkey9);
+    let c = &mut server.conn();
+    let now = server.clock_ms();
+    let (hour, two, far) = (
+        (now + 3_600_000).to_string(),
+        (now + 7_200_000).to_string(),
+        (now + 100_000_000_000).to_string(),
+    );
+    on_both(
+        c,
+        &[
+            "ZADD", "board", "100", "alice", "250", "bob", "999", "carol",
+        ],
+    );
+    on_both(c, &["EXPIRE", "board", "3600"]);
+    on_both(c, &["ZADD", "sched", &hour, "job-alice", &two, "job-bob"]);
+    on_both(c, &["PEXPIRE", "sched", "86400000"]);
+    on_both(c, &["ZADD", "fs", &far, "alice"]);
+    on_both(c, &["PEXPIRE", "fs", "60000"]);
+    let dump = |c: &mut redis::Connection| -> Vec<(Option<Vec<u8>>, i64)> {
+        ["f:board", "f:sched", "f:fs"]
+            .iter()
+            .map(|k| crate::harness::frozen_state(c, k))
+            .collect()
+    };
+    let before = dump(c);
+    let no_header = "ERR key holds a sorted set that rl did not write (no lease header; a lease set of an earlier rl build ends with its last lease)";
+    let lines: &[&[&str]] = &[
+        &["RL.ACQUIRE", "board", "10", "1000"],
+        &["RL.RELEASE", "sched", "job-alice"],
+        &["RL.RENEW", "sched", "job-bob", "99999999"],
+        &["RL.ACQUIRE", "fs", "1", "1000", "ID", "alice"],
+        &["RL.PEEK", "ACQUIRE", "board", "10", "1000"],
+    ];
+    for line in lines {
+        assert_eq!(same(c, line).unwrap_err(), no_header, "{line:?}");
+    }
+    let e = same(c, &["RL.ALL", "1", "board", "ACQUIRE", "10", "1000"]).unwrap_err();
+    assert_eq!(e, no_header.replacen("ERR ", "ERR clause 1: ", 1));
+    assert_eq!(dump(c), before, "left byte for byte");
+
+    for (id, ms) in [("a", "1000"), ("b", "2000"), ("c", "3000")] {
+        same(c, &["RL.ACQUIRE", "lo", "5", ms, "ID", id]).unwrap();
+    }
+    let r = same(c, &["RL.ACQUIRE", "lo", "2", "500"]).unwrap();
+    assert_eq!(ints(&r), [0, 0, 2000, 3000]);
+    let r = same(c, &["RL.PEEK", "ACQUIRE", "lo", "2", "500"]).unwrap();
+    assert_eq!(ints(&r), [0, 0, 2000, 3000]);
+    let r = same(c, &["RL.ALL", "1", "lo", "ACQUIRE", "1", "500"]).unwrap();
+    assert_eq!(ints(&r)[..2], [0, 3000]);
+    server.advance(1_999);
+    assert_eq!(
+        ints(&same(c, &["RL.ACQUIRE", "lo", "2", "500"]).unwrap())[..3],
+        [0, 0, 1]
+    );
+    server.advance(1);
+    assert_eq!(
+        ints(&same(c, &["RL.ACQUIRE", "lo", "2", "500"]).unwrap())[0],
+        1
+    );
+
+    same(c, &["RL.ACQUIRE", "nr", "2", "600000", "ID", "job"]).unwrap();
+    let frozen = crate::harness::frozen_state(c, "f:nr");
+    let changed = crate::harness::changes(c);
+    assert_eq!(
+        ints(&same(c, &["RL.RENEW", "nr", "job", "1000"]).unwrap())[..2],
+        [1, 1]
+    );
+    assert_eq!(
+        ints(&same(c, &["RL.ACQUIRE", "nr", "2", "1000", "ID", "job"]).unwrap())[..2],
+        [1, 1]
+    );
+    assert_eq!(crate::harness::frozen_state(c, "f:nr"), frozen);
+    assert_eq!(crate::harness::changes(c), changed, "neither edition wrote");
+}
