@@ -477,12 +477,12 @@ end
 -- Also answers the newest entry as ZRANGE key -1 -1 WITHSCORES replies it
 -- (`Slide.ends` reads it from there): that read tells WRONGTYPE as TYPE
 -- would, so TYPE is not sent.
-function Slide.open(key)
+function Slide.open(key, trim)
   local at = expire_at(key)
   if at == -2 then
     return nil
   end
-  local last = typed_read('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local last = typed_read('ZRANGE', key, -1 - trim, -1 - trim, 'WITHSCORES')
   if at == -1 then
     E.foreign_zset()
   end
@@ -495,7 +495,7 @@ end
 -- min(stale, max_read) stale ones (those an admission would remove); the
 -- module walks them and counts a longer backlog with ZCOUNT, so the
 -- counts are the server's.
-function Slide.ends(key, last, now, cutoff, max_read)
+function Slide.ends(key, last, now, cutoff, max_read, trim)
   if now < 0 or now > Slide.MAX_NOW_MS then
     fail('ERR rl internal error: server clock out of range')
   end
@@ -506,7 +506,7 @@ function Slide.ends(key, last, now, cutoff, max_read)
   if not Slide.is_rl(newest.score, newest.member) then
     E.foreign_zset()
   end
-  local total = redis.call('ZCARD', key)
+  local total = redis.call('ZCARD', key) - trim
   local read = math.max(max_read, 1)
   local old = redis.call('ZRANGE', key, '-inf', cutoff, 'BYSCORE', 'LIMIT', 0, read, 'WITHSCORES')
   local stale = #old / 2
@@ -542,13 +542,17 @@ function Slide.wait_after(s, window, now)
   return math.max(s + window - now, 1)
 end
 
--- slide/mod.rs + decide.rs `decide_within`.
-function Slide.decide(key, req, call)
+-- slide/mod.rs + decide.rs `decide_within`. `trim` (a read only,
+-- RL.REFUND): decided over the log without its `trim` newest entries
+-- (refund.rs `Trimmed`), all of which still count; the ranks below them
+-- are the same.
+function Slide.decide(key, req, call, trim)
+  trim = trim or 0
   local now, window = call.now.ms, req.window
   local cutoff = now - window
-  local expiry, last = Slide.open(key)
+  local expiry, last = Slide.open(key, trim)
   local max_evict = call.writes and Slide.budget(req.cost, call.shares.slides) or 0
-  local ends = Slide.ends(key, last, now, cutoff, max_evict)
+  local ends = Slide.ends(key, last, now, cutoff, max_evict, trim)
   local newest, stale, held = ends.newest, ends.stale, ends.held
 
   if held + req.cost <= req.limit then
@@ -630,14 +634,15 @@ function Slide.decide(key, req, call)
 end
 
 -- refund.rs: the `cost` newest entries that still count (never one that
--- left the window) are removed, each checked to be rl's, and the one after
--- them too, which becomes the newest. The expiry stays.
+-- left the window) are removed, each checked to be rl's. The expiry
+-- stays. The reply's peek is decided over the log without them, before
+-- they are removed.
 function Slide.refund(key, req, call)
   local now = call.now.ms
   local cutoff = now - req.window
-  local _, last = Slide.open(key)
+  local _, last = Slide.open(key, 0)
   -- What RL.PEEK SLIDE reads and checks.
-  local ends = Slide.ends(key, last, now, cutoff, 0)
+  local ends = Slide.ends(key, last, now, cutoff, 0, 0)
   local n = math.min(req.cost, ends.held)
   if n == 0 then
     return 0
@@ -653,8 +658,10 @@ function Slide.refund(key, req, call)
   for i = 1, math.min(n, #newest / 2) do
     members[i] = newest[2 * i - 1]
   end
+  local after = Slide.decide(key, Slide.unit(req), { now = call.now, shares = Slide.ONE,
+    writes = false }, #members)
   redis.call('ZREM', key, unpack(members))
-  return #members
+  return #members, after
 end
 
 LIMITERS.SLIDE = Slide
@@ -868,6 +875,9 @@ end
 -- Also answers the header field `h` (false when absent) for `bk.load`:
 -- that read tells WRONGTYPE as TYPE would, so TYPE is not sent.
 function bk.open(key)
+  if type(key) == 'table' then
+    return true, nil, key.set.h
+  end
   local at = expire_at(key)
   if at == -2 then
     return false, nil
@@ -880,6 +890,12 @@ function bk.open(key)
 end
 
 function bk.get(key, field)
+  if type(key) == 'table' then
+    if key.del[field] then
+      return nil
+    end
+    return key.set[field] or bk.get(key.name, field)
+  end
   local v = redis.call('HGET', key, field)
   if v == false then
     return nil
@@ -1187,9 +1203,24 @@ function bk.record(key, w, at)
   end
 end
 
+-- refund.rs `Written`: the hash `key` as the write `w` leaves it, read
+-- before the write is made (bk.open and bk.get read through it): the
+-- header and fields set, then the deletions.
+function bk.written(key, w)
+  local over = { name = key, set = { h = w.header }, del = {} }
+  for k_ = 1, #w.fields do local fv = w.fields[k_]
+    over.set[fv[1]] = fv[2]
+  end
+  for k_ = 1, #w.delete do local f = w.delete[k_]
+    over.del[f] = true
+  end
+  return over
+end
+
 -- ---- RL.BUCKETS
 
 BK.BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST' })
+BK.ONE = { slides = 1, buckets = 1 }
 
 -- request.rs `precision_option`.
 function bk.precision_option(value, window, set)
@@ -1289,7 +1320,11 @@ function BUCKETS.decide(key, req, call)
   }, nil
 end
 
--- refund.rs: cost back from the counted buckets, the newest first.
+-- refund.rs: cost back from the buckets that count under the window the
+-- refund names, the newest first. Nothing is evicted: a bucket that left
+-- this window may count for the key's own (not stored), so only what is
+-- reported leaves the hash. The reply's peek is decided over the hash as
+-- the write leaves it, before the write.
 function BUCKETS.refund(key, req, call)
   local exists, at, h = bk.open(key)
   local state = bk.load(key, exists, 'b', h)
@@ -1306,12 +1341,8 @@ function BUCKETS.refund(key, req, call)
   local taken = bk.min(left, current)
   current = bk.sat_sub(current, taken)
   left = bk.sat_sub(left, taken)
-  local held_set = bk.held_copy(win.held)
   local fields = {}
   local delete = {}
-  for i = 1, #win.stale do local b = win.stale[i]
-    delete[i] = bk.field_name(b)
-  end
   local removed = {}
   for k_ = 1, #win.held do local i = win.held[k_]
     if left == '0' then
@@ -1328,28 +1359,29 @@ function BUCKETS.refund(key, req, call)
       fields[#fields + 1] = { bk.field_name(b), bk.sat_sub(count, taken) }
     end
   end
+  -- The stored set and totals: buckets outside this window keep theirs.
   local kept = {}
-  for k_ = 1, #held_set do local i = held_set[k_]
+  for k_ = 1, #state.held do local i = state.held[k_]
     if not removed[i] then
       kept[#kept + 1] = i
     end
   end
   local refunded = bk.sat_sub(n, left)
-  local totals = { bk.sat_sub(held, refunded) }
-  local header = bk.header('b', win.precision, newest, kept, totals, { current })
-  bk.record(key, {
-    header = header,
+  local totals = { bk.sat_sub(state.totals[1], refunded) }
+  local w = {
+    header = bk.header('b', win.precision, newest, kept, totals, { current }),
     fields = fields,
     delete = delete,
     needed = bk.leaves_at(win, newest),
     window = win.window,
-  }, at)
-  return tonumber(refunded)
+  }
+  local after = BUCKETS.decide(bk.written(key, w), BUCKETS.unit(req),
+    { now = call.now, shares = BK.ONE, writes = false })
+  bk.record(key, w, at)
+  return tonumber(refunded), after
 end
 
 LIMITERS.BUCKETS = BUCKETS
-
-BK.ONE = { slides = 1, buckets = 1 }
 
 COMMANDS['rl.buckets'] = function(key, line)
   local req = BUCKETS.parse(line)
@@ -2647,13 +2679,20 @@ end
 
 -- RL.REFUND <limiter> key <parameters>
 local function refund(key, line)
-  local lim, req = parse_named(line, 'rl.refund')
-  if lim.token == 'ACQUIRE' then
+  NAMED.command = 'rl.refund'
+  check_count(NAMED, line)
+  -- Refused before ACQUIRE's own parser runs (core/refund.rs): no error
+  -- advertises a form that would be refused anyway.
+  if line[2]:upper() == 'ACQUIRE' then
     fail('ERR RL.REFUND does not apply to ACQUIRE (a lease is given back with RL.RELEASE)')
   end
+  local lim, req = parse_named(line, 'rl.refund')
   local t = now()
-  local refunded = lim.refund(key, req, { now = t, shares = ONE, writes = true })
-  local d = lim.decide(key, lim.unit(req), { now = t, shares = ONE, writes = false })
+  -- The peek after: decided before the write where the write leaves
+  -- fields or entries it did not read (SLIDE, BUCKETS); a string limiter
+  -- reads back only the value it wrote.
+  local refunded, d = lim.refund(key, req, { now = t, shares = ONE, writes = true })
+  d = d or lim.decide(key, lim.unit(req), { now = t, shares = ONE, writes = false })
   return { refunded, d.remaining, d.retry_after_ms, d.reset_after_ms }
 end
 
@@ -2860,7 +2899,9 @@ register('rl_release', single('rl_release', 'rl.release'), { 'allow-oom' })
 -- Read-only: FCALL_RO, replicas.
 register('rl_totals', single('rl_totals', 'rl.totals'), { 'no-writes' })
 register('rl_peek', named('rl_peek', 'rl.peek', peek), { 'no-writes' })
-register('rl_refund', named('rl_refund', 'rl.refund', refund))
+-- A refund never grows a key: it may give back at maxmemory (the module's
+-- RL.REFUND is not deny-oom either).
+register('rl_refund', named('rl_refund', 'rl.refund', refund), { 'allow-oom' })
 register('rl_all', guarded(function(keys, args)
   -- More keys than RL.ALL takes: its numkeys error, before the keys are
   -- copied (unpack's stack is bounded).

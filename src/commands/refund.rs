@@ -17,7 +17,10 @@ fn refund(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
 
 command!(REFUND_COMMAND = {
     syntax: &REFUND,
-    flags: c"write deny-oom",
+    // Not deny-oom, as RL.RELEASE: a refund only lowers counts and
+    // removes entries or fields, it never grows a key, so giving back at
+    // maxmemory is allowed (the write it makes is smaller than the state).
+    flags: c"write",
     summary: c"Gives back up to COST units (THROTTLE: quantity) that RL.SLIDE, RL.BUCKETS, RL.THROTTLE or RL.FIXED admitted and still counts: same parameters after the limiter's name. Replies [refunded, remaining, retry_after_ms, reset_after_ms], the last three what RL.PEEK would answer for one unit right after. Writes nothing when there is nothing to give back.",
     complexity: c"SLIDE: O(C log N) for C = COST. BUCKETS: O(B), B the buckets the window holds. THROTTLE, FIXED: O(1).",
     since: c"0.2.0",

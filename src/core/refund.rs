@@ -5,7 +5,7 @@
 //! storage kind (`slide/refund.rs`, `buckets/refund.rs`, ...), as a
 //! [`Limiter`](super::limiter::Limiter) whose answer is the units given back.
 
-use super::any::{parse_named, LimitRequest, NAMED_LIMITER_ARGS, NAMED_LIMITER_KEY};
+use super::any::{parse_named, Algorithm, LimitRequest, NAMED_LIMITER_ARGS, NAMED_LIMITER_KEY};
 use super::decision::Decision;
 use super::error::RlError;
 use super::limiter::{Decides, Limiter};
@@ -23,11 +23,14 @@ pub const REFUND: Syntax = Syntax {
 /// `RL.REFUND <algorithm> key <parameters>`: the request whose units to
 /// give back.
 pub fn parse_refund(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
-    match parse_named(args, &REFUND)? {
-        // A lease is given back whole, by its id: RL.RELEASE.
-        LimitRequest::Acquire(_) => Err(RlError::NotRefundable { limiter: "ACQUIRE" }),
-        req => Ok(req),
+    REFUND.check_count(args.len())?;
+    // A lease is given back whole, by its id: RL.RELEASE. Refused before
+    // ACQUIRE's own parser runs, so no error advertises a form (its usage,
+    // a bad argument) that would be refused anyway.
+    if Algorithm::from_token(args[1]) == Some(Algorithm::Acquire) {
+        return Err(RlError::NotRefundable { limiter: "ACQUIRE" });
     }
+    parse_named(args, &REFUND)
 }
 
 /// A limiter request as `RL.REFUND` reads it.
@@ -89,6 +92,54 @@ impl Refunded {
     }
 }
 
+/// What a run of admissions and refunds did, in call order, to check the
+/// limiters' one promise under refunds: no window of the key's own length
+/// admits more than `limit` beyond what refunds in it really gave back.
+#[cfg(test)]
+pub(crate) mod ledger {
+    #[derive(Debug, Default)]
+    pub struct Ledger {
+        /// `(time, admitted)` for an admission, `(time, -given_back)` for a
+        /// refund.
+        events: Vec<(i64, i128)>,
+    }
+
+    impl Ledger {
+        pub fn admitted(&mut self, at: i64, units: u64) {
+            self.events.push((at, i128::from(units)));
+        }
+
+        pub fn refunded(&mut self, at: i64, units: u64) {
+            self.events.push((at, -i128::from(units)));
+        }
+
+        /// Every window `(t - window, t]` ending at an admission, counted
+        /// up to that call: what it admitted net of what was given back in
+        /// it never exceeds `limit`. (A refund can only take back units
+        /// admitted before it, so one before the window frees nothing in
+        /// it.) Times must not decrease.
+        pub fn never_over_admits(&self, window: i64, limit: u64) -> Result<(), String> {
+            for (j, &(t, units)) in self.events.iter().enumerate() {
+                if units <= 0 {
+                    continue;
+                }
+                let net: i128 = self.events[..=j]
+                    .iter()
+                    .filter(|&&(at, _)| at > t - window)
+                    .map(|&(_, u)| u)
+                    .sum();
+                if net > i128::from(limit) {
+                    return Err(format!(
+                        "{net} net in the window ending at {t} (limit {limit}): {:?}",
+                        self.events
+                    ));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +197,21 @@ mod tests {
             (
                 "RL.REFUND ACQUIRE k 3 1000",
                 RlError::NotRefundable { limiter: "ACQUIRE" },
+            ),
+            // Whatever follows: not ACQUIRE's usage, nor its errors.
+            (
+                "RL.REFUND acquire k",
+                RlError::NotRefundable { limiter: "ACQUIRE" },
+            ),
+            (
+                "RL.REFUND ACQUIRE k 0 1000 ID",
+                RlError::NotRefundable { limiter: "ACQUIRE" },
+            ),
+            (
+                "RL.REFUND ACQUIRE",
+                RlError::WrongArity {
+                    command: "rl.refund",
+                },
             ),
             (
                 "RL.REFUND THROTTLE k 1 1 1000 3",

@@ -208,9 +208,11 @@ pub fn decide_any<'a>(
 }
 
 /// `RL.REFUND` on one key, opened once for writing: decide the refund (every
-/// check of the limiter's command first), record it, then decide a request
-/// of one unit over the same key with a call that writes nothing: what
-/// `RL.PEEK` would answer right after. No denial to tell.
+/// check of the limiter's command first, then of everything the peek after
+/// reads, over the state the write leaves: so nothing can fail once the
+/// write is made), record it, then decide a request of one unit over the
+/// same key with a call that writes nothing: what `RL.PEEK` would answer
+/// right after. No denial to tell.
 pub fn refund_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Refunded, RlError> {
     struct GiveBack<'a> {
         cmd: &'a CommandCtx,

@@ -2,7 +2,8 @@
 //! (RL.ALL too: all are `deny-oom`) is refused with the server's OOM error
 //! before it runs: nothing is written, on existing keys or new ones. The
 //! read-only RL.TOTALS and RL.PEEK still answer, and once memory is freed
-//! the commands work on the state as it was.
+//! the commands work on the state as it was. RL.REFUND is not
+//! `deny-oom`: it gives back at maxmemory, and no key it rewrites grows.
 
 use crate::harness::all_commands::{Writer, WRITERS};
 use crate::harness::*;
@@ -127,5 +128,147 @@ fn at_maxmemory_admissions_are_refused_whole_and_reads_still_answer() {
                 );
             }
         }
+    });
+}
+
+/// Admissions and the refunds that follow them at maxmemory (module line
+/// shapes): each refund's `refunded`. One BUCKETS key holds two buckets,
+/// so its refund rewrites an older bucket's field as well as the header;
+/// another refund names a longer window, which moves the expiry.
+pub const REFUNDS_AT_OOM: [(&[&str], &[&str], i64); 6] = [
+    (
+        &["RL.SLIDE", "r:s", "10", "600000", "COST", "3"],
+        &["RL.REFUND", "SLIDE", "r:s", "10", "600000", "COST", "2"],
+        2,
+    ),
+    (
+        &["RL.BUCKETS", "r:b", "10", "600000", "COST", "3"],
+        &["RL.REFUND", "BUCKETS", "r:b", "10", "600000", "COST", "2"],
+        2,
+    ),
+    (
+        &["RL.BUCKETS", "r:b", "10", "600000"],
+        &["RL.REFUND", "BUCKETS", "r:b", "10", "1200000"],
+        1,
+    ),
+    (
+        &[
+            "RL.BUCKETS",
+            "r:b2",
+            "10",
+            "600000",
+            "PRECISION",
+            "600",
+            "COST",
+            "2",
+        ],
+        &["RL.REFUND", "BUCKETS", "r:b2", "10", "600000", "COST", "4"],
+        4,
+    ),
+    (
+        &["RL.THROTTLE", "r:t", "9", "10", "600000", "3"],
+        &["RL.REFUND", "THROTTLE", "r:t", "9", "10", "600000", "2"],
+        2,
+    ),
+    (
+        &["RL.FIXED", "r:f", "10", "600000", "COST", "3"],
+        &["RL.REFUND", "FIXED", "r:f", "10", "600000", "COST", "2"],
+        2,
+    ),
+];
+
+fn memory_usage(c: &mut redis::Connection, key: &str) -> i64 {
+    redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg(key)
+        .arg("SAMPLES")
+        .arg(0)
+        .query(c)
+        .unwrap()
+}
+
+/// The refunds of [`REFUNDS_AT_OOM`] through `call` (the module's
+/// commands, or the library's functions), with `pause` letting a bucket
+/// width pass: at maxmemory (`noeviction`, an admission refused with OOM)
+/// each gives back what it reports, and no key grows, by the server's own
+/// count of its bytes. Then memory is freed again.
+pub fn refunds_run_at_maxmemory(
+    c: &mut redis::Connection,
+    call: &dyn Fn(&mut redis::Connection, &[&str]) -> redis::RedisResult<redis::Value>,
+    pause: &dyn Fn(u64),
+    label: &str,
+) {
+    for (admit, _, _) in REFUNDS_AT_OOM {
+        call(c, admit).unwrap();
+    }
+    // A second bucket for r:b2: its first becomes a field of its own.
+    pause(700);
+    call(
+        c,
+        &[
+            "RL.BUCKETS",
+            "r:b2",
+            "10",
+            "600000",
+            "PRECISION",
+            "600",
+            "COST",
+            "3",
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        bucket_fields(c, "r:b2").len(),
+        1,
+        "{label}: an older bucket"
+    );
+    for (name, value) in [("maxmemory-policy", "noeviction"), ("maxmemory", "1")] {
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(name)
+            .arg(value)
+            .query(c)
+            .unwrap();
+    }
+    let oom = err_text(call(c, REFUNDS_AT_OOM[0].0));
+    assert!(oom.starts_with("OOM "), "{label}: not at maxmemory: {oom}");
+    for (_, refund, want) in REFUNDS_AT_OOM {
+        let key = refund[2];
+        let before = memory_usage(c, key);
+        let reply: Vec<i64> = redis::from_redis_value(&call(c, refund).unwrap()).unwrap();
+        assert_eq!(reply[0], want, "{label} {refund:?}: {reply:?}");
+        let after = memory_usage(c, key);
+        assert!(
+            after <= before,
+            "{label} {refund:?}: the key grew from {before} to {after} bytes"
+        );
+    }
+    assert_eq!(
+        bucket_fields(c, "r:b2").values().collect::<Vec<_>>(),
+        ["1"],
+        "{label}: the older bucket rewritten, 2 - 1"
+    );
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg(0)
+        .query(c)
+        .unwrap();
+}
+
+/// RL.REFUND is not `deny-oom` (as RL.RELEASE): a refund only lowers
+/// counts and removes entries or fields, so it gives back at maxmemory, and
+/// the key it rewrites never grows.
+#[test]
+fn at_maxmemory_refunds_give_back_and_no_key_grows() {
+    on_every_server_clocked(|server| {
+        let label = format!("{:?}", server.flavor);
+        let mut c = server.conn();
+        refunds_run_at_maxmemory(
+            &mut c,
+            &|c, line| run(c, line),
+            &|ms| server.advance(ms),
+            &label,
+        );
     });
 }

@@ -399,6 +399,16 @@ fn errors_name_the_problem_and_leave_the_key() {
                 &["RL.REFUND", "LEAKY", "k", "1"],
                 "ERR unknown limiter 'LEAKY' (expected SLIDE, BUCKETS, THROTTLE, FIXED or ACQUIRE)",
             ),
+            // ACQUIRE is refused whatever follows: no usage of a form that
+            // would be refused anyway, no error of its own arguments.
+            (
+                &["RL.REFUND", "ACQUIRE", "k"],
+                "ERR RL.REFUND does not apply to ACQUIRE (a lease is given back with RL.RELEASE)",
+            ),
+            (
+                &["RL.REFUND", "acquire", "k", "0", "x", "ID"],
+                "ERR RL.REFUND does not apply to ACQUIRE (a lease is given back with RL.RELEASE)",
+            ),
             (
                 &["RL.REFUND", "FIXED", "k", "10", "x"],
                 "ERR window must be an integer from 1 to 1000000000000",
@@ -466,5 +476,116 @@ fn refund_is_declared_and_counted() {
         run(&mut c, &["RL.REFUND", "NOPE", "k"]).unwrap_err();
         // Answered calls: neither admitted nor denied.
         assert_eq!(counters(&mut c, "refund"), [3, 0, 0, 1], "{f:?}");
+    });
+}
+
+/// Issue #23: a BUCKETS refund naming a shorter window than the admissions
+/// used gives back what it reports and keeps the older bucket, which still
+/// counts for the key's own window: one more unit admitted, not ten. On
+/// the stopped clock (Valkey) the replies are the issue's, exactly; on the
+/// real one (Redis) the counts and the bucket are, the whole run being far
+/// shorter than the 10 s window.
+#[test]
+fn a_buckets_refund_under_a_shorter_window_drops_no_count() {
+    on_every_server_clocked(|server| {
+        let f = server.flavor;
+        let stopped = server.clock_stopped();
+        if stopped {
+            // At the start of a 1 s bucket, as in the issue.
+            server.advance((1000 - server.clock_ms().rem_euclid(1000)) as u64 % 1000);
+        }
+        let mut c = server.conn();
+        let line = ["RL.BUCKETS", "b", "10", "10000", "PRECISION", "1000"];
+        let with_cost = [&line[..], &["COST", "9"]].concat();
+        let exact = |got: Reply4, want: Reply4, what: &str| {
+            if stopped {
+                assert_eq!(got, want, "{f:?}: {what}");
+            } else {
+                assert_eq!(got[..2], want[..2], "{f:?}: {what}: {got:?}");
+            }
+        };
+        exact(ints(&mut c, &with_cost), [1, 1, 0, 10_999], "COST 9");
+        server.advance(3000);
+        exact(ints(&mut c, &line), [1, 0, 0, 10_999], "the tenth");
+        exact(ints(&mut c, &line), [0, 0, 7_999, 10_999], "full");
+        let r = refund(&mut c, &["BUCKETS", "b", "10", "2000", "COST", "1"]);
+        exact(r, [1, 9, 0, 2_999], "the refund");
+        // The 9-unit bucket is still there, and the totals count it.
+        let buckets = bucket_fields(&mut c, "b");
+        assert_eq!(
+            buckets.values().collect::<Vec<_>>(),
+            ["9"],
+            "{f:?}: {buckets:?}"
+        );
+        assert_eq!(header(&mut c, "b").counts, [9, 0], "{f:?}: totals, current");
+        let admitted = (0..10).filter(|_| ints(&mut c, &line)[0] == 1).count();
+        assert_eq!(admitted, 1, "{f:?}: one unit was given back");
+    });
+}
+
+/// Issue #23: RL.REFUND reads everything its reply needs before it
+/// writes. A field (BUCKETS) or an entry (SLIDE) rl did not write, met only
+/// by the peek of the reply over the state the refund leaves, refuses the
+/// call with nothing written.
+#[test]
+fn a_refund_reads_everything_before_it_writes() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        // Two buckets of 600 ms: the older one becomes a field of its own.
+        let line = ["RL.BUCKETS", "b", "10", "600000", "PRECISION", "600"];
+        assert_eq!(ints(&mut c, &[&line[..], &["COST", "3"]].concat())[0], 1);
+        std::thread::sleep(Duration::from_millis(700));
+        assert_eq!(ints(&mut c, &[&line[..], &["COST", "4"]].concat())[0], 1);
+        let older = *bucket_fields(&mut c, "b").keys().next().expect("a field");
+        run(&mut c, &["HSET", "b", &older.to_string(), "x"]).unwrap();
+        let before = frozen_state(&mut c, "b");
+        // Limit 5: the peek after is denied and walks the buckets from the
+        // oldest, the foreign one; the refund itself takes from the newest.
+        let err = err_text(run(
+            &mut c,
+            &[
+                "RL.REFUND",
+                "BUCKETS",
+                "b",
+                "5",
+                "600000",
+                "PRECISION",
+                "600",
+            ],
+        ));
+        assert_eq!(err, "ERR key holds a hash that rl did not write", "{f:?}");
+        assert_eq!(frozen_state(&mut c, "b"), before, "{f:?}: nothing written");
+
+        // Stale entries: rl's oldest, a foreign second; rl's newest still
+        // counts. Once it is removed, the foreign one is the newest.
+        let now: i64 = {
+            let (s, us): (i64, i64) = redis::cmd("TIME").query(&mut c).unwrap();
+            s * 1000 + us / 1000
+        };
+        let (a, b, n) = (now - 5000, now - 4000, now - 10);
+        let member = |ms: i64| (ms * 1_000_000).to_string();
+        run(
+            &mut c,
+            &[
+                "ZADD",
+                "s",
+                &a.to_string(),
+                &member(a),
+                &b.to_string(),
+                "7",
+                &n.to_string(),
+                &member(n),
+            ],
+        )
+        .unwrap();
+        run(&mut c, &["PEXPIRE", "s", "100000"]).unwrap();
+        let before = frozen_state(&mut c, "s");
+        let err = err_text(run(&mut c, &["RL.REFUND", "SLIDE", "s", "5", "1000"]));
+        assert_eq!(
+            err, "ERR key holds a sorted set that rl did not write",
+            "{f:?}"
+        );
+        assert_eq!(frozen_state(&mut c, "s"), before, "{f:?}: nothing written");
     });
 }

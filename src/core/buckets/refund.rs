@@ -1,14 +1,23 @@
 //! `RL.REFUND BUCKETS`: takes `COST` back from the buckets that still
-//! count, the newest first, never below zero. The header's totals follow;
-//! an older bucket brought to zero loses its field (and its bit in the held
-//! set); the buckets that left the window are removed as an admission
-//! removes them, so the totals stay those of the fields held. The newest
-//! bucket does not move, so neither does the expiry.
+//! count under the window it names, the newest first, never below zero.
+//! The header's totals follow; an older bucket brought to zero loses its
+//! field (and its bit in the held set). Nothing else is removed: the key's
+//! own window is not stored, so a bucket that has left the refund's window
+//! may still count for the admissions (a refund naming a shorter window
+//! must not drop them), and only an admission, which knows its window,
+//! evicts. A refund thus removes exactly the units it reports. The newest
+//! bucket does not move, so neither does the expiry (unless the refund
+//! names a longer window, which extends it as an admission would).
+//!
+//! Before anything is written, the reply's peek is decided over the hash
+//! as the write leaves it ([`Written`]): every field it reads is checked
+//! then, so no field met after the write can fail the call.
 
 use smallvec::SmallVec;
 
 use super::layout::{
-    bucket_field, encode_counts, encode_header, field_counts, load, HashView, HashWrite, Kind,
+    bucket_field, encode_counts, encode_header, field_counts, load, Bytes, HashView, HashWrite,
+    Kind, FIELD_HEADER,
 };
 use super::request::BucketsRequest;
 use super::window::{resolve_precision, slide};
@@ -52,9 +61,12 @@ impl<V: HashView> Limiter<V> for Refund<BucketsRequest> {
         let taken = left.min(current);
         current -= taken;
         left -= taken;
-        let mut held_set = win.held.clone();
+        // The stored set, not the slid one: buckets that left this window
+        // keep their fields and bits.
+        let stored = state.as_ref().map(|s| &s.held);
+        let mut held_set = stored.cloned().unwrap_or_default();
         let mut fields = SmallVec::new();
-        let mut delete: Vec<_> = win.stale.iter().map(|&b| bucket_field(b)).collect();
+        let mut delete = Vec::new();
         for i in win.held.bits() {
             if left == 0 {
                 break;
@@ -71,32 +83,72 @@ impl<V: HashView> Limiter<V> for Refund<BucketsRequest> {
             }
         }
         let refunded = n - left;
+        // The totals of every field still held, those outside this window
+        // included.
+        let all_held = state.as_ref().and_then(|s| s.totals.first().copied());
         let header = encode_header(
             Kind::Buckets,
             win.precision,
             newest,
             &held_set,
-            &[held - refunded],
+            &[all_held.unwrap_or(0).saturating_sub(refunded)],
             &[current],
         );
+        let write = HashWrite {
+            header,
+            fields,
+            delete,
+            expiry: Expiry::new(win.leaves_at(newest), win.window_ms),
+        };
+        // What the reply's peek will read, checked before the write.
+        req.unit().decide(
+            &mut Written {
+                view,
+                write: &write,
+            },
+            &Call::read(call.now),
+        )?;
         Ok(Outcome {
             decision: refunded,
-            write: Some(HashWrite {
-                header,
-                fields,
-                delete,
-                expiry: Expiry::new(win.leaves_at(newest), win.window_ms),
-            }),
+            write: Some(write),
         })
+    }
+}
+
+/// The hash as `write` leaves it, read before the write is made: the host
+/// sets the header and the fields, then deletes (a field in both is gone).
+pub struct Written<'a, V> {
+    pub view: &'a mut V,
+    pub write: &'a HashWrite,
+}
+
+impl<V: HashView> HashView for Written<'_, V> {
+    fn exists(&mut self) -> bool {
+        // Every write sets the header.
+        true
+    }
+
+    fn get(&mut self, field: &[u8]) -> Option<Bytes> {
+        if self.write.delete.iter().any(|f| &f[..] == field) {
+            return None;
+        }
+        if field == FIELD_HEADER {
+            return Some(Bytes::from_slice(&self.write.header));
+        }
+        match self.write.fields.iter().find(|(f, _)| &f[..] == field) {
+            Some((_, v)) => Some(Bytes::from_slice(v)),
+            None => self.view.get(field),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::buckets::layout::MemoryHash;
+    use crate::core::buckets::layout::{decode_counts, Items, MemoryHash};
     use crate::core::decision::Decision;
     use crate::core::limiter::Now;
+    use crate::core::refund::ledger::Ledger;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
@@ -157,17 +209,38 @@ mod tests {
         assert_eq!(field(&h, "100").as_deref(), Some("2"));
         assert_eq!(h.expire_at_ms, expiry, "the expiry never moves");
         // One more in bucket 110; at 11_099 bucket 100 leaves: a refund
-        // takes from what counts and removes its field, as an admission
-        // would.
+        // takes only from what counts, and leaves bucket 100 (and its
+        // share of the totals) for the next admission to evict.
         admit(&mut h, &r(1), 11_050);
         assert_eq!(field(&h, "h").as_deref(), Some("b,100,110,200,3,1"));
         assert_eq!(refund(&mut h, &r(3), 11_099), 1);
-        assert_eq!(field(&h, "100"), None);
-        assert_eq!(field(&h, "h").as_deref(), Some("b,100,110,0,0,0"));
+        assert_eq!(field(&h, "100").as_deref(), Some("2"));
+        assert_eq!(field(&h, "h").as_deref(), Some("b,100,110,200,2,0"));
         // Nothing counts any more: nothing given back, nothing written.
         let before = h.clone();
         assert_eq!(refund(&mut h, &r(1), 11_099), 0);
         assert_eq!(h, before);
+        assert_eq!(h.fields_the_header_names(), h.bucket_indexes());
+    }
+
+    /// Issue #23's repro: a refund naming a shorter window than the
+    /// admissions used gives back what it reports and keeps the buckets
+    /// that left its window but count for the key's own.
+    #[test]
+    fn a_shorter_window_refund_removes_only_what_it_reports() {
+        let key = |cost| req(10, 10_000, 1000, cost);
+        let mut h = MemoryHash::new();
+        let t = 100_000;
+        assert!(admit(&mut h, &key(9), t).allowed);
+        assert!(admit(&mut h, &key(1), t + 3_000).allowed);
+        assert!(!admit(&mut h, &key(1), t + 3_000).allowed);
+        let short = req(10, 2_000, 1000, 1);
+        assert_eq!(refund(&mut h, &short, t + 3_000), 1);
+        assert_eq!(field(&h, "100").as_deref(), Some("9"));
+        assert_eq!(field(&h, "h").as_deref(), Some("b,1000,103,4,9,0"));
+        // One unit was given back: one more admitted, not ten.
+        assert!(admit(&mut h, &key(1), t + 3_000).allowed);
+        assert!(!admit(&mut h, &key(1), t + 3_000).allowed);
         assert_eq!(h.fields_the_header_names(), h.bucket_indexes());
     }
 
@@ -201,12 +274,30 @@ mod tests {
                 wanted: "RL.BUCKETS"
             })
         );
+        // A foreign field only the reply's peek reads (its denial walk,
+        // oldest first): refused before anything is written.
+        let mut h = MemoryHash::new();
+        admit(&mut h, &req(10, 1000, 100, 3), 10_000);
+        admit(&mut h, &req(10, 1000, 100, 4), 10_500);
+        h.fields.insert(b"100".to_vec(), b"x".to_vec());
+        assert_eq!(
+            Refund(req(5, 1000, 100, 1)).decide(&mut h, &at(10_600)),
+            Err(RlError::ForeignHash)
+        );
         let mut foreign = MemoryHash::new();
         foreign.fields.insert(b"name".to_vec(), b"x".to_vec());
         assert_eq!(
             Refund(req(5, 1000, 100, 1)).decide(&mut foreign, &at(6)),
             Err(RlError::ForeignHash)
         );
+    }
+
+    /// The newest bucket's count, kept in the header.
+    fn current(h: &MemoryHash) -> u64 {
+        h.fields.get(&b"h"[..]).map_or(0, |v| {
+            let text = std::str::from_utf8(v).unwrap();
+            text.rsplit(',').next().unwrap().parse().unwrap()
+        })
     }
 
     /// The units the window counts at `now`, as the next call reads them.
@@ -258,6 +349,57 @@ mod tests {
                 prop_assert!(got <= limit);
                 prop_assert_eq!(h.fields_the_header_names(), h.bucket_indexes());
             }
+        }
+
+        /// Refunds naming any window, limit and cost over admissions of
+        /// one window: no window of the key's length admits more than
+        /// `limit` net of what was given back, and the header names
+        /// exactly the fields held.
+        #[test]
+        fn refunds_of_any_window_never_over_admit(
+            limit in 1u64..12,
+            buckets in 1u64..12,
+            precision in 1u64..50,
+            steps in proptest::collection::vec(
+                (0i64..120, any::<bool>(), 1u64..12, 1u64..30, 1u64..15, any::<bool>()),
+                1..80,
+            ),
+        ) {
+            let window = buckets * precision;
+            let mut h = MemoryHash::new();
+            let mut ledger = Ledger::default();
+            let mut now = 50_000;
+            for (dt, is_admit, cost, refund_buckets, refund_limit, named) in steps {
+                now += dt;
+                if is_admit {
+                    let r = req(limit, window, precision, cost.min(limit));
+                    if admit(&mut h, &r, now).allowed {
+                        ledger.admitted(now, r.cost);
+                    }
+                } else {
+                    let r = BucketsRequest {
+                        limit: refund_limit,
+                        window_ms: refund_buckets * precision,
+                        precision: named.then_some(precision),
+                        cost: cost.min(refund_limit),
+                    };
+                    let before = h.clone();
+                    let given = refund(&mut h, &r, now);
+                    prop_assert!(given <= r.cost);
+                    // Exactly what it reports leaves the hash.
+                    let held = |m: &MemoryHash| -> u64 {
+                        m.fields.iter()
+                            .filter(|(k, _)| Items::whole_int(k).is_some())
+                            .map(|(_, v)| decode_counts(v).unwrap()[0])
+                            .sum::<u64>()
+                            + current(m)
+                    };
+                    prop_assert_eq!(held(&before) - held(&h), given);
+                    ledger.refunded(now, given);
+                }
+                prop_assert_eq!(h.fields_the_header_names(), h.bucket_indexes());
+            }
+            ledger.never_over_admits(window as i64, limit).map_err(TestCaseError::fail)?;
         }
 
         /// A refund never makes a later request wait longer, nor denies

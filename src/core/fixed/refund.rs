@@ -129,6 +129,52 @@ mod tests {
     }
 
     proptest! {
+        /// Refunds naming any window, limit and cost over admissions of
+        /// one window: each lowers the counter by exactly what it reports,
+        /// and no window of the key admits more than `limit` net of what
+        /// was given back in it.
+        #[test]
+        fn refunds_of_any_window_never_over_admit(
+            limit in 1u64..10,
+            window in 1u64..1_000,
+            steps in proptest::collection::vec(
+                (0i64..300, any::<bool>(), 1u64..10, 1u64..2_000, 1u64..12),
+                1..80,
+            ),
+        ) {
+            let mut s = MemoryString::default();
+            // The key's window running: (its end, admitted net of refunds).
+            let mut running: Option<(i64, i128)> = None;
+            let mut now = 50_000;
+            let count = |s: &MemoryString, now: i64| match (&s.value, s.expire_at_ms) {
+                (Some(v), Some(end)) if end > now => std::str::from_utf8(v).unwrap().parse().unwrap(),
+                _ => 0u64,
+            };
+            for (dt, is_admit, cost, refund_window, refund_limit) in steps {
+                now += dt;
+                let live = running.filter(|&(end, _)| end > now);
+                if is_admit {
+                    let r = req(limit, window, cost.min(limit));
+                    if admit(&mut s, &r, now) {
+                        let (end, net) = live.unwrap_or((now + window as i64, 0));
+                        running = Some((end, net + i128::from(r.cost)));
+                    }
+                } else {
+                    let r = req(refund_limit, refund_window, cost.min(refund_limit));
+                    let before = count(&s, now);
+                    let given = refund(&mut s, &r, now);
+                    prop_assert!(given <= r.cost);
+                    prop_assert_eq!(before - count(&s, now), given);
+                    if let Some((end, net)) = live {
+                        running = Some((end, net - i128::from(given)));
+                    }
+                }
+                if let Some((_, net)) = running {
+                    prop_assert!(net <= i128::from(limit));
+                }
+            }
+        }
+
         /// Admits and refunds at rising times: the counter is what the
         /// window admitted minus what was refunded, never above `limit`; a
         /// refund never makes a later request wait longer, nor denies one

@@ -2,11 +2,15 @@
 //! (never one that left the window), each checked to be rl's, and the one
 //! after them too, which becomes the newest. Nothing else moves: the expiry
 //! already covers the newest entry, and a removal never makes it newer.
+//!
+//! Before anything is written, the reply's peek is decided over the log as
+//! the removal leaves it ([`Trimmed`]): every entry it reads is checked
+//! then, so no entry met after the write can fail the call.
 
 use smallvec::SmallVec;
 
 use super::decide::{read_ends, Ends};
-use super::log::{Entry, LogView, LogWrite};
+use super::log::{Entry, LogView, LogWrite, Oldest};
 use super::request::SlideRequest;
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
@@ -48,10 +52,66 @@ impl<V: LogView> Limiter<V> for Refund<SlideRequest> {
             .take(n as usize)
             .filter_map(|e| e.member)
             .collect();
+        // The removed entries are the log's newest (all that count sort
+        // after those that left): what the reply's peek will read, checked
+        // before the write.
+        let mut left = Trimmed {
+            log,
+            removed: members.len() as u64,
+        };
+        req.unit().decide(&mut left, &Call::read(call.now))?;
         Ok(Outcome {
             decision: members.len() as u64,
             write: Some(LogWrite::Remove(members)),
         })
+    }
+}
+
+/// The log without its `removed` newest entries, read before they are
+/// removed.
+pub struct Trimmed<'a, V> {
+    pub log: &'a mut V,
+    pub removed: u64,
+}
+
+impl<V: LogView> LogView for Trimmed<'_, V> {
+    fn entry_count(&mut self) -> u64 {
+        self.log.entry_count().saturating_sub(self.removed)
+    }
+
+    fn oldest_through(&mut self, cutoff: i64, max_read: u64) -> Oldest {
+        let left = self.entry_count();
+        let mut oldest = self.log.oldest_through(cutoff, max_read);
+        oldest.stale = oldest.stale.min(left);
+        oldest.entries.truncate(left as usize);
+        oldest
+    }
+
+    fn nth_after(&mut self, after: i64, rank: u64, n: u64) -> Option<i64> {
+        if rank.saturating_add(n) > self.entry_count() {
+            return None;
+        }
+        self.log.nth_after(after, rank, n)
+    }
+
+    fn newest(&mut self) -> Option<Entry> {
+        if self.entry_count() == 0 {
+            return None;
+        }
+        // An entry the walk does not reach has a score no rl entry has
+        // (`-inf`, below i64::MIN): it reads as foreign, as `newest` reads it.
+        let walk = self.log.newest_after(i64::MIN, self.removed + 1);
+        Some(walk.get(self.removed as usize).copied().unwrap_or(Entry {
+            score: i64::MIN,
+            member: None,
+        }))
+    }
+
+    fn newest_after(&mut self, after: i64, n: u64) -> SmallVec<[Entry; 4]> {
+        let mut walk = self.log.newest_after(after, n.saturating_add(self.removed));
+        let skip = (self.removed as usize).min(walk.len());
+        walk.drain(..skip);
+        walk
     }
 }
 
@@ -60,6 +120,7 @@ mod tests {
     use super::*;
     use crate::core::decision::Decision;
     use crate::core::limiter::Now;
+    use crate::core::refund::ledger::Ledger;
     use crate::core::slide::log::{member, MemoryLog};
     use proptest::prelude::*;
 
@@ -186,6 +247,16 @@ mod tests {
                 "{entries:?}"
             );
         }
+        // The entry that becomes the newest once every counted one is
+        // removed has left the window: the refund reads it too.
+        let mut log = MemoryLog::new();
+        log.insert(3_000, member(3_000, 0));
+        log.insert(3_500, 9);
+        log.insert(4_500, member(4_500, 0));
+        assert_eq!(
+            Refund(r).decide(&mut log, &at(5_000)),
+            Err(RlError::ForeignZset)
+        );
         let mut log = MemoryLog::new();
         assert_eq!(
             Refund(r).decide(&mut log, &at(-1)),
@@ -226,6 +297,41 @@ mod tests {
                 prop_assert_eq!(counted, in_window(&model));
                 prop_assert!(counted <= limit);
             }
+        }
+
+        /// Refunds naming any window, limit and cost over admissions of
+        /// one window: each removes exactly the entries it reports, and
+        /// no window of the key's length admits more than `limit` net of
+        /// what was given back.
+        #[test]
+        fn refunds_of_any_window_never_over_admit(
+            limit in 1u64..8,
+            window in 1u64..1_000,
+            steps in proptest::collection::vec(
+                (0i64..400, any::<bool>(), 1u64..8, 1u64..2_000, 1u64..10),
+                1..80,
+            ),
+        ) {
+            let mut log = MemoryLog::new();
+            let mut ledger = Ledger::default();
+            let mut now = 50_000;
+            for (dt, is_admit, cost, refund_window, refund_limit) in steps {
+                now += dt;
+                if is_admit {
+                    let r = req(limit, window, cost.min(limit));
+                    if admit(&mut log, &r, now).allowed {
+                        ledger.admitted(now, r.cost);
+                    }
+                } else {
+                    let r = req(refund_limit, refund_window, cost.min(refund_limit));
+                    let before = log.entries().len() as u64;
+                    let given = refund(&mut log, &r, now);
+                    prop_assert!(given <= r.cost);
+                    prop_assert_eq!(before - log.entries().len() as u64, given);
+                    ledger.refunded(now, given);
+                }
+            }
+            ledger.never_over_admits(window as i64, limit).map_err(TestCaseError::fail)?;
         }
 
         /// A refund never makes a later request wait longer, nor denies

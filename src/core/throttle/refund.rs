@@ -172,6 +172,69 @@ mod tests {
     }
 
     proptest! {
+        /// Refunds naming any rate and quantity over admissions of one
+        /// rate. The state is a schedule, not units: a refund moves it
+        /// back by its quantity in the intervals of the rate it names, at
+        /// most that (never past now), and answers at most its quantity.
+        /// What the key admits between any two of its admissions is then
+        /// bounded as GCRA bounds it, `n * T <= tau + elapsed`, with the
+        /// time given back added: never more.
+        #[test]
+        fn refunds_of_any_rate_never_over_admit(
+            max_burst in 0u64..6,
+            count in 1u64..20,
+            steps in proptest::collection::vec(
+                (0i64..300_000, any::<bool>(), 0u64..6, 0u64..6, 1u64..20, 1u64..3_000),
+                1..60,
+            ),
+        ) {
+            let key = |q: u64| req(max_burst, count, 1000, q.min(max_burst + 1));
+            let t = key(1).rate.emission_us as i128;
+            let tau = key(1).rate.tolerance_us as i128;
+            let mut s = MemoryString::default();
+            let mut now = NOW;
+            // (time, units admitted, µs the schedule was moved back).
+            let mut events: Vec<(i64, i128, i128)> = Vec::new();
+            for (dt, is_admit, q, burst, n, period) in steps {
+                now += dt;
+                if is_admit {
+                    let r = key(q);
+                    if admit(&mut s, &r, now) && r.quantity > 0 {
+                        events.push((now, i128::from(r.quantity), 0));
+                    }
+                } else {
+                    let r = req(burst, n.min(period * 1000), period, q.min(burst + 1));
+                    let before = s.value.as_deref().map(|_| tat(&s));
+                    let given = refund(&mut s, &r, now);
+                    prop_assert!(given <= r.quantity);
+                    let after = s.value.as_deref().map(|_| tat(&s));
+                    let moved = match (before, after) {
+                        (Some(b), Some(a)) => i128::from(b - a),
+                        _ => 0,
+                    };
+                    prop_assert!(moved >= 0);
+                    prop_assert!(moved <= i128::from(r.quantity) * r.rate.emission_us as i128);
+                    if given == 0 {
+                        prop_assert_eq!(moved, 0);
+                    }
+                    events.push((now, 0, moved));
+                }
+            }
+            for (i, &(t1, _, _)) in events.iter().enumerate() {
+                let (mut units, mut moved) = (0i128, 0i128);
+                for &(t2, u, m) in &events[i..] {
+                    units += u;
+                    if u > 0 {
+                        prop_assert!(
+                            units * t <= tau + i128::from(t2 - t1) + moved,
+                            "{} units from {} to {} with {} µs given back", units, t1, t2, moved
+                        );
+                    }
+                    moved += m;
+                }
+            }
+        }
+
         /// The schedule never runs more than the burst tolerance ahead, and
         /// a refund never makes a later request wait longer, nor denies one
         /// that would pass without it.

@@ -155,6 +155,8 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
         &["RL.PEEK", "slide", "str", "1", "1000"],
         &["RL.PEEK", "FIXED", "k", "1", "1000", "COST", "2"],
         &["RL.REFUND", "ACQUIRE", "k", "1", "1000"],
+        &["RL.REFUND", "ACQUIRE", "k"],
+        &["RL.REFUND", "acquire", "k", "0", "x", "ID"],
         &["RL.REFUND", "NOPE", "k"],
         &["RL.REFUND", "FIXED", "k", "1"],
         &["RL.REFUND", "SLIDE", "str", "1", "1000"],

@@ -934,3 +934,79 @@ fn a_refund_under_a_longer_window_moves_the_expiry_alike() {
         "ERR PRECISION too small: the window would need more than 1000 buckets"
     );
 }
+
+fn four(v: Result<Value, String>) -> [i64; 4] {
+    let v: Vec<i64> = redis::from_redis_value(&v.unwrap()).unwrap();
+    v.try_into().unwrap()
+}
+
+/// Issue #23's repro through both editions on the stopped clock: a refund
+/// under a shorter window keeps the 9-unit bucket, the replies are the
+/// issue's, and one more unit is admitted, not ten.
+#[test]
+fn a_refund_under_a_shorter_window_drops_no_count_alike() {
+    for flavor in [Flavor::Valkey9, Flavor::Valkey9Native] {
+        let server = start_both(flavor);
+        server.advance((1000 - server.clock_ms().rem_euclid(1000)) as u64 % 1000);
+        let mut c = server.conn();
+        let line = ["RL.BUCKETS", "b", "10", "10000", "PRECISION", "1000"];
+        let cost = [&line[..], &["COST", "9"]].concat();
+        assert_eq!(four(same(&mut c, &cost)), [1, 1, 0, 10_999], "{flavor:?}");
+        server.advance(3000);
+        assert_eq!(four(same(&mut c, &line)), [1, 0, 0, 10_999], "{flavor:?}");
+        assert_eq!(
+            four(same(&mut c, &line)),
+            [0, 0, 7_999, 10_999],
+            "{flavor:?}"
+        );
+        let refund = ["RL.REFUND", "BUCKETS", "b", "10", "2000", "COST", "1"];
+        assert_eq!(four(same(&mut c, &refund)), [1, 9, 0, 2_999], "{flavor:?}");
+        for k in ["m:b", "f:b"] {
+            let buckets = crate::harness::bucket_fields(&mut c, k);
+            assert_eq!(
+                buckets.values().collect::<Vec<_>>(),
+                ["9"],
+                "{flavor:?} {k}"
+            );
+        }
+        let admitted = (0..10)
+            .filter(|_| four(same(&mut c, &line))[0] == 1)
+            .count();
+        assert_eq!(admitted, 1, "{flavor:?}: one unit was given back");
+    }
+}
+
+/// Both editions read everything a refund's reply needs before writing: a
+/// foreign bucket field met only by the peek after (its denial walk from
+/// the oldest) refuses the refund with nothing written.
+#[test]
+fn a_refund_checks_what_its_peek_reads_before_writing_alike() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let line = ["RL.BUCKETS", "b", "10", "1000", "PRECISION", "100"];
+    same(&mut c, &[&line[..], &["COST", "3"]].concat()).unwrap();
+    server.advance(500);
+    same(&mut c, &[&line[..], &["COST", "4"]].concat()).unwrap();
+    let mut before = Vec::new();
+    for k in ["m:b", "f:b"] {
+        let older = *crate::harness::bucket_fields(&mut c, k)
+            .keys()
+            .next()
+            .unwrap();
+        let _: () = redis::cmd("HSET")
+            .arg(k)
+            .arg(older)
+            .arg("x")
+            .query(&mut c)
+            .unwrap();
+        before.push(crate::harness::frozen_state(&mut c, k));
+    }
+    let refund = ["RL.REFUND", "BUCKETS", "b", "5", "1000", "PRECISION", "100"];
+    assert_eq!(
+        same(&mut c, &refund).unwrap_err(),
+        "ERR key holds a hash that rl did not write"
+    );
+    for (k, was) in ["m:b", "f:b"].iter().zip(&before) {
+        assert_eq!(&crate::harness::frozen_state(&mut c, k), was, "{k}");
+    }
+}

@@ -475,5 +475,19 @@ fn eval_of_the_library_keeps_the_servers_errors() {
         }
         run(&mut c, &["CONFIG", "SET", "maxmemory", "0"]).unwrap();
         assert_eq!(dbsize(&mut c), 0, "{flavor:?}: nothing written");
+/// `rl_refund` is registered `allow-oom` (as `rl_release`): at maxmemory
+/// the library's refunds give back what they report and no key grows, as
+/// the module's RL.REFUND (tests/it/memory_pressure.rs, the same lines).
+#[test]
+fn refunds_run_at_maxmemory_without_the_module() {
+    for flavor in FLAVORS {
+        let server = start_functions_only(flavor, &[]);
+        let mut c = server.conn();
+        crate::memory_pressure::refunds_run_at_maxmemory(
+            &mut c,
+            &|c, line| fcall(c, line),
+            &|ms| std::thread::sleep(Duration::from_millis(ms)),
+            &format!("{flavor:?} (library)"),
+        );
     }
 }

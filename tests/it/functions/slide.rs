@@ -1114,7 +1114,8 @@ fn member_numbers_of_one_millisecond() {
 
 /// Only what a call reads is checked: the newest, the oldest, and the
 /// stale entries it may remove (none for RL.PEEK; 256 for RL.SLIDE; the
-/// cost + 1 newest for RL.REFUND).
+/// cost + 1 newest for RL.REFUND, and what the peek of its reply reads over
+/// the log the removal leaves).
 #[test]
 fn only_what_is_read_is_checked() {
     let server = start_both(Flavor::Valkey9);
@@ -1145,13 +1146,15 @@ fn only_what_is_read_is_checked() {
     let before = dump(&mut c, "f:k");
     assert_eq!(same_err(&mut c, &["RL.SLIDE", "k", "5", "1000"]), FOREIGN);
     assert_eq!(dump(&mut c, "f:k"), before);
-    // RL.REFUND reads as a peek: it removes the newest, then the peek after
-    // it finds the foreign entry newest and refuses (the removal stays).
+    // RL.REFUND reads everything before it writes: the peek of its reply,
+    // decided over the log without the newest, finds the foreign entry
+    // newest and refuses before the removal (issue #23).
     assert_eq!(
         same_err(&mut c, &["RL.REFUND", "SLIDE", "k", "5", "1000"]),
         FOREIGN
     );
-    assert_eq!(zcard(&mut c, "f:k"), 2);
+    assert_eq!(zcard(&mut c, "f:k"), 3);
+    assert_eq!(dump(&mut c, "f:k"), before);
 
     // A foreign stale entry at rank 300: beyond this call's 256.
     let mut zadd: Vec<String> = vec!["ZADD".into(), "K".into()];
