@@ -304,12 +304,64 @@ impl LeaseView for LeaseSet<'_> {
 }
 
 /// 64 bits no earlier call of this process drew, and that another process
-/// (a promoted replica) draws only by chance (2^-64 per pair): a counter
-/// hashed with SipHash under the process's random keys.
+/// (a promoted replica, a restart) draws only by chance (2^-64 per pair):
+/// a per-process counter put through a permutation of the 64-bit values
+/// keyed by the process's random keys, so two counters never give one
+/// nonce (a keyed hash alone could, 2^-64 per pair).
 fn nonce() -> u64 {
     static KEYS: OnceLock<RandomState> = OnceLock::new();
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = KEYS.get_or_init(RandomState::new).build_hasher();
-    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    h.finish()
+    permute(
+        KEYS.get_or_init(RandomState::new),
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+    )
+}
+
+/// A four-round Feistel network over the two 32-bit halves, SipHash under
+/// `keys` its round function: a bijection whatever the round function, and
+/// as hard to predict as SipHash.
+fn permute(keys: &RandomState, v: u64) -> u64 {
+    let (mut l, mut r) = ((v >> 32) as u32, v as u32);
+    for round in 0..FEISTEL_ROUNDS {
+        (l, r) = (r, l ^ feistel_round(keys, round, r));
+    }
+    (u64::from(l) << 32) | u64::from(r)
+}
+
+const FEISTEL_ROUNDS: u32 = 4;
+
+fn feistel_round(keys: &RandomState, round: u32, half: u32) -> u32 {
+    let mut h = keys.build_hasher();
+    h.write_u32(round);
+    h.write_u32(half);
+    h.finish() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The inverse undoes every round: `permute` is a bijection, so
+    /// distinct counters give distinct nonces.
+    #[test]
+    fn nonces_are_a_permutation_of_the_counter() {
+        let keys = RandomState::new();
+        let unpermute = |v: u64| {
+            let (mut l, mut r) = ((v >> 32) as u32, v as u32);
+            for round in (0..FEISTEL_ROUNDS).rev() {
+                (l, r) = (r ^ feistel_round(&keys, round, l), l);
+            }
+            (u64::from(l) << 32) | u64::from(r)
+        };
+        let mut seen = std::collections::HashSet::new();
+        let probes = (0..100_000u64).chain([u64::MAX, 1 << 32, u64::MAX >> 32]);
+        for v in probes {
+            let n = permute(&keys, v);
+            assert_eq!(unpermute(n), v);
+            assert!(seen.insert(n), "{v} gave a nonce already drawn");
+        }
+        // Not the identity, nor the same under another process's keys.
+        assert_ne!(permute(&keys, 1), 1);
+        assert_ne!(permute(&keys, 1), permute(&RandomState::new(), 1));
+    }
 }

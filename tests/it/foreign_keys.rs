@@ -1,8 +1,8 @@
 //! Keys of the right type that rl could not have written are refused by
-//! every command that would read them, before anything is written: same
-//! DUMP, same absolute expiry, the server's change counter unmoved (rl
-//! replicates only what it writes, so nothing was replicated either).
-//! (Keys of another type: `wrong_types.rs`.)
+//! every command that would read them (every limiter form of RL.PEEK,
+//! RL.ALL and RL.REFUND too), before anything is written: same DUMP, same
+//! absolute expiry, the server's change counter and replication offset
+//! unmoved. (Keys of another type: `wrong_types.rs`.)
 
 use crate::harness::*;
 
@@ -29,6 +29,19 @@ const SLIDE_LINES: &[(&[&str], &str)] = &[
         &["RL.ALL", "1", "K", "SLIDE", "3", "1000"],
         "ERR clause 1: key holds a sorted set that rl did not write",
     ),
+    (&["RL.REFUND", "SLIDE", "K", "3", "1000"], FOREIGN_ZSET),
+    (
+        &[
+            "RL.REFUND",
+            "SLIDE",
+            "K",
+            "100",
+            "1000000000000",
+            "COST",
+            "5",
+        ],
+        FOREIGN_ZSET,
+    ),
 ];
 
 const BUCKET_LINES: &[(&[&str], &str)] = &[
@@ -40,6 +53,7 @@ const BUCKET_LINES: &[(&[&str], &str)] = &[
         &["RL.ALL", "1", "K", "BUCKETS", "3", "1000"],
         "ERR clause 1: key holds a hash that rl did not write",
     ),
+    (&["RL.REFUND", "BUCKETS", "K", "3", "1000"], FOREIGN_HASH),
 ];
 
 const COUNTER_LINES: &[(&[&str], &str)] = &[
@@ -49,12 +63,18 @@ const COUNTER_LINES: &[(&[&str], &str)] = &[
         &["RL.ALL", "1", "K", "FIXED", "10", "1000"],
         "ERR clause 1: key holds a string that is not an rl fixed-window counter",
     ),
+    (&["RL.REFUND", "FIXED", "K", "10", "1000"], NOT_COUNTER),
 ];
 
 const TAT_LINES: &[(&[&str], &str)] = &[
     (&["RL.THROTTLE", "K", "5", "1", "1000"], NOT_TAT),
     (&["CL.THROTTLE", "K", "5", "1", "1"], NOT_TAT),
     (&["RL.PEEK", "THROTTLE", "K", "5", "1", "1000"], NOT_TAT),
+    (
+        &["RL.ALL", "1", "K", "THROTTLE", "5", "1", "1000"],
+        "ERR clause 1: key holds a string that is not an rl throttle state (a TAT in microseconds)",
+    ),
+    (&["RL.REFUND", "THROTTLE", "K", "5", "1", "1000"], NOT_TAT),
 ];
 
 const CASES: &[Foreign] = &[
@@ -115,7 +135,14 @@ const CASES: &[Foreign] = &[
         setup: &[&["RL.BUCKETS", "K", "5", "600000"], &["PERSIST", "K"]],
         lines: &[
             (&["RL.BUCKETS", "K", "3", "600000"], FOREIGN_HASH),
+            (&["RL.COUNT", "K", "600000", "ok"], FOREIGN_HASH),
+            (&["RL.TOTALS", "K", "600000"], FOREIGN_HASH),
             (&["RL.PEEK", "BUCKETS", "K", "3", "600000"], FOREIGN_HASH),
+            (
+                &["RL.ALL", "1", "K", "BUCKETS", "3", "600000"],
+                "ERR clause 1: key holds a hash that rl did not write",
+            ),
+            (&["RL.REFUND", "BUCKETS", "K", "3", "600000"], FOREIGN_HASH),
         ],
     },
     // The second case: a user's counter without a TTL.
@@ -157,30 +184,49 @@ const CASES: &[Foreign] = &[
     },
 ];
 
+/// On a primary whose replica came and went, so the replication offset
+/// counts what would be sent: each case's setup and a final admission move
+/// it (the controls), no refused call does.
 #[test]
 fn keys_rl_did_not_write_are_refused_and_left_byte_for_byte() {
-    on_every_server(|server| {
-        let flavor = server.flavor;
+    for flavor in ALL {
+        let mut server = Server::start_primary_with_backlog(flavor);
         let mut c = server.conn();
         let mut checked = 0;
         for (i, case) in CASES.iter().enumerate() {
             let key = format!("foreign:{i}");
+            let offset = repl_offset(&mut c);
             for line in case.setup {
                 run_on(&mut c, line, &key).unwrap();
             }
+            assert!(
+                repl_offset(&mut c) > offset,
+                "{flavor:?} {}: the setup was not replicated",
+                case.name
+            );
             for (line, want) in case.lines {
                 let before = frozen_state(&mut c, &key);
-                let marks = changes(&mut c);
+                let (marks, offset) = (changes(&mut c), repl_offset(&mut c));
                 let got = err_text(run_on(&mut c, line, &key));
                 let what = format!("{flavor:?} {} with {line:?}", case.name);
                 assert_eq!(got, *want, "{what}");
                 assert_eq!(frozen_state(&mut c, &key), before, "{what}: key changed");
-                assert_eq!(changes(&mut c), marks, "{what}: wrote or replicated");
+                assert_eq!(changes(&mut c), marks, "{what}: wrote");
+                assert_eq!(repl_offset(&mut c), offset, "{what}: replicated");
                 checked += 1;
             }
         }
-        assert!(checked >= 40, "{checked} cases");
-    });
+        assert_eq!(checked, CASES.iter().map(|c| c.lines.len()).sum::<usize>());
+        assert!(checked >= 70, "{checked} cases");
+        let (marks, offset) = (changes(&mut c), repl_offset(&mut c));
+        assert_eq!(slide(&mut c, "own", 5, 600_000)[0], 1, "{flavor:?}");
+        assert!(changes(&mut c) > marks, "{flavor:?}: an admission counts");
+        assert!(
+            repl_offset(&mut c) > offset,
+            "{flavor:?}: an admission is replicated"
+        );
+        server.assert_alive();
+    }
 }
 
 /// A foreign entry that sorts between rl's own is read when the call
@@ -219,9 +265,8 @@ fn a_foreign_member_among_stale_entries_is_refused_before_removal() {
 }
 
 /// A sorted set written by someone else can hold scores rl never writes
-/// (`+inf`, `1e300`). Whatever RL.SLIDE answers there, it must not leave
-/// behind writes it did not replicate: an error reply leaves the key
-/// byte-identical, and the replica ends equal to the primary either way.
+/// (`+inf`, `1e300`). RL.SLIDE refuses it as foreign, leaves the key
+/// byte-identical, and the replica ends equal to the primary.
 #[test]
 fn failed_call_on_a_foreign_sorted_set_writes_nothing() {
     for flavor in ALL {
@@ -236,21 +281,21 @@ fn failed_call_on_a_foreign_sorted_set_writes_nothing() {
                 .arg("foreign")
                 .query(&mut p)
                 .unwrap();
+            // A TTL as rl's logs have, so only the score tells it apart.
+            let _: i64 = redis::cmd("PEXPIRE")
+                .arg(key)
+                .arg(900_000)
+                .query(&mut p)
+                .unwrap();
             let before = frozen_state(&mut p, key);
             let reply = slide_raw(&mut p, &[key.as_bytes(), b"5", b"1000"]);
-            if let Err(err) = &reply {
-                assert_eq!(
-                    frozen_state(&mut p, key),
-                    before,
-                    "{flavor:?}: {key}: the call failed with {:?} yet changed the key",
-                    error_text(err)
-                );
-            }
+            assert_eq!(err_text(reply), FOREIGN_ZSET, "{flavor:?}: {key}");
+            assert_eq!(frozen_state(&mut p, key), before, "{flavor:?}: {key}");
             wait_replicas(&mut p, 1);
             assert_eq!(
                 entries(&mut r, key),
                 entries(&mut p, key),
-                "{flavor:?}: {key}: replica differs after {reply:?}"
+                "{flavor:?}: {key}: replica differs"
             );
             assert_eq!(
                 pexpiretime(&mut r, key),
@@ -266,8 +311,9 @@ fn failed_call_on_a_foreign_sorted_set_writes_nothing() {
 /// Foreign members numbered at the very end of the current millisecond's
 /// block leave room for one unit of a COST 2 request only. The script reads
 /// the server's clock and plants such members for this millisecond and the
-/// next two, so RL.SLIDE's own `now` hits one of them. If the call fails,
-/// it must have written nothing.
+/// next two, so RL.SLIDE's own `now` hits one of them. The key has a TTL,
+/// as rl's logs do, so only the numbering tells it apart: the call is
+/// refused as foreign and writes nothing.
 #[test]
 fn foreign_entries_error_writes_nothing() {
     on_every_server(|server| {
@@ -280,6 +326,7 @@ fn foreign_entries_error_writes_nothing() {
               local s = string.format('%.0f', ms + d)
               redis.call('ZADD', KEYS[1], s, s .. '999998')
             end
+            redis.call('PEXPIRE', KEYS[1], 900000)
             local before = redis.call('DUMP', KEYS[1])
             local res = redis.pcall('RL.SLIDE', KEYS[1], 10, 60000, 'COST', 2)
             local outcome = 'admitted'
@@ -292,12 +339,8 @@ fn foreign_entries_error_writes_nothing() {
             .arg("foreign")
             .query(&mut c)
             .unwrap();
-        if outcome != "admitted" {
-            assert_eq!(
-                after, before,
-                "{f:?}: RL.SLIDE failed with {outcome:?} yet changed the key"
-            );
-        }
+        assert_eq!(outcome, FOREIGN_ZSET, "{f:?}");
+        assert_eq!(after, before, "{f:?}: RL.SLIDE changed the key");
         server.assert_alive();
     });
 }

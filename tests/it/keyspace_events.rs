@@ -6,10 +6,24 @@ use std::time::Duration;
 
 use crate::harness::*;
 
-/// Every `(event, key)` published until the stream stays quiet for 300 ms.
-fn drain(pubsub: &mut redis::PubSub) -> Vec<(String, String)> {
+const MARKER: &str = "__keyevent@0__:rl-test-marker";
+
+/// Publishes a marker on a channel the subscription matches and returns
+/// every `(event, key)` published before it: the server delivers in order,
+/// so nothing fired before the marker can be missed, and a connection that
+/// drops fails the test.
+fn drain(c: &mut redis::Connection, pubsub: &mut redis::PubSub) -> Vec<(String, String)> {
+    let _: i64 = redis::cmd("PUBLISH")
+        .arg(MARKER)
+        .arg("--marker--")
+        .query(c)
+        .unwrap();
     let mut seen = Vec::new();
-    while let Ok(msg) = pubsub.get_message() {
+    loop {
+        let msg = pubsub.get_message().expect("the marker arrives");
+        if msg.get_channel_name() == MARKER {
+            return seen;
+        }
         let event = msg
             .get_channel_name()
             .rsplit(':')
@@ -18,7 +32,6 @@ fn drain(pubsub: &mut redis::PubSub) -> Vec<(String, String)> {
             .to_string();
         seen.push((event, msg.get_payload::<String>().unwrap()));
     }
-    seen
 }
 
 #[test]
@@ -31,8 +44,7 @@ fn admissions_fire_the_plain_commands_events_and_denials_fire_none() {
             .query(&mut c)
             .unwrap();
         let mut sub = server.conn();
-        sub.set_read_timeout(Some(Duration::from_millis(300)))
-            .unwrap();
+        sub.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let mut pubsub = sub.as_pubsub();
         pubsub.psubscribe("__keyevent@0__:*").unwrap();
 
@@ -50,17 +62,20 @@ fn admissions_fire_the_plain_commands_events_and_denials_fire_none() {
                 .iter()
                 .map(|e| (e.to_string(), key.clone()))
                 .collect();
-            assert_eq!(drain(&mut pubsub), want, "{f:?} {}", args[0]);
+            assert_eq!(drain(&mut c, &mut pubsub), want, "{f:?} {}", args[0]);
         }
         // The same calls again are denied (limit 1), and peeks never write.
         for (args, _) in cases.iter().filter(|(a, _)| a[0] != "RL.COUNT") {
-            run(&mut c, args).unwrap();
+            let reply: Vec<i64> = redis::cmd(args[0]).arg(&args[1..]).query(&mut c).unwrap();
+            assert_eq!(reply[0], 0, "{f:?} {args:?}: expected a denial");
         }
         run(&mut c, &["RL.PEEK", "SLIDE", "s", "5", "60000"]).unwrap();
         run(&mut c, &["RL.TOTALS", "c", "60000"]).unwrap();
+        // The control: an admission among them is seen before the marker.
+        run(&mut c, &["RL.FIXED", "y", "1", "60000"]).unwrap();
         assert_eq!(
-            drain(&mut pubsub),
-            [],
+            drain(&mut c, &mut pubsub),
+            [("set".into(), "y".into()), ("expire".into(), "y".into())],
             "{f:?}: denials and reads fire nothing"
         );
     });

@@ -489,6 +489,22 @@ impl Server {
         );
         replica
     }
+
+    /// A primary whose replica came and went: it keeps its replication
+    /// backlog, so `master_repl_offset` counts every byte it would send a
+    /// replica, and with no replica left nothing else (no pings) moves it.
+    /// (A server that never had a replica has no backlog: its offset never
+    /// moves, whatever is written.)
+    pub fn start_primary_with_backlog(flavor: Flavor) -> Server {
+        let primary = Server::start_primary(flavor, &[]);
+        drop(primary.start_replica(false));
+        let mut c = primary.conn();
+        let detached = wait_until(Duration::from_secs(10), || {
+            info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("0")
+        });
+        assert!(detached, "{flavor:?}: replica still attached");
+        primary
+    }
 }
 
 impl Drop for Server {
