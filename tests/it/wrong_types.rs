@@ -1,9 +1,9 @@
-//! Every command (every limiter of RL.PEEK, RL.REFUND and RL.ALL, and in
-//! RL.ALL in either clause) refuses a key of another type with WRONGTYPE, and an rl key
-//! of another layout (or a look-alike rl did not write) with its documented
-//! error, and leaves the key byte-for-byte as it was: same DUMP, same
-//! absolute expiry, nothing written at all (the server's dirty counter does
-//! not move).
+//! Every command (every limiter of RL.PEEK, RL.REFUND and RL.ALL, and
+//! RL.ALL in either clause) refuses a key of another type with WRONGTYPE,
+//! and an rl key of another layout (or a look-alike rl did not write) with
+//! its documented error, and leaves the key byte-for-byte as it was: same
+//! DUMP, same absolute expiry, nothing written at all (the server's dirty
+//! counter does not move).
 
 use crate::harness::all_commands::COMMANDS;
 use crate::harness::*;
