@@ -59,7 +59,7 @@ fn a_backlog_drains_a_bounded_step_per_call_and_never_counts() {
 
 #[test]
 fn the_replica_removes_the_same_entries() {
-    for flavor in [Flavor::Redis7, Flavor::Valkey9Native] {
+    for flavor in ALL {
         let primary = Server::start_primary(flavor, &[]);
         let replica = primary.start_replica(true);
         let mut c = primary.conn();

@@ -1,17 +1,18 @@
 //! A denied call writes nothing: not the key, not its expiry, not the
 //! replication stream or the AOF, and it does not touch WATCHed keys. For
-//! every command that can deny (RL.COUNT only counts).
+//! every command that can deny (RL.COUNT only counts): the limiters' own,
+//! `RL.ALL` (in every key of the call) and `RL.ACQUIRE`.
 
 use std::time::Duration;
 
-use crate::harness::all_commands::{Writer, WRITERS};
+use crate::harness::all_commands::{Writer, LIMITERS, LONG_MS};
 use crate::harness::*;
 
 const HOUR: u64 = 3_600_000;
 
 /// The commands that deny.
 fn deniers() -> impl Iterator<Item = Writer> {
-    WRITERS.into_iter().filter(|&w| w != Writer::Count)
+    LIMITERS.into_iter().filter(|&w| w != Writer::Count)
 }
 
 /// Fills `key` (limit 3, window 60 s) with entries at two different times.
@@ -40,6 +41,15 @@ fn key_of(w: Writer) -> String {
     format!("d:{}", w.name())
 }
 
+/// Every key a call of `w` on [`key_of`] writes (RL.ALL: both clauses').
+fn keys_of(w: Writer) -> Vec<String> {
+    let key = key_of(w);
+    match w {
+        Writer::All => vec![Writer::all_second_key(&key), key],
+        _ => vec![key],
+    }
+}
+
 /// Every denier's key at its limit: RL.SLIDE's from `fill_slide`, the
 /// others admitted once with a limit of 1.
 fn fill_all(server: &Server, c: &mut redis::Connection) {
@@ -58,14 +68,33 @@ fn deny(c: &mut redis::Connection, w: Writer, times: usize) {
     if w == Writer::Slide {
         return deny_slide(c, &key_of(w), times);
     }
-    for _ in 0..times {
-        let reply = run_bytes(c, &w.admit_line(&key_of(w), 1)).unwrap();
-        assert!(
-            !w.admits(&reply),
-            "{}: expected a denial, got {reply:?}",
-            w.name()
-        );
+    let key = key_of(w);
+    let (second, long) = (Writer::all_second_key(&key), LONG_MS.to_string());
+    let mut lines = vec![w.admit_line(&key, 1)];
+    match w {
+        // Denied by one clause only: the other, which would admit, records
+        // nothing either.
+        Writer::All => lines.push(words_bytes(&[
+            "RL.ALL", "2", &key, &second, "SLIDE", "100", &long, "FIXED", "1", &long,
+        ])),
+        // A named id is refused like a made one.
+        Writer::Acquire => lines.push(words_bytes(&["RL.ACQUIRE", &key, "1", &long, "ID", "late"])),
+        _ => {}
     }
+    for _ in 0..times {
+        for line in &lines {
+            let reply = run_bytes(c, line).unwrap();
+            assert!(
+                !w.admits(&reply),
+                "{}: expected a denial, got {reply:?}",
+                w.name()
+            );
+        }
+    }
+}
+
+fn words_bytes(line: &[&str]) -> Vec<Vec<u8>> {
+    line.iter().map(|a| a.as_bytes().to_vec()).collect()
 }
 
 /// Denied calls on every key `fill_all` filled.
@@ -167,20 +196,13 @@ fn denied_calls_of_every_command_leave_their_keys_byte_identical() {
         let f = server.flavor;
         let mut c = server.conn();
         fill_all(server, &mut c);
-        let before: Vec<_> = deniers()
-            .map(|w| frozen_state(&mut c, &key_of(w)))
-            .collect();
-        for (w, state) in deniers().zip(&before) {
-            assert!(
-                state.0.is_some() && state.1 > 0,
-                "{f:?} {}: {state:?}",
-                w.name()
-            );
+        let keys: Vec<String> = deniers().flat_map(keys_of).collect();
+        let before: Vec<_> = keys.iter().map(|k| frozen_state(&mut c, k)).collect();
+        for (k, state) in keys.iter().zip(&before) {
+            assert!(state.0.is_some() && state.1 > 0, "{f:?} {k}: {state:?}");
         }
         deny_all(&mut c, 10);
-        let after: Vec<_> = deniers()
-            .map(|w| frozen_state(&mut c, &key_of(w)))
-            .collect();
+        let after: Vec<_> = keys.iter().map(|k| frozen_state(&mut c, k)).collect();
         assert_eq!(after, before, "{f:?}");
     });
 }
@@ -254,8 +276,10 @@ fn denied_calls_of_every_command_do_not_invalidate_a_watch() {
         let mut other = server.conn();
         fill_all(server, &mut other);
         for w in deniers() {
-            let key = key_of(w);
-            let _: () = redis::cmd("WATCH").arg(&key).query(&mut watcher).unwrap();
+            let _: () = redis::cmd("WATCH")
+                .arg(keys_of(w))
+                .query(&mut watcher)
+                .unwrap();
             deny(&mut other, w, 2);
             let exec = exec_transaction(&mut watcher);
             assert_ne!(
@@ -269,7 +293,10 @@ fn denied_calls_of_every_command_do_not_invalidate_a_watch() {
         // The control: an admitted call does invalidate it.
         for w in deniers() {
             let key = key_of(w);
-            let _: () = redis::cmd("WATCH").arg(&key).query(&mut watcher).unwrap();
+            let _: () = redis::cmd("WATCH")
+                .arg(keys_of(w))
+                .query(&mut watcher)
+                .unwrap();
             let reply = run_bytes(&mut other, &w.admit_line(&key, 100)).unwrap();
             assert!(w.admits(&reply), "{f:?} {}: {reply:?}", w.name());
             let exec = exec_transaction(&mut watcher);

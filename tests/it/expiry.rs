@@ -1,6 +1,7 @@
 //! Keys expire on their own, never early: an admit moves the expiry to
-//! the far end of the newest entry's stay, and idle keys of every command
-//! are removed by the server's own expiry cycle.
+//! the far end of the newest entry's (or bucket's) stay, replicated as
+//! `PEXPIREAT` with that value, and idle keys of every command are removed
+//! by the server's own expiry cycle.
 
 use std::time::Duration;
 
@@ -41,6 +42,83 @@ fn key_expires_when_newest_entry_leaves_the_window() {
         slide(&mut c, "e", 100, 400);
         assert_eq!(pexpiretime(&mut c, "e"), expiry, "{f:?}");
     });
+}
+
+/// `RL.BUCKETS` and `RL.COUNT` keys: after every admit the expiry lies
+/// between the end of the newest bucket's stay (`(newest + 1) * precision
+/// - 1 + window`, from the header) and that plus `window / 4`, and when it
+/// moves, it moves to exactly that far end. Each move reaches the AOF (fed
+/// what replicas are fed) as `PEXPIREAT key <that ms>` and nothing else
+/// sets the key's expiry there; a replica without rl holds the same
+/// `PEXPIRETIME`.
+#[test]
+fn bucket_keys_expire_at_the_far_end_of_their_newest_bucket_replicated_as_pexpireat() {
+    for flavor in ALL {
+        let primary =
+            Server::start_primary(flavor, &["--appendonly", "yes", "--appendfsync", "always"]);
+        let replica = primary.start_replica(false);
+        let mut c = primary.conn();
+        // Window 800 ms of 100 ms buckets: slack 200.
+        let (window, precision, slack) = (800i64, 100i64, 200i64);
+        let (w, p) = (window.to_string(), precision.to_string());
+        let lines: [(&str, Vec<&str>); 2] = [
+            (
+                "ex:buckets",
+                vec!["RL.BUCKETS", "ex:buckets", "100", &w, "PRECISION", &p],
+            ),
+            (
+                "ex:count",
+                vec!["RL.COUNT", "ex:count", &w, "ok", "PRECISION", &p],
+            ),
+        ];
+        for (key, line) in &lines {
+            let mut moves = Vec::new();
+            let mut expiry = -1;
+            // 9 steps of at least 40 ms: the newest bucket moves on by at
+            // least 3, past the first expiry's slack.
+            for i in 0..10 {
+                run(&mut c, line).unwrap();
+                let h = header(&mut c, key);
+                let needed = (h.newest + 1) * h.precision - 1 + window;
+                let now_expiry = pexpiretime(&mut c, key);
+                assert!(
+                    (needed..=needed + slack).contains(&now_expiry),
+                    "{flavor:?} {key} after admit {i}: expiry {now_expiry}, needed {needed}"
+                );
+                if now_expiry != expiry {
+                    assert_eq!(
+                        now_expiry,
+                        needed + slack,
+                        "{flavor:?} {key} after admit {i}"
+                    );
+                    moves.push(now_expiry);
+                }
+                expiry = now_expiry;
+                primary.advance(40);
+            }
+            assert!(moves.len() >= 2, "{flavor:?} {key}: moves {moves:?}");
+            let logged: Vec<i64> = aof_commands(primary.dir())
+                .into_iter()
+                .filter(|cmd| cmd.get(1).map(Vec::as_slice) == Some(key.as_bytes()))
+                .filter_map(|cmd| {
+                    let name = String::from_utf8_lossy(&cmd[0]).to_ascii_uppercase();
+                    assert!(
+                        !["EXPIRE", "PEXPIRE", "EXPIREAT", "SETEX", "PSETEX", "SET"]
+                            .contains(&name.as_str()),
+                        "{flavor:?} {key}: {name} in the AOF"
+                    );
+                    (name == "PEXPIREAT").then(|| String::from_utf8_lossy(&cmd[2]).parse().unwrap())
+                })
+                .collect();
+            assert_eq!(logged, moves, "{flavor:?} {key}: PEXPIREAT in the AOF");
+            wait_replicas(&mut c, 1);
+            assert_eq!(
+                pexpiretime(&mut replica.conn(), key),
+                expiry,
+                "{flavor:?} {key}: the replica's expiry"
+            );
+        }
+    }
 }
 
 /// On the real clock of every server: nothing but the server's expiry

@@ -1,4 +1,6 @@
-//! Hostile argument vectors against every command: at least 10,000 per
+//! Hostile argument vectors against every command (RL.PEEK, RL.REFUND and
+//! RL.ALL with every limiter and clause form, the lease commands with
+//! their ids): at least 10,000 per
 //! server, from a seeded generator (set `RL_FUZZ_SEED` to replay another
 //! seed): random argument counts, empty strings, binary bytes, huge and
 //! negative numbers, floats, unknown options, options given twice. Each
@@ -7,6 +9,7 @@
 //! keys of the right types that rl did not write (generated per seed:
 //! sorted sets, hashes and strings of random shapes), are never touched.
 
+use crate::harness::all_commands::COMMANDS;
 use crate::harness::raw_resp::{RawConn, Resp, XorShift};
 use crate::harness::*;
 
@@ -21,10 +24,37 @@ const NAMES: &[&str] = &[
     "RL.THROTTLE",
     "CL.THROTTLE",
     "RL.FIXED",
+    "RL.PEEK",
+    "RL.REFUND",
+    "RL.ALL",
+    "RL.ACQUIRE",
+    "RL.RELEASE",
+    "RL.RENEW",
     "rl.slide",
     "Rl.Buckets",
     "cl.throttle",
+    "rl.all",
+    "Rl.Acquire",
 ];
+
+/// The limiters RL.PEEK, RL.REFUND and RL.ALL name, and words that are not
+/// one.
+const LIMITERS: &[&str] = &[
+    "SLIDE", "BUCKETS", "THROTTLE", "FIXED", "ACQUIRE", "slide", "Acquire", "LEAKY", "COUNT",
+];
+
+/// Lease ids: valid ones, integers (RL.SLIDE's members), empty, with a
+/// space, too long.
+fn lease_id(rng: &mut XorShift) -> Vec<u8> {
+    match rng.below(6) {
+        0 => rng.pick(&["a", "job-1", "w:7"]).as_bytes().to_vec(),
+        1 => rng.below(1_000_000).to_string().into_bytes(),
+        2 => Vec::new(),
+        3 => b"x y".to_vec(),
+        4 => vec![b'i'; 64 + rng.below(3) as usize],
+        _ => (0..1 + rng.below(8)).map(|_| rng.next() as u8).collect(),
+    }
+}
 
 /// Keys of other types, made before the fuzzing and checked after each batch.
 const OTHERS: &[(&str, &[&str])] = &[
@@ -54,8 +84,11 @@ fn foreign_keys(rng: &mut XorShift) -> Vec<(String, Vec<Vec<String>>)> {
         // Of the type the command reads, so each one meets a foreign key
         // of its own type (other types only get WRONGTYPE).
         let kind = match name.to_ascii_uppercase().as_str() {
-            "RL.SLIDE" => 0,
+            // Sorted sets that are neither RL.SLIDE logs nor lease sets.
+            "RL.SLIDE" | "RL.ACQUIRE" | "RL.RELEASE" | "RL.RENEW" => 0,
             "RL.BUCKETS" | "RL.COUNT" | "RL.TOTALS" => 1,
+            // These read every layout, by the limiter they name.
+            "RL.PEEK" | "RL.REFUND" | "RL.ALL" => rng.below(3),
             _ => 2,
         };
         match kind {
@@ -64,10 +97,14 @@ fn foreign_keys(rng: &mut XorShift) -> Vec<(String, Vec<Vec<String>>)> {
                 for _ in 0..1 + rng.below(6) {
                     // Scores from 1 ms on: a member below 10^6 never matches.
                     let score = 1 + rng.below(2_000_000_000_000);
+                    // Never a lease id (those have no space and are no
+                    // integer): a set of ids scored by whole ms has the
+                    // shape of a lease set, whose expired entries
+                    // RL.ACQUIRE removes (guarantees.md says so).
                     let member = match rng.below(3) {
-                        0 => format!("job:{}", rng.below(1000)),
+                        0 => format!("job {}", rng.below(1000)),
                         1 => rng.below(1_000_000).to_string(),
-                        _ => format!("{}.5", rng.below(100)),
+                        _ => format!("{}.5 s", rng.below(100)),
                     };
                     z.extend([score.to_string(), member]);
                 }
@@ -145,7 +182,20 @@ fn arg(rng: &mut XorShift) -> Vec<u8> {
         4 => Vec::new(),
         5 => (0..rng.below(40)).map(|_| rng.next() as u8).collect(),
         6 | 7 => rng
-            .pick(&["COST", "cost", "PRECISION", "BY", "Cost", "precision", "by"])
+            .pick(&[
+                "COST",
+                "cost",
+                "PRECISION",
+                "BY",
+                "Cost",
+                "precision",
+                "by",
+                "ID",
+                "id",
+                "SLIDE",
+                "ACQUIRE",
+                "FIXED",
+            ])
             .as_bytes()
             .to_vec(),
         8 => rng
@@ -165,29 +215,43 @@ fn arg(rng: &mut XorShift) -> Vec<u8> {
     }
 }
 
-/// Valid leading arguments per command (by name, case-insensitively).
+/// Valid leading arguments per command (by name, case-insensitively;
+/// for a limiter of RL.PEEK, RL.REFUND and RL.ALL by its name), after the
+/// key, with its options now and then.
 fn template(name: &str, rng: &mut XorShift) -> Vec<Vec<u8>> {
     let small = |rng: &mut XorShift| (1 + rng.below(30)).to_string();
     let window = |rng: &mut XorShift| (1 + rng.below(5_000)).to_string();
-    let args: Vec<String> = match name.to_ascii_uppercase().as_str() {
+    let mut args: Vec<String> = match name.to_ascii_uppercase().as_str() {
         "RL.COUNT" => vec![window(rng), rng.pick(&["ok", "fail", "x"]).to_string()],
         "RL.TOTALS" => vec![window(rng)],
-        "RL.THROTTLE" => vec![small(rng), small(rng), window(rng)],
+        "RL.THROTTLE" | "THROTTLE" => vec![small(rng), small(rng), window(rng)],
         "CL.THROTTLE" => vec![small(rng), small(rng), small(rng)],
+        "RL.RELEASE" => vec![],
+        "RL.RENEW" => vec![window(rng)],
         _ => vec![small(rng), window(rng)],
     };
-    args.into_iter().map(String::into_bytes).collect()
+    match (name.to_ascii_uppercase().as_str(), rng.below(3)) {
+        ("SLIDE" | "FIXED" | "BUCKETS", 0) => args.extend(["COST".into(), small(rng)]),
+        ("BUCKETS", 1) => args.extend(["PRECISION".into(), (1 + rng.below(300)).to_string()]),
+        ("THROTTLE", 0) => args.push(rng.below(4).to_string()),
+        _ => {}
+    }
+    let mut args: Vec<Vec<u8>> = args.into_iter().map(String::into_bytes).collect();
+    match name.to_ascii_uppercase().as_str() {
+        "RL.RELEASE" | "RL.RENEW" => args.insert(0, lease_id(rng)),
+        "RL.ACQUIRE" | "ACQUIRE" if rng.below(2) == 0 => {
+            args.extend([b"ID".to_vec(), lease_id(rng)]);
+        }
+        _ => {}
+    }
+    args
 }
 
-fn command(rng: &mut XorShift) -> Vec<Vec<u8>> {
-    let name = *rng.pick(NAMES);
-    let mut line = vec![name.as_bytes().to_vec()];
-    if rng.below(20) == 0 {
-        return line; // no key at all
-    }
-    // Mostly a key of this command's own (so the state is reached), now
-    // and then a shared one, an odd name or a key of another type.
-    let key = match rng.below(8) {
+/// A key for a call of `name`: mostly one of its own (so the state is
+/// reached), now and then a shared one, an odd name or a key of another
+/// type.
+fn key(name: &str, rng: &mut XorShift) -> Vec<u8> {
+    match rng.below(8) {
         0 | 1 => rng.pick(OTHERS).0.as_bytes().to_vec(),
         2 => rng.pick(RL_KEYS).as_bytes().to_vec(),
         // Its own keys (0..3) and the foreign ones of the same names.
@@ -197,26 +261,100 @@ fn command(rng: &mut XorShift) -> Vec<Vec<u8>> {
             rng.below(3 + NAMES.len() as u64)
         )
         .into_bytes(),
-    };
-    line.push(key);
+    }
+}
+
+/// Whose keys a limiter named in `name` (RL.PEEK, RL.REFUND, RL.ALL) works
+/// on: its own command's, holding the state that command wrote and the
+/// foreign keys of its type; a word that names no limiter, `name`'s own.
+fn keys_of<'a>(limiter: &str, name: &'a str) -> &'a str {
+    match limiter.to_ascii_uppercase().as_str() {
+        "SLIDE" => "RL.SLIDE",
+        "BUCKETS" => "RL.BUCKETS",
+        "THROTTLE" => "RL.THROTTLE",
+        "FIXED" => "RL.FIXED",
+        "ACQUIRE" => "RL.ACQUIRE",
+        _ => name,
+    }
+}
+
+/// `template`'s arguments with some replaced by garbage and some garbage
+/// after them, or garbage only.
+fn arguments(name: &str, rng: &mut XorShift) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
     if rng.below(2) == 0 {
-        // Valid leading arguments, some of them replaced by garbage.
         for a in template(name, rng) {
-            line.push(if rng.below(6) == 0 { arg(rng) } else { a });
+            out.push(if rng.below(6) == 0 { arg(rng) } else { a });
         }
         if rng.below(2) == 0 {
             for _ in 0..1 + rng.below(3) {
-                line.push(arg(rng));
+                out.push(arg(rng));
             }
         }
     } else {
         for _ in 0..rng.below(9) {
-            line.push(arg(rng));
+            out.push(arg(rng));
+        }
+    }
+    out
+}
+
+fn command(rng: &mut XorShift) -> Vec<Vec<u8>> {
+    let name = *rng.pick(NAMES);
+    let upper = name.to_ascii_uppercase();
+    let mut line = vec![name.as_bytes().to_vec()];
+    if rng.below(20) == 0 {
+        return line; // no key at all
+    }
+    match upper.as_str() {
+        "RL.PEEK" | "RL.REFUND" => {
+            let limiter = *rng.pick(LIMITERS);
+            line.push(limiter.as_bytes().to_vec());
+            line.push(key(keys_of(limiter, name), rng));
+            line.extend(arguments(limiter, rng));
+        }
+        "RL.ALL" => {
+            // numkeys keys (now and then one twice), then as many clauses,
+            // or one more or one fewer.
+            let n = 1 + rng.below(4) as usize;
+            line.push(match rng.below(8) {
+                0 => number(rng),
+                _ => n.to_string().into_bytes(),
+            });
+            let clauses = match rng.below(10) {
+                0 => n + 1,
+                1 => n - 1,
+                _ => n,
+            };
+            let limiters: Vec<&str> = (0..clauses).map(|_| *rng.pick(LIMITERS)).collect();
+            for i in 0..n {
+                let of = limiters.get(i).map_or(name, |l| keys_of(l, name));
+                line.push(key(of, rng));
+            }
+            if rng.below(10) == 0 {
+                let again = line[2].clone();
+                line.push(again);
+            }
+            for limiter in limiters {
+                line.push(limiter.as_bytes().to_vec());
+                if rng.below(4) == 0 {
+                    line.extend(arguments(limiter, rng));
+                } else {
+                    line.extend(template(limiter, rng));
+                }
+            }
+        }
+        _ => {
+            line.push(key(name, rng));
+            line.extend(arguments(name, rng));
         }
     }
     // Options twice, on purpose, now and then.
     if rng.below(8) == 0 {
-        let opt = rng.pick(&["COST", "PRECISION", "BY"]).as_bytes().to_vec();
+        let opt = rng
+            .pick(&["COST", "PRECISION", "BY", "ID"])
+            .as_bytes()
+            .to_vec();
         for _ in 0..2 {
             line.push(opt.clone());
             line.push(number(rng));
@@ -257,9 +395,26 @@ fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
         let before: Vec<_> = watched.iter().map(|k| frozen_state(&mut c, k)).collect();
         let mut raw = RawConn::connect(server.port);
         let (mut values, mut errors) = (0, 0);
+        // Value replies per command (and limiter, for the three that name
+        // one): the generator reaches every command's decision.
+        let mut decided: std::collections::BTreeMap<String, usize> = Default::default();
+        let mut sent: std::collections::BTreeMap<String, usize> = Default::default();
         for batch in 0..REQUESTS / BATCH {
             let lines: Vec<Vec<Vec<u8>>> = (0..BATCH).map(|_| command(&mut rng)).collect();
             let replies = raw.pipeline(&lines);
+            for line in &lines {
+                let name = String::from_utf8_lossy(&line[0]).to_ascii_uppercase();
+                let words = match name.as_str() {
+                    "RL.PEEK" | "RL.REFUND" => &line[1..line.len().min(2)],
+                    "RL.ALL" => &line[1..],
+                    _ => &line[..0],
+                };
+                for w in words {
+                    if let Some(l) = LIMITERS.iter().find(|l| l.as_bytes() == w.as_slice()) {
+                        *sent.entry(format!("{name} {l}")).or_default() += 1;
+                    }
+                }
+            }
             for (line, reply) in lines.iter().zip(&replies) {
                 let shown: Vec<String> = line
                     .iter()
@@ -274,7 +429,14 @@ fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
                             "{flavor:?} seed {seed} batch {batch}: {shown:?} -> {text}"
                         );
                     }
-                    Resp::Array(Some(_)) | Resp::Int(_) => values += 1,
+                    Resp::Array(Some(_)) | Resp::Int(_) => {
+                        values += 1;
+                        let mut what = String::from_utf8_lossy(&line[0]).to_ascii_uppercase();
+                        if ["RL.PEEK", "RL.REFUND"].contains(&what.as_str()) {
+                            what = format!("{what} {}", shown[1].to_ascii_uppercase());
+                        }
+                        *decided.entry(what).or_default() += 1;
+                    }
                     other => panic!("{flavor:?} seed {seed}: {shown:?} -> {other:?}"),
                 }
             }
@@ -295,6 +457,24 @@ fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
             values >= REQUESTS / 15,
             "{flavor:?}: only {values} values, {errors} errors"
         );
+        for name in COMMANDS {
+            let of_name = |k: &String| k == name || k.starts_with(&format!("{name} "));
+            assert!(
+                decided.keys().any(of_name),
+                "{flavor:?}: no value from {name}: {decided:?}"
+            );
+        }
+        // Every limiter in every form that names one was sent (values
+        // or not: what the form's parser does with hostile arguments).
+        for limiter in ["SLIDE", "BUCKETS", "THROTTLE", "FIXED", "ACQUIRE"] {
+            for name in ["RL.PEEK", "RL.REFUND", "RL.ALL"] {
+                let form = format!("{name} {limiter}");
+                assert!(
+                    sent.get(&form).is_some_and(|&n| n >= 20),
+                    "{flavor:?}: {form}: {sent:?}"
+                );
+            }
+        }
         let pong: String = redis::cmd("PING").query(&mut c).unwrap();
         assert_eq!(pong, "PONG");
     }

@@ -1,9 +1,11 @@
-//! Every command refuses a key of another type with WRONGTYPE, and an rl key
-//! of another layout (or a look-alike rl did not write) with its documented
-//! error, and leaves the key byte-for-byte as it was: same DUMP, same
-//! absolute expiry, nothing written at all (the server's dirty counter does
-//! not move).
+//! Every command (every limiter of RL.PEEK, RL.REFUND and RL.ALL, and
+//! RL.ALL in either clause) refuses a key of another type with WRONGTYPE,
+//! and an rl key of another layout (or a look-alike rl did not write) with
+//! its documented error, and leaves the key byte-for-byte as it was: same
+//! DUMP, same absolute expiry, nothing written at all (the server's dirty
+//! counter does not move).
 
+use crate::harness::all_commands::COMMANDS;
 use crate::harness::*;
 
 /// How each kind of key is made.
@@ -19,6 +21,7 @@ const KINDS: &[(&str, &[&[&str]])] = &[
     ("count", &[&["RL.COUNT", "K", "600000", "ok"]]),
     ("throttle", &[&["RL.THROTTLE", "K", "5", "1", "600000"]]),
     ("fixed", &[&["RL.FIXED", "K", "5", "600000"]]),
+    ("leases", &[&["RL.ACQUIRE", "K", "5", "600000", "ID", "a"]]),
 ];
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -27,40 +30,168 @@ const NOT_TAT: &str =
     "ERR key holds a string that is not an rl throttle state (a TAT in microseconds)";
 const NOT_COUNTER: &str = "ERR key holds a string that is not an rl fixed-window counter";
 
-/// The command line (key `K`) and the reply it gets on each kind of key;
-/// `None` where the kind is the command's own.
-fn expected(command: &str, kind: &str) -> Option<&'static str> {
+const FOREIGN_ZSET: &str = "ERR key holds a sorted set that rl did not write";
+
+/// Which state a command line reads: its limiter's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reads {
+    Slide,
+    Buckets,
+    Count,
+    Throttle,
+    Fixed,
+    Leases,
+}
+
+/// The reply a command reading `reads` gets on each kind of key; `None`
+/// where the kind is the command's own.
+fn expected(reads: Reads, kind: &str) -> Option<&'static str> {
     let own = |k: &[&str]| k.contains(&kind);
-    Some(match command {
-        "RL.SLIDE" if own(&["slide"]) => return None,
-        "RL.SLIDE" if kind == "zset" => "ERR key holds a sorted set that rl did not write",
-        "RL.BUCKETS" if own(&["buckets"]) => return None,
-        "RL.BUCKETS" if kind == "hash" => FOREIGN_HASH,
-        "RL.BUCKETS" if kind == "count" => "ERR key holds RL.COUNT state, not RL.BUCKETS state",
-        "RL.COUNT" | "RL.TOTALS" if own(&["count"]) => return None,
-        "RL.COUNT" | "RL.TOTALS" if kind == "hash" => FOREIGN_HASH,
-        "RL.COUNT" | "RL.TOTALS" if kind == "buckets" => {
-            "ERR key holds RL.BUCKETS state, not RL.COUNT state"
-        }
-        "RL.THROTTLE" | "CL.THROTTLE" if own(&["throttle"]) => return None,
-        "RL.THROTTLE" | "CL.THROTTLE" if own(&["string", "fixed"]) => NOT_TAT,
-        "RL.FIXED" if own(&["fixed"]) => return None,
-        "RL.FIXED" if own(&["string", "throttle"]) => NOT_COUNTER,
+    Some(match reads {
+        Reads::Slide if own(&["slide"]) => return None,
+        // A lease set is not an RL.SLIDE log: a sorted set rl did not write.
+        Reads::Slide if own(&["zset", "leases"]) => FOREIGN_ZSET,
+        Reads::Buckets if own(&["buckets"]) => return None,
+        Reads::Buckets if kind == "hash" => FOREIGN_HASH,
+        Reads::Buckets if kind == "count" => "ERR key holds RL.COUNT state, not RL.BUCKETS state",
+        Reads::Count if own(&["count"]) => return None,
+        Reads::Count if kind == "hash" => FOREIGN_HASH,
+        Reads::Count if kind == "buckets" => "ERR key holds RL.BUCKETS state, not RL.COUNT state",
+        Reads::Throttle if own(&["throttle"]) => return None,
+        Reads::Throttle if own(&["string", "fixed"]) => NOT_TAT,
+        Reads::Fixed if own(&["fixed"]) => return None,
+        Reads::Fixed if own(&["string", "throttle"]) => NOT_COUNTER,
+        Reads::Leases if own(&["leases"]) => return None,
+        Reads::Leases if kind == "zset" => FOREIGN_ZSET,
+        Reads::Leases if kind == "slide" => "ERR key holds RL.SLIDE state, not lease state",
         _ => WRONGTYPE,
     })
 }
 
-const LINES: &[&[&str]] = &[
-    &["RL.SLIDE", "K", "5", "1000"],
-    &["RL.SLIDE", "K", "5", "1000", "COST", "2"],
-    &["RL.BUCKETS", "K", "5", "1000"],
-    &["RL.BUCKETS", "K", "5", "1000", "PRECISION", "100"],
-    &["RL.COUNT", "K", "1000", "ok"],
-    &["RL.TOTALS", "K", "1000"],
-    &["RL.THROTTLE", "K", "5", "1", "1000"],
-    &["RL.THROTTLE", "K", "5", "1", "1000", "0"],
-    &["CL.THROTTLE", "K", "5", "1", "1"],
-    &["RL.FIXED", "K", "5", "1000"],
+/// A key no command line names but the RL.ALL lines' other clause: it must
+/// stay absent when the call is refused.
+const FRESH: &str = "wt:fresh";
+
+/// Every command line (key `K`), the state it reads, and for RL.ALL the
+/// clause that reads `K` (its errors but WRONGTYPE name the clause).
+const LINES: &[(Reads, Option<usize>, &[&str])] = &[
+    (Reads::Slide, None, &["RL.SLIDE", "K", "5", "1000"]),
+    (
+        Reads::Slide,
+        None,
+        &["RL.SLIDE", "K", "5", "1000", "COST", "2"],
+    ),
+    (Reads::Slide, None, &["RL.PEEK", "SLIDE", "K", "5", "1000"]),
+    (
+        Reads::Slide,
+        None,
+        &["RL.REFUND", "SLIDE", "K", "5", "1000"],
+    ),
+    (
+        Reads::Slide,
+        Some(1),
+        &["RL.ALL", "1", "K", "SLIDE", "5", "1000"],
+    ),
+    (
+        Reads::Slide,
+        Some(2),
+        &[
+            "RL.ALL", "2", FRESH, "K", "FIXED", "5", "1000", "SLIDE", "5", "1000",
+        ],
+    ),
+    (Reads::Buckets, None, &["RL.BUCKETS", "K", "5", "1000"]),
+    (
+        Reads::Buckets,
+        None,
+        &["RL.BUCKETS", "K", "5", "1000", "PRECISION", "100"],
+    ),
+    (
+        Reads::Buckets,
+        None,
+        &["RL.PEEK", "BUCKETS", "K", "5", "1000"],
+    ),
+    (
+        Reads::Buckets,
+        None,
+        &["RL.REFUND", "BUCKETS", "K", "5", "1000", "COST", "2"],
+    ),
+    (
+        Reads::Buckets,
+        Some(1),
+        &["RL.ALL", "1", "K", "BUCKETS", "5", "1000"],
+    ),
+    (Reads::Count, None, &["RL.COUNT", "K", "1000", "ok"]),
+    (Reads::Count, None, &["RL.TOTALS", "K", "1000"]),
+    (
+        Reads::Throttle,
+        None,
+        &["RL.THROTTLE", "K", "5", "1", "1000"],
+    ),
+    (
+        Reads::Throttle,
+        None,
+        &["RL.THROTTLE", "K", "5", "1", "1000", "0"],
+    ),
+    (Reads::Throttle, None, &["CL.THROTTLE", "K", "5", "1", "1"]),
+    (
+        Reads::Throttle,
+        None,
+        &["RL.PEEK", "THROTTLE", "K", "5", "1", "1000"],
+    ),
+    (
+        Reads::Throttle,
+        None,
+        &["RL.REFUND", "THROTTLE", "K", "5", "1", "1000"],
+    ),
+    (
+        Reads::Throttle,
+        Some(1),
+        &["RL.ALL", "1", "K", "THROTTLE", "5", "1", "1000"],
+    ),
+    (Reads::Fixed, None, &["RL.FIXED", "K", "5", "1000"]),
+    (Reads::Fixed, None, &["RL.PEEK", "FIXED", "K", "5", "1000"]),
+    (
+        Reads::Fixed,
+        None,
+        &["RL.REFUND", "FIXED", "K", "5", "1000"],
+    ),
+    (
+        Reads::Fixed,
+        Some(1),
+        &["RL.ALL", "1", "K", "FIXED", "5", "1000"],
+    ),
+    (
+        Reads::Fixed,
+        Some(1),
+        &[
+            "RL.ALL", "2", "K", FRESH, "FIXED", "5", "1000", "SLIDE", "5", "1000",
+        ],
+    ),
+    (Reads::Leases, None, &["RL.ACQUIRE", "K", "5", "1000"]),
+    (
+        Reads::Leases,
+        None,
+        &["RL.ACQUIRE", "K", "5", "1000", "ID", "a"],
+    ),
+    (Reads::Leases, None, &["RL.RELEASE", "K", "a"]),
+    (Reads::Leases, None, &["RL.RENEW", "K", "a", "1000"]),
+    (
+        Reads::Leases,
+        None,
+        &["RL.PEEK", "ACQUIRE", "K", "5", "1000"],
+    ),
+    (
+        Reads::Leases,
+        Some(1),
+        &["RL.ALL", "1", "K", "ACQUIRE", "5", "1000"],
+    ),
+    (
+        Reads::Leases,
+        Some(2),
+        &[
+            "RL.ALL", "2", FRESH, "K", "SLIDE", "5", "1000", "ACQUIRE", "5", "1000", "ID", "b",
+        ],
+    ),
 ];
 
 const NO_TTL: &str = ":no-ttl";
@@ -98,10 +229,14 @@ fn every_command_refuses_every_other_kind_of_key_and_leaves_it_untouched() {
             }
         }
         let mut checked = 0;
-        for line in LINES {
+        for (reads, clause, line) in LINES {
             for (kind, _) in KINDS {
-                let Some(want) = expected(line[0], kind) else {
+                let Some(want) = expected(*reads, kind) else {
                     continue;
+                };
+                let want = match (clause, want.strip_prefix("ERR ")) {
+                    (Some(n), Some(rest)) => format!("ERR clause {n}: {rest}"),
+                    _ => want.to_string(),
                 };
                 for key in keys_of(kind) {
                     let before = frozen_state(&mut c, &key);
@@ -122,6 +257,21 @@ fn every_command_refuses_every_other_kind_of_key_and_leaves_it_untouched() {
                 }
             }
         }
-        assert!(checked >= 100, "{checked} cases");
+        assert_eq!(exists(&mut c, &[FRESH]), 0, "{flavor:?}: {FRESH} written");
+        // Every command, and every limiter in RL.PEEK, RL.REFUND and RL.ALL.
+        for name in COMMANDS {
+            assert!(LINES.iter().any(|(_, _, l)| l[0] == name), "{name}");
+        }
+        for limiter in ["SLIDE", "BUCKETS", "THROTTLE", "FIXED", "ACQUIRE"] {
+            for name in ["RL.PEEK", "RL.ALL"] {
+                assert!(
+                    LINES
+                        .iter()
+                        .any(|(_, _, l)| l[0] == name && l.contains(&limiter)),
+                    "{name} {limiter}"
+                );
+            }
+        }
+        assert!(checked >= 300, "{checked} cases");
     });
 }

@@ -295,6 +295,7 @@ mod time_anomalies {
     use super::*;
     use crate::core::args::MAX_WINDOW_MS;
     use crate::core::buckets::layout::{MemoryHash, MAX_CLOCK_MS};
+    use proptest::prelude::*;
 
     #[test]
     fn now_at_the_integer_limits_is_an_error_or_a_sane_count() {
@@ -320,6 +321,61 @@ mod time_anomalies {
                     }
                     Err(e) => assert_eq!(e, RlError::Internal("server clock out of range")),
                 }
+            }
+        }
+    }
+
+    proptest! {
+        /// A clock that steps back now and then (by up to 5 s) and
+        /// otherwise runs on, checked in real time: `RL.COUNT`'s reply and
+        /// `RL.TOTALS` (now and a little later) never lose an event less
+        /// than `window` real ms old, never count more than was counted, and
+        /// the key holds no more buckets than the window spans.
+        #[test]
+        fn a_clock_stepping_back_never_loses_an_event(
+            window in 1u64..2_000,
+            precision_pick in 1u64..200,
+            steps in proptest::collection::vec(
+                (0i64..1_500, 0u8..6, 1i64..5_000, 1u64..6, 0i64..1_000), 1..120),
+        ) {
+            let precision = precision_pick.min(window);
+            prop_assume!(crate::core::buckets::request::check_precision(window, precision).is_ok());
+            let mut h = MemoryHash::new();
+            let mut events: Vec<(i64, u64)> = Vec::new();
+            let (mut real, mut offset) = (100_000i64, 0i64);
+            let total = |t: &Totals| t.iter().map(|(_, n)| n).sum::<u64>();
+            for (dt, back_pick, back, by, look_ahead) in steps {
+                real += dt;
+                if back_pick == 0 {
+                    offset += back;
+                }
+                let now = real - offset;
+                let req = CountRequest {
+                    window_ms: window,
+                    field: b"ok",
+                    by,
+                    precision: Some(precision),
+                };
+                let out = count(&mut h, &req, now).unwrap();
+                let w = out.write.as_ref().unwrap();
+                prop_assert!(w.expiry.needed_ms > now);
+                h.apply(w);
+                events.push((real, by));
+                let treq = TotalsRequest { window_ms: window, precision: None };
+                for (at, got) in [
+                    (real, total(&out.decision)),
+                    (real, total(&totals(&mut h, &treq, now).unwrap())),
+                    (real + look_ahead, total(&totals(&mut h, &treq, now + look_ahead).unwrap())),
+                ] {
+                    let young: u64 = events.iter()
+                        .filter(|&&(t, _)| t > at - window as i64)
+                        .map(|&(_, n)| n).sum();
+                    let all: u64 = events.iter().map(|&(_, n)| n).sum();
+                    prop_assert!(got >= young, "{} counted at {}, {} events younger than the window", got, at, young);
+                    prop_assert!(got <= all, "{} counted, {} events in all", got, all);
+                }
+                prop_assert!(h.bucket_count() as u64 <= window.div_ceil(precision) + 1);
+                prop_assert_eq!(h.fields_the_header_names(), h.bucket_indexes());
             }
         }
     }

@@ -266,6 +266,7 @@ mod tests {
 mod time_anomalies {
     use super::*;
     use crate::core::fixed::request::MAX_WINDOW_MS;
+    use proptest::prelude::*;
 
     #[test]
     fn now_at_the_integer_limits_does_not_panic_or_over_admit() {
@@ -314,6 +315,69 @@ mod time_anomalies {
                 });
             } else {
                 assert_eq!(out.decision.retry_after_ms, (6_000 - now) as u64);
+            }
+        }
+    }
+
+    proptest! {
+        /// A clock that steps back now and then (by up to 5 s) and
+        /// otherwise runs on, checked in real time: a window (the
+        /// admissions sharing one stored end) admits at most `limit`, and
+        /// lasts at least `window` real ms (its end stays where the first
+        /// admission put it, however far back the clock steps), so no
+        /// window-length interval holds more than the `2 * limit` of a
+        /// boundary burst; a denial's wait is at least 1 ms; every reply
+        /// field is non-negative.
+        #[test]
+        fn a_clock_stepping_back_never_over_admits(
+            limit in 1u64..6,
+            window in 1u64..2_000,
+            steps in proptest::collection::vec(
+                (0i64..1_500, 0u8..6, 1i64..5_000, 1u64..6), 1..120),
+        ) {
+            let mut state: Option<FixedState> = None;
+            let (mut real, mut offset) = (100_000i64, 0i64);
+            let mut admitted: Vec<(i64, u64)> = Vec::new();
+            // The running window: its stored end, its first admission's
+            // real time, and the units it admitted.
+            let mut current: Option<(i64, i64, u64)> = None;
+            for (dt, back_pick, back, cost) in steps {
+                real += dt;
+                if back_pick == 0 {
+                    offset += back;
+                }
+                let now = real - offset;
+                let r = FixedRequest { limit, window_ms: window, cost: cost.min(limit) };
+                let out = decide(&r, state, now);
+                prop_assert!(out.decision.to_reply().iter().all(|&v| v >= 0));
+                match out.write {
+                    Some(w) => {
+                        prop_assert!(w.expire_at_ms > now);
+                        match current {
+                            Some((end, start, units)) if end == w.expire_at_ms => {
+                                current = Some((end, start, units + r.cost));
+                            }
+                            previous => {
+                                if let Some((_, start, _)) = previous {
+                                    prop_assert!(
+                                        real >= start + window as i64,
+                                        "a window began at {} real, the next at {}", start, real
+                                    );
+                                }
+                                current = Some((w.expire_at_ms, real, r.cost));
+                            }
+                        }
+                        let (_, _, units) = current.unwrap();
+                        prop_assert!(units <= limit, "{} in one window", units);
+                        admitted.push((real, r.cost));
+                        let in_window: u64 = admitted.iter()
+                            .filter(|&&(t, _)| t > real - window as i64)
+                            .map(|&(_, c)| c).sum();
+                        prop_assert!(in_window <= 2 * limit, "{} in the window at {}", in_window, real);
+                        state = Some(FixedState { count: w.value, expire_at_ms: Some(w.expire_at_ms) });
+                    }
+                    None => prop_assert!(out.decision.retry_after_ms >= 1),
+                }
             }
         }
     }

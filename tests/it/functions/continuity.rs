@@ -124,6 +124,11 @@ fn timeless(v: &Result<Value, String>) -> String {
         {
             format!("{:?}", &p[..2])
         }
+        // RL.ALL: allowed, retry_after_ms, then each clause's decision.
+        Ok(Value::Array(p)) if p.len() >= 3 && matches!(p[2], Value::Array(_)) => {
+            let clauses: Vec<String> = p[2..].iter().map(|c| timeless(&Ok(c.clone()))).collect();
+            format!("{:?} {clauses:?}", p[0])
+        }
         other => format!("{other:?}"),
     }
 }

@@ -2,7 +2,9 @@
 //! them: command lines that admit up to a limit over a long window, and a
 //! mixed workload.
 
-/// The commands that write state (RL.TOTALS only reads RL.COUNT's).
+/// The commands that write state (RL.TOTALS only reads RL.COUNT's), and
+/// the two that admit through other layouts: `RL.ALL` (a `SLIDE` and a
+/// `FIXED` clause) and `RL.ACQUIRE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Writer {
     Slide,
@@ -11,8 +13,11 @@ pub enum Writer {
     Throttle,
     ClThrottle,
     Fixed,
+    All,
+    Acquire,
 }
 
+/// The six limiters' own commands.
 pub const WRITERS: [Writer; 6] = [
     Writer::Slide,
     Writer::Buckets,
@@ -22,8 +27,21 @@ pub const WRITERS: [Writer; 6] = [
     Writer::Fixed,
 ];
 
+/// Every command that admits (or counts) a request: [`WRITERS`], `RL.ALL`
+/// and `RL.ACQUIRE`.
+pub const LIMITERS: [Writer; 8] = [
+    Writer::Slide,
+    Writer::Buckets,
+    Writer::Count,
+    Writer::Throttle,
+    Writer::ClThrottle,
+    Writer::Fixed,
+    Writer::All,
+    Writer::Acquire,
+];
+
 /// Every command name, for tables that cover them all.
-pub const COMMANDS: [&str; 7] = [
+pub const COMMANDS: [&str; 13] = [
     "RL.SLIDE",
     "RL.BUCKETS",
     "RL.COUNT",
@@ -31,6 +49,12 @@ pub const COMMANDS: [&str; 7] = [
     "RL.THROTTLE",
     "CL.THROTTLE",
     "RL.FIXED",
+    "RL.PEEK",
+    "RL.REFUND",
+    "RL.ALL",
+    "RL.ACQUIRE",
+    "RL.RELEASE",
+    "RL.RENEW",
 ];
 
 /// Ten minutes: no test outlives it, so nothing admitted leaves the window.
@@ -45,13 +69,23 @@ impl Writer {
             Writer::Throttle => "RL.THROTTLE",
             Writer::ClThrottle => "CL.THROTTLE",
             Writer::Fixed => "RL.FIXED",
+            Writer::All => "RL.ALL",
+            Writer::Acquire => "RL.ACQUIRE",
         }
     }
 
+    /// The second key of an `RL.ALL` line (its `FIXED` clause's).
+    pub fn all_second_key(key: &str) -> String {
+        format!("{key}:fixed")
+    }
+
     /// A call admitting at most `limit` units per key over [`LONG_MS`]
-    /// (the GCRA commands: a burst of `limit` and then one per window).
+    /// (the GCRA commands: a burst of `limit` and then one per window;
+    /// `RL.ACQUIRE`: `limit` leases of [`LONG_MS`], ids made by rl; `RL.ALL`:
+    /// `key` and [`all_second_key`](Self::all_second_key), `limit` each).
     /// RL.COUNT has no limit: it counts every call.
     pub fn admit_line(self, key: &str, limit: u64) -> Vec<Vec<u8>> {
+        let second = Writer::all_second_key(key);
         let (l, w, b) = (
             limit.to_string(),
             LONG_MS.to_string(),
@@ -65,6 +99,10 @@ impl Writer {
             Writer::Throttle => vec!["RL.THROTTLE", key, &b, "1", &w],
             Writer::ClThrottle => vec!["CL.THROTTLE", key, &b, "1", &s],
             Writer::Fixed => vec!["RL.FIXED", key, &l, &w],
+            Writer::All => vec![
+                "RL.ALL", "2", key, &second, "SLIDE", &l, &w, "FIXED", &l, &w,
+            ],
+            Writer::Acquire => vec!["RL.ACQUIRE", key, &l, &w],
         };
         args.iter().map(|a| a.as_bytes().to_vec()).collect()
     }
@@ -79,19 +117,30 @@ impl Writer {
         }
     }
 
-    /// [`admitted`](Self::admitted) of a reply as the `redis` crate read it.
+    /// [`admitted`](Self::admitted) of a reply as the `redis` crate read it
+    /// (for `RL.ALL` and `RL.ACQUIRE`, whose replies hold more than
+    /// integers, its first element).
     pub fn admits(self, reply: &redis::Value) -> bool {
         if self == Writer::Count {
             return true;
         }
-        let ints: Vec<i64> = redis::from_redis_value(reply)
-            .unwrap_or_else(|e| panic!("{}: {reply:?}: {e}", self.name()));
+        let ints: Vec<i64> = match self {
+            Writer::All | Writer::Acquire => match reply {
+                redis::Value::Array(items) => vec![redis::from_redis_value(&items[0])
+                    .unwrap_or_else(|e| panic!("{}: {reply:?}: {e}", self.name()))],
+                other => panic!("{}: {other:?}", self.name()),
+            },
+            _ => redis::from_redis_value(reply)
+                .unwrap_or_else(|e| panic!("{}: {reply:?}: {e}", self.name())),
+        };
         self.admitted(&ints)
     }
 }
 
 /// A mixed workload on every command: admits, denials, costs, options,
-/// peeks, several fields, over `keys` subjects per command. Windows are long
+/// peeks of every limiter, refunds of every limiter, `RL.ALL` over every
+/// limiter, leases acquired, renewed and released, several fields, over
+/// `keys` subjects per command. Windows are long
 /// enough that nothing expires during a test.
 pub fn mixed_lines(prefix: &str, keys: usize) -> Vec<Vec<Vec<u8>>> {
     let mut out = Vec::new();
@@ -101,7 +150,7 @@ pub fn mixed_lines(prefix: &str, keys: usize) -> Vec<Vec<Vec<u8>>> {
         for k in 0..keys {
             let key = |c: &str| format!("{prefix}:{c}:{k}");
             let cost = (1 + (k + round) % 3).to_string();
-            let lines: Vec<Vec<String>> = vec![
+            let mut lines: Vec<Vec<String>> = vec![
                 vec![
                     "RL.SLIDE".into(),
                     key("slide"),
@@ -162,7 +211,144 @@ pub fn mixed_lines(prefix: &str, keys: usize) -> Vec<Vec<Vec<u8>>> {
                     "COST".into(),
                     cost.clone(),
                 ],
+                // Every limiter at once; denied once a clause is full
+                // (writing nothing in any key).
+                vec![
+                    "RL.ALL".into(),
+                    "5".into(),
+                    key("all-slide"),
+                    key("all-buckets"),
+                    key("all-throttle"),
+                    key("all-fixed"),
+                    key("all-jobs"),
+                    "SLIDE".into(),
+                    "6".into(),
+                    w.clone(),
+                    "COST".into(),
+                    cost.clone(),
+                    "BUCKETS".into(),
+                    "7".into(),
+                    w.clone(),
+                    "PRECISION".into(),
+                    "10000".into(),
+                    "THROTTLE".into(),
+                    "3".into(),
+                    "1".into(),
+                    w.clone(),
+                    "FIXED".into(),
+                    "8".into(),
+                    w.clone(),
+                    "ACQUIRE".into(),
+                    "4".into(),
+                    w.clone(),
+                    "ID".into(),
+                    format!("all{round}"),
+                ],
+                // Leases: three slots, named ids (made ids differ from
+                // server to server); one released, one renewed.
+                vec![
+                    "RL.ACQUIRE".into(),
+                    key("jobs"),
+                    "3".into(),
+                    w.clone(),
+                    "ID".into(),
+                    format!("job{round}"),
+                ],
+                vec!["RL.RENEW".into(), key("jobs"), "job0".into(), w.clone()],
+                vec![
+                    "RL.PEEK".into(),
+                    "ACQUIRE".into(),
+                    key("jobs"),
+                    "3".into(),
+                    w.clone(),
+                ],
+                vec![
+                    "RL.PEEK".into(),
+                    "SLIDE".into(),
+                    key("slide"),
+                    "8".into(),
+                    w.clone(),
+                    "COST".into(),
+                    cost.clone(),
+                ],
+                vec![
+                    "RL.PEEK".into(),
+                    "BUCKETS".into(),
+                    key("buckets"),
+                    "9".into(),
+                    w.clone(),
+                    "PRECISION".into(),
+                    "10000".into(),
+                ],
+                vec![
+                    "RL.PEEK".into(),
+                    "THROTTLE".into(),
+                    key("cell"),
+                    "4".into(),
+                    "1".into(),
+                    w.clone(),
+                ],
+                vec![
+                    "RL.PEEK".into(),
+                    "FIXED".into(),
+                    key("fixed"),
+                    "7".into(),
+                    w.clone(),
+                ],
             ];
+            if round == 1 {
+                lines.push(vec!["RL.RELEASE".into(), key("jobs"), "job1".into()]);
+            }
+            // Refunds of every limiter on every other round, on state the
+            // admissions left (CL.THROTTLE's with THROTTLE, period in ms).
+            if round % 2 == 1 {
+                lines.extend([
+                    vec![
+                        "RL.REFUND".into(),
+                        "SLIDE".into(),
+                        key("slide"),
+                        "8".into(),
+                        w.clone(),
+                    ],
+                    vec![
+                        "RL.REFUND".into(),
+                        "BUCKETS".into(),
+                        key("buckets"),
+                        "9".into(),
+                        w.clone(),
+                        "PRECISION".into(),
+                        "10000".into(),
+                        "COST".into(),
+                        "2".into(),
+                    ],
+                    vec![
+                        "RL.REFUND".into(),
+                        "THROTTLE".into(),
+                        key("throttle"),
+                        "3".into(),
+                        "2".into(),
+                        w.clone(),
+                    ],
+                    vec![
+                        "RL.REFUND".into(),
+                        "THROTTLE".into(),
+                        key("cell"),
+                        "4".into(),
+                        "1".into(),
+                        w.clone(),
+                        "2".into(),
+                    ],
+                    vec![
+                        "RL.REFUND".into(),
+                        "FIXED".into(),
+                        key("fixed"),
+                        "7".into(),
+                        w.clone(),
+                        "COST".into(),
+                        cost.clone(),
+                    ],
+                ]);
+            }
             out.extend(
                 lines
                     .into_iter()

@@ -595,6 +595,56 @@ pub fn aof_text(dir: &Path) -> String {
     text
 }
 
+/// The commands of the AOF files in command form under `dir` (a base
+/// written as RDB is left out), each as its words.
+pub fn aof_commands(dir: &Path) -> Vec<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if !path.to_string_lossy().ends_with(".aof") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            let mut at = 0;
+            let line = |at: &mut usize| {
+                let end = at_crlf(&bytes, *at);
+                let text = std::str::from_utf8(&bytes[*at..end]).unwrap().to_string();
+                *at = end + 2;
+                text
+            };
+            while at < bytes.len() {
+                let head = line(&mut at);
+                let n: usize = head
+                    .strip_prefix('*')
+                    .unwrap_or_else(|| panic!("{}: {head:?}", path.display()))
+                    .parse()
+                    .unwrap();
+                let mut words = Vec::new();
+                for _ in 0..n {
+                    let len: usize = line(&mut at).strip_prefix('$').unwrap().parse().unwrap();
+                    words.push(bytes[at..at + len].to_vec());
+                    at += len + 2;
+                }
+                out.push(words);
+            }
+        }
+    }
+    out
+}
+
+fn at_crlf(bytes: &[u8], from: usize) -> usize {
+    from + bytes[from..]
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .expect("a line")
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
