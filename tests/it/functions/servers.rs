@@ -475,6 +475,9 @@ fn eval_of_the_library_keeps_the_servers_errors() {
         }
         run(&mut c, &["CONFIG", "SET", "maxmemory", "0"]).unwrap();
         assert_eq!(dbsize(&mut c), 0, "{flavor:?}: nothing written");
+    }
+}
+
 /// `rl_refund` is registered `allow-oom` (as `rl_release`): at maxmemory
 /// the library's refunds give back what they report and no key grows, as
 /// the module's RL.REFUND (tests/it/memory_pressure.rs, the same lines).
