@@ -1,6 +1,7 @@
 //! Keys of the right type that rl could not have written are refused by
 //! every command that would read them (every limiter form of RL.PEEK,
-//! RL.ALL and RL.REFUND too), before anything is written: same DUMP, same
+//! RL.ALL and RL.REFUND too, and the lease commands), before anything is
+//! written: same DUMP, same
 //! absolute expiry, the server's change counter and replication offset
 //! unmoved. (Keys of another type: `wrong_types.rs`.)
 
@@ -77,7 +78,86 @@ const TAT_LINES: &[(&[&str], &str)] = &[
     (&["RL.REFUND", "THROTTLE", "K", "5", "1", "1000"], NOT_TAT),
 ];
 
+const NO_HEADER: &str = "ERR key holds a sorted set that rl did not write (no lease header; a lease set of an earlier rl build ends with its last lease)";
+
+/// Every lease command, for a sorted set without the lease header.
+const LEASE_LINES: &[(&[&str], &str)] = &[
+    (&["RL.ACQUIRE", "K", "10", "1000"], NO_HEADER),
+    (&["RL.ACQUIRE", "K", "10", "1000", "ID", "alice"], NO_HEADER),
+    (&["RL.RELEASE", "K", "alice"], NO_HEADER),
+    (&["RL.RENEW", "K", "alice", "99999999"], NO_HEADER),
+    (&["RL.PEEK", "ACQUIRE", "K", "10", "1000"], NO_HEADER),
+    (
+        &["RL.ALL", "1", "K", "ACQUIRE", "10", "1000"],
+        "ERR clause 1: key holds a sorted set that rl did not write (no lease header; a lease set of an earlier rl build ends with its last lease)",
+    ),
+];
+
+/// The same, for a lease set rl could not have written although it has
+/// the header (each line reads the bad entry, or the missing TTL).
+const HEADED_LEASE_LINES: &[(&[&str], &str)] = &[
+    (&["RL.ACQUIRE", "K", "10", "1000"], FOREIGN_ZSET),
+    (
+        &["RL.ACQUIRE", "K", "10", "1000", "ID", "alice"],
+        FOREIGN_ZSET,
+    ),
+    (&["RL.RELEASE", "K", "alice"], FOREIGN_ZSET),
+    (&["RL.RENEW", "K", "alice", "99999999"], FOREIGN_ZSET),
+    (&["RL.PEEK", "ACQUIRE", "K", "10", "1000"], FOREIGN_ZSET),
+    (
+        &["RL.ALL", "1", "K", "ACQUIRE", "10", "1000"],
+        "ERR clause 1: key holds a sorted set that rl did not write",
+    ),
+];
+
 const CASES: &[Foreign] = &[
+    // Sorted sets of names scored by time have the shape of leases: a
+    // leaderboard, a schedule, a lease set of a build before the header.
+    Foreign {
+        name: "leaderboard",
+        setup: &[
+            &["ZADD", "K", "100", "alice", "250", "bob", "999", "carol"],
+            &["EXPIRE", "K", "3600"],
+        ],
+        lines: LEASE_LINES,
+    },
+    Foreign {
+        name: "schedule of future times",
+        setup: &[
+            &["ZADD", "K", "LATER", "alice", "LATER", "bob"],
+            &["PEXPIRE", "K", "86400000"],
+        ],
+        lines: LEASE_LINES,
+    },
+    Foreign {
+        name: "lease set without the header",
+        setup: &[
+            &["ZADD", "K", "LATER", "mio1ar2o-2k3f9x0d1q7zu"],
+            &["PEXPIRE", "K", "4500000"],
+        ],
+        lines: LEASE_LINES,
+    },
+    Foreign {
+        name: "lease header at another score",
+        setup: &[
+            &["ZADD", "K", "5", "rl leases", "LATER", "alice"],
+            &["PEXPIRE", "K", "4500000"],
+        ],
+        lines: LEASE_LINES,
+    },
+    Foreign {
+        name: "lease header over an integer member",
+        setup: &[
+            &["ZADD", "K", "0", "rl leases", "LATER", "17"],
+            &["PEXPIRE", "K", "4500000"],
+        ],
+        lines: HEADED_LEASE_LINES,
+    },
+    Foreign {
+        name: "rl lease set without a TTL",
+        setup: &[&["RL.ACQUIRE", "K", "3", "600000"], &["PERSIST", "K"]],
+        lines: HEADED_LEASE_LINES,
+    },
     // The first case: string members, old scores.
     Foreign {
         name: "zset of strings",
@@ -217,7 +297,7 @@ fn keys_rl_did_not_write_are_refused_and_left_byte_for_byte() {
             }
         }
         assert_eq!(checked, CASES.iter().map(|c| c.lines.len()).sum::<usize>());
-        assert!(checked >= 70, "{checked} cases");
+        assert!(checked >= 100, "{checked} cases");
         let (marks, offset) = (changes(&mut c), repl_offset(&mut c));
         assert_eq!(slide(&mut c, "own", 5, 600_000)[0], 1, "{flavor:?}");
         assert!(changes(&mut c) > marks, "{flavor:?}: an admission counts");

@@ -24,7 +24,8 @@ pub fn run_bytes(c: &mut redis::Connection, line: &[Vec<u8>]) -> redis::RedisRes
 }
 
 /// Runs a command line with `K` standing for `key`, and `NOW` / `NOWUS`
-/// for the server's clock in ms / µs (read just before).
+/// for the server's clock in ms / µs (read just before), `LATER` for an
+/// hour after `NOW`.
 pub fn run_on(c: &mut redis::Connection, line: &[&str], key: &str) -> redis::RedisResult<Value> {
     let (s, us): (i64, i64) = redis::cmd("TIME").query(c)?;
     let mut cmd = redis::cmd(line[0]);
@@ -33,6 +34,7 @@ pub fn run_on(c: &mut redis::Connection, line: &[&str], key: &str) -> redis::Red
             "K" => cmd.arg(key),
             "NOW" => cmd.arg(s * 1000 + us / 1000),
             "NOWUS" => cmd.arg(s * 1_000_000 + us),
+            "LATER" => cmd.arg(s * 1000 + us / 1000 + 3_600_000),
             a => cmd.arg(a),
         };
     }
