@@ -363,9 +363,9 @@ fn every_command_declares_arity_flags_key_spec_and_docs() {
             assert_eq!(text(&entry[1]), e.arity.to_string(), "{f:?} {}", e.name);
             let fl = flags(entry);
             if e.write {
-                // A release or a refund frees memory (a refund never grows
-                // a key): it must run when the server is out of it.
-                let denyoom = !["rl.release", "rl.refund"].contains(&e.name);
+                // A release or a refund frees memory (neither grows a
+                // key): they must run when the server is out of it.
+                let denyoom = !matches!(e.name, "rl.release" | "rl.refund");
                 assert!(
                     fl.contains(&"write".into()) && fl.contains(&"denyoom".into()) == denyoom,
                     "{f:?} {}: {fl:?}",

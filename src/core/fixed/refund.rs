@@ -162,7 +162,12 @@ mod tests {
                 } else {
                     let r = req(refund_limit, refund_window, cost.min(refund_limit));
                     let before = count(&s, now);
+                    let before_value = s.value.clone();
                     let given = refund(&mut s, &r, now);
+                    // Never a longer value: a refund can run at maxmemory.
+                    if let (Some(b), Some(a)) = (&before_value, &s.value) {
+                        prop_assert!(a.len() <= b.len());
+                    }
                     prop_assert!(given <= r.cost);
                     prop_assert_eq!(before - count(&s, now), given);
                     if let Some((end, net)) = live {

@@ -205,6 +205,7 @@ mod tests {
                 } else {
                     let r = req(burst, n.min(period * 1000), period, q.min(burst + 1));
                     let before = s.value.as_deref().map(|_| tat(&s));
+                    let before_value = s.value.clone();
                     let given = refund(&mut s, &r, now);
                     prop_assert!(given <= r.quantity);
                     let after = s.value.as_deref().map(|_| tat(&s));
@@ -213,6 +214,10 @@ mod tests {
                         _ => 0,
                     };
                     prop_assert!(moved >= 0);
+                    // Never a longer value: a refund can run at maxmemory.
+                    if let (Some(b), Some(a)) = (&before_value, &s.value) {
+                        prop_assert!(a.len() <= b.len());
+                    }
                     prop_assert!(moved <= i128::from(r.quantity) * r.rate.emission_us as i128);
                     if given == 0 {
                         prop_assert_eq!(moved, 0);
