@@ -1,5 +1,6 @@
 //! Server strings kept between calls, for values many calls write again:
-//! the bucket header's field name, and RL.SLIDE's score (every admission in
+//! the bucket header's field name, the lease set's header member, and
+//! RL.SLIDE's score (every admission in
 //! the same millisecond writes and replicates the same one). Reusing one
 //! costs a reference count; a fresh string is an allocation and a free.
 //! Commands run on the server's main thread; the atomics only give the
@@ -68,9 +69,12 @@ impl KeptString {
 pub static HEADER_FIELD: KeptString = KeptString::new();
 /// The score of RL.SLIDE's latest admissions, by its value.
 pub static SLIDE_SCORE: KeptString = KeptString::new();
+/// The lease set's header member (`rl leases`); the value is unused.
+pub static LEASE_HEADER: KeptString = KeptString::new();
 
 /// Frees every kept string (module unload).
 pub fn release_all() {
     HEADER_FIELD.release();
     SLIDE_SCORE.release();
+    LEASE_HEADER.release();
 }

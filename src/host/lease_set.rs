@@ -17,6 +17,7 @@ use super::context::{string_bytes, CommandCtx};
 use super::ffi;
 use super::ffi::{api, OK};
 use super::key::{Access, KeyKind, OpenKey};
+use super::kept_strings;
 use super::replicate;
 use super::store::Store;
 use super::zset_log::score_ms;
@@ -62,6 +63,16 @@ impl Drop for Owned<'_> {
     }
 }
 
+/// The header member as a server string, made once without a context and
+/// kept until unload ([`kept_strings::LEASE_HEADER`]): every lease call
+/// looks it up.
+fn header() -> *mut ffi::Str {
+    kept_strings::LEASE_HEADER.borrow(0, || {
+        // SAFETY: no context needed; the server copies the bytes.
+        unsafe { api!(CreateString)(std::ptr::null_mut(), HEADER.as_ptr().cast(), HEADER.len()) }
+    })
+}
+
 impl<'a> Store<'a> for LeaseSet<'a> {
     type Write = LeaseWrite;
 
@@ -80,46 +91,43 @@ impl<'a> Store<'a> for LeaseSet<'a> {
         let index = self.key.index;
         if let Some(set) = &write.set {
             // A new set gets its header with its first lease, in one ZADD.
-            let header = self.key.is_empty().then(|| Owned::new(cmd, HEADER));
-            if let Some(h) = &header {
-                self.add(h, HEADER_SCORE)?;
+            let new = self.key.is_empty();
+            if new {
+                self.add(header(), HEADER_SCORE)?;
             }
             let member = Owned::new(cmd, set.id.as_bytes());
-            self.add(&member, set.expiry)?;
+            self.add(member.raw, set.expiry)?;
             cmd.notify(ffi::NOTIFY_ZSET, c"zadd", index);
             let mut digits: Line<21> = Line::new();
             digits.signed(set.expiry);
             let score = Owned::new(cmd, digits.as_slice());
-            match &header {
-                Some(h) => {
-                    let zero = Owned::new(cmd, b"0");
-                    replicate::zadd_pairs(cmd, index, &[zero.raw, h.raw, score.raw, member.raw]);
-                }
-                None => replicate::zadd(cmd, index, score.raw, &[member.raw]),
+            if new {
+                let zero = Owned::new(cmd, b"0");
+                replicate::zadd_pairs(cmd, index, &[zero.raw, header(), score.raw, member.raw]);
+            } else {
+                replicate::zadd(cmd, index, score.raw, &[member.raw]);
             }
         }
         let mut removed: SmallVec<[Owned; 4]> = SmallVec::new();
         for id in &write.remove {
             let member = Owned::new(cmd, id.as_bytes());
-            if self.remove(&member) {
+            if self.remove(member.raw) {
                 removed.push(member);
             }
         }
-        if !removed.is_empty() && self.len() == 1 {
-            // Only the header is left: it goes with the last entry, so no
-            // set of a header alone outlives its leases.
-            let header = Owned::new(cmd, HEADER);
-            if self.remove(&header) {
-                removed.push(header);
-            }
-        }
+        // Only the header left: it goes with the last entry, so no set of
+        // a header alone outlives its leases.
+        let last = !removed.is_empty() && self.len() == 1 && self.remove(header());
         if !removed.is_empty() {
             cmd.notify(ffi::NOTIFY_ZSET, c"zrem", index);
             if self.key.is_empty() {
                 // As ZREM does when it removes the last member.
                 cmd.notify(ffi::NOTIFY_GENERIC, c"del", index);
             }
-            let raws: SmallVec<[*mut ffi::Str; 4]> = removed.iter().map(|m| m.raw).collect();
+            let mut raws: SmallVec<[*mut ffi::Str; 4]> = removed.iter().map(|m| m.raw).collect();
+            if last {
+                raws.push(header());
+            }
             replicate::zrem(cmd, index, &raws);
         }
         if write.set.is_some() || !removed.is_empty() {
@@ -134,10 +142,11 @@ impl<'a> Store<'a> for LeaseSet<'a> {
 
 impl<'c> LeaseSet<'c> {
     /// Adds or moves `member` to `score`.
-    fn add(&self, member: &Owned<'c>, score: i64) -> Result<(), RlError> {
+    fn add(&self, member: *mut ffi::Str, score: i64) -> Result<(), RlError> {
         let mut flags: c_int = 0;
-        // SAFETY: key open for writing; the server copies the member.
-        let status = unsafe { api!(ZsetAdd)(self.key.raw, score as f64, member.raw, &mut flags) };
+        // SAFETY: key open for writing; the member is live; the server
+        // copies it.
+        let status = unsafe { api!(ZsetAdd)(self.key.raw, score as f64, member, &mut flags) };
         if status != OK {
             return Err(RlError::Internal("could not add to the sorted set"));
         }
@@ -145,10 +154,10 @@ impl<'c> LeaseSet<'c> {
     }
 
     /// Removes `member`; true when it was there.
-    fn remove(&self, member: &Owned<'c>) -> bool {
+    fn remove(&self, member: *mut ffi::Str) -> bool {
         let mut deleted: c_int = 0;
-        // SAFETY: key open for writing.
-        let ok = unsafe { api!(ZsetRem)(self.key.raw, member.raw, &mut deleted) } == OK;
+        // SAFETY: key open for writing; the member is live.
+        let ok = unsafe { api!(ZsetRem)(self.key.raw, member, &mut deleted) } == OK;
         ok && deleted != 0
     }
 
@@ -156,10 +165,9 @@ impl<'c> LeaseSet<'c> {
     /// 0. Without it: an RL.SLIDE log's refusal when its first entry is
     /// one, else the refusal that names the missing header.
     fn check_header(&self) -> Result<(), RlError> {
-        let header = Owned::new(self.key.cmd, HEADER);
         let mut score = 0.0;
-        // SAFETY: key is an open sorted set; the member string is ours.
-        let found = unsafe { api!(ZsetScore)(self.key.raw, header.raw, &mut score) } == OK;
+        // SAFETY: key is an open sorted set; the header string is kept.
+        let found = unsafe { api!(ZsetScore)(self.key.raw, header(), &mut score) } == OK;
         if found && score_ms(score) == HEADER_SCORE {
             return Ok(());
         }
