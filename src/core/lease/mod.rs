@@ -2,7 +2,8 @@
 //! (`RL.ACQUIRE`, `RL.RELEASE`, `RL.RENEW`).
 //!
 //! The leases of a key are a plain sorted set: member the lease id, score
-//! its absolute expiry in ms ([`set`]). A lease counts while `now <
+//! its absolute expiry in ms, and a header that marks the set as rl's
+//! ([`set`]). A lease counts while `now <
 //! expiry`; expired ones never count, and an admission removes up to
 //! [`decide::EVICT_PER_CALL`] of them. Denials write nothing.
 
