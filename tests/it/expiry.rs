@@ -44,15 +44,16 @@ fn key_expires_when_newest_entry_leaves_the_window() {
     });
 }
 
-/// `RL.BUCKETS` and `RL.COUNT` keys: after every admit the expiry lies
-/// between the end of the newest bucket's stay (`(newest + 1) * precision
-/// - 1 + window`, from the header) and that plus `window / 4`, and when it
+/// `RL.SLIDE`, `RL.BUCKETS` and `RL.COUNT` keys: after every admit the
+/// expiry lies between the end of the newest entry's or bucket's stay (its
+/// score + window; `(newest + 1) * precision - 1 + window`, from the
+/// header) and that plus `window / 4`, and when it
 /// moves, it moves to exactly that far end. Each move reaches the AOF (fed
 /// what replicas are fed) as `PEXPIREAT key <that ms>` and nothing else
 /// sets the key's expiry there; a replica without rl holds the same
 /// `PEXPIRETIME`.
 #[test]
-fn bucket_keys_expire_at_the_far_end_of_their_newest_bucket_replicated_as_pexpireat() {
+fn keys_expire_at_the_far_end_of_their_newest_entry_or_bucket_replicated_as_pexpireat() {
     for flavor in ALL {
         let primary =
             Server::start_primary(flavor, &["--appendonly", "yes", "--appendfsync", "always"]);
@@ -61,7 +62,8 @@ fn bucket_keys_expire_at_the_far_end_of_their_newest_bucket_replicated_as_pexpir
         // Window 800 ms of 100 ms buckets: slack 200.
         let (window, precision, slack) = (800i64, 100i64, 200i64);
         let (w, p) = (window.to_string(), precision.to_string());
-        let lines: [(&str, Vec<&str>); 2] = [
+        let lines: [(&str, Vec<&str>); 3] = [
+            ("ex:slide", vec!["RL.SLIDE", "ex:slide", "100", &w]),
             (
                 "ex:buckets",
                 vec!["RL.BUCKETS", "ex:buckets", "100", &w, "PRECISION", &p],
@@ -72,14 +74,21 @@ fn bucket_keys_expire_at_the_far_end_of_their_newest_bucket_replicated_as_pexpir
             ),
         ];
         for (key, line) in &lines {
+            // The newest entry's time, or the newest bucket's last ms.
+            let newest = |c: &mut redis::Connection| match line[0] {
+                "RL.SLIDE" => entries(c, key).last().expect("entries").1,
+                _ => {
+                    let h = header(c, key);
+                    (h.newest + 1) * h.precision - 1
+                }
+            };
             let mut moves = Vec::new();
             let mut expiry = -1;
             // 9 steps of at least 40 ms: the newest bucket moves on by at
             // least 3, past the first expiry's slack.
             for i in 0..10 {
                 run(&mut c, line).unwrap();
-                let h = header(&mut c, key);
-                let needed = (h.newest + 1) * h.precision - 1 + window;
+                let needed = newest(&mut c) + window;
                 let now_expiry = pexpiretime(&mut c, key);
                 assert!(
                     (needed..=needed + slack).contains(&now_expiry),

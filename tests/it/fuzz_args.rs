@@ -315,15 +315,16 @@ fn command(rng: &mut XorShift) -> Vec<Vec<u8>> {
         }
         "RL.ALL" => {
             // numkeys keys (now and then one twice), then as many clauses,
-            // or one more or one fewer.
+            // or one more, one fewer or none.
             let n = 1 + rng.below(4) as usize;
             line.push(match rng.below(8) {
                 0 => number(rng),
                 _ => n.to_string().into_bytes(),
             });
-            let clauses = match rng.below(10) {
+            let clauses = match rng.below(12) {
                 0 => n + 1,
                 1 => n - 1,
+                2 => 0,
                 _ => n,
             };
             let limiters: Vec<&str> = (0..clauses).map(|_| *rng.pick(LIMITERS)).collect();
