@@ -251,7 +251,8 @@ for module in target/release/librl.so target/valkey/release/librl.so; do
     "$SERVER" --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no \
     --loadmodule "$PWD/$module" >"$dir/server.out" 2>&1 &
   pid=$!
-  # The server answers PONG (redis-cli exits 0 on "Connection refused").
+  # Ready only once PING gets PONG: a server that died at load still leaves
+  # an ERROR SUMMARY, and redis-cli exits 0 on "Connection refused".
   up=0
   for _ in $(seq 1 300); do
     if [ "$(redis_cli "$port" PING)" = PONG ]; then up=1 && break; fi
