@@ -37,7 +37,7 @@ run: deps build ## Start a server with the module on PORT (default 6379, else th
 load-functions: ## Load (or upgrade) the function edition functions/rl.lua into the server at HOST:PORT (default 127.0.0.1:6379), password AUTH, user AUTH_USER, extra redis-cli options CLI_ARGS
 	@HOST="$(HOST)" PORT="$(PORT)" AUTH="$(AUTH)" scripts/load-functions.sh
 
-test: deps build build-valkey ## Unit, property and real-server tests (both builds on Redis 7.0, 8.2, Valkey 9.1), check-memory, the docs examples; ends with "N passed, N failed"
+test: deps build build-valkey ## Unit, property and real-server tests (both builds on Redis 7.0, 8.2, Valkey 9.1), check-memory, the docs examples; ends with "N passed, N failed, N skipped"
 	@scripts/test.sh
 
 test-docs: build ## Run the Python snippets and replay the redis-cli sessions of README.md and docs/ (Valkey, stopped clock)

@@ -2,7 +2,11 @@
 # `make check-memory`: a short workload on every rl command with the server
 # under valgrind memcheck, for both module builds. Valkey 9.1 from `make deps`
 # uses libc malloc, so memcheck sees every allocation the module makes
-# through the server. Every record valgrind counts in its ERROR SUMMARY is
+# through the server. The workload runs every command; each reply is
+# checked: an error where a line does not start with `!` (an error
+# expected), no error where it does, and as many replies as lines sent, or
+# the check fails (so does a server that never answered PING or died during
+# the workload). Every record valgrind counts in its ERROR SUMMARY is
 # sorted and explained (analyse below); fails on a memory error or a
 # definite loss in rl's frames. The counts are mostly the server's: "possibly
 # lost" blocks, its sds strings held at exit through interior pointers (not
@@ -12,7 +16,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SERVER=${SERVER:-.deps/valkey/valkey-server}
-CLI=${CLI:-redis-cli}
 ROUNDS=${ROUNDS:-150}
 OUT=target/check-memory
 # The venv `make deps` makes, else any python3.
@@ -26,10 +29,24 @@ MODULE_FRAMES='librl\.so|[^a-z_]rl::|_ZN2rl|redis_module::|valkey_module::'
 KNOWN='DetachedContext.*set_context|set_context.*DetachedContext'
 rm -rf "$OUT" && mkdir -p "$OUT"
 
+# redis_cli PORT WORDS...: one command, its reply on stdout (empty if the
+# server did not answer).
+redis_cli() {
+  local port=$1 && shift
+  "$PY" - "$port" "$@" <<'PY' 2>/dev/null || true
+import socket, sys
+port, words = int(sys.argv[1]), sys.argv[2:]
+s = socket.create_connection(("127.0.0.1", port), timeout=30)
+s.sendall(f"*{len(words)}\r\n".encode() + b"".join(f"${len(w)}\r\n{w}\r\n".encode() for w in words))
+print(s.makefile("rb").readline().decode().strip().lstrip("+"))
+PY
+}
+
+# One command a line; `!` first: the reply must be an error.
 workload() {
   local w=60000
   for i in $(seq 1 "$ROUNDS"); do
-    local k=$((i % 25))
+    local k=$((i % 25)) j="job$((i % 4))"
     echo "RL.SLIDE slide:$k 5 $w"
     echo "RL.SLIDE slide:$k 5 $w COST 2"
     echo "RL.SLIDE slide:short:$k 3 50"
@@ -43,22 +60,98 @@ workload() {
     echo "RL.THROTTLE throttle:$k 3 10 $w 0"
     echo "CL.THROTTLE cell:$k 3 10 60 2"
     echo "RL.FIXED fixed:$k 5 $w COST 2"
+    echo "RL.PEEK SLIDE slide:$k 5 $w"
+    echo "RL.PEEK BUCKETS buckets:$k 5 $w"
+    echo "RL.PEEK ACQUIRE lease:$k 3 $w"
+    echo "RL.ALL 2 all:a:$k all:b:$k SLIDE 5 $w BUCKETS 5 $w PRECISION 1000"
+    echo "RL.ALL 2 all:c:$k all:d:$k THROTTLE 3 10 $w FIXED 2 50"
+    echo "RL.REFUND SLIDE slide:$k 5 $w"
+    echo "RL.REFUND BUCKETS buckets:$k 5 $w PRECISION 1000 COST 2"
+    echo "RL.REFUND THROTTLE throttle:$k 3 10 $w"
+    echo "RL.REFUND FIXED fixed:$k 5 $w"
+    echo "RL.ACQUIRE lease:$k 3 $w"
+    echo "RL.ACQUIRE lease:short:$k 2 50"
+    echo "RL.ACQUIRE lease:$k 3 $w ID $j"
+    echo "RL.RENEW lease:$k $j $w"
+    echo "RL.RELEASE lease:$k $j"
+    echo "RL.RELEASE lease:$k no-such-lease"
     # Errors and wrong types.
-    echo "RL.SLIDE slide:$k 0 $w"
-    echo "RL.BUCKETS buckets:$k 5 $w PRECISION 7"
-    echo "RL.COUNT count:$k $w bad,field"
-    echo "RL.THROTTLE throttle:$k 3 10 $w 99"
-    echo "RL.FIXED fixed:$k 5 $w COST 1 COST 1 FOO"
-    echo "RL.FIXED slide:$k 5 $w"
-    echo "RL.COUNT buckets:$k $w ok"
-    echo "RL.THROTTLE fixed:$k 3 10 $w"
-    echo "RL.SLIDE"
+    echo "!RL.SLIDE slide:$k 0 $w"
+    echo "!RL.BUCKETS buckets:$k 5 $w PRECISION 7"
+    echo "!RL.COUNT count:$k $w bad,field"
+    echo "!RL.THROTTLE throttle:$k 3 10 $w 99"
+    echo "!RL.FIXED fixed:$k 5 $w COST 1 COST 1 FOO"
+    echo "!RL.FIXED slide:$k 5 $w"
+    echo "!RL.COUNT buckets:$k $w ok"
+    echo "!RL.THROTTLE fixed:$k 3 10 $w"
+    echo "!RL.SLIDE"
+    echo "!RL.PEEK FIXED slide:$k 5 $w"
+    echo "!RL.ALL 2 all:a:$k all:a:$k SLIDE 5 $w SLIDE 5 $w"
+    echo "!RL.REFUND SLIDE fixed:$k 5 $w"
+    echo "!RL.ACQUIRE slide:$k 3 $w"
+    echo "!RL.RENEW lease:$k $j 0"
+    echo "!RL.RELEASE lease:$k 12345"
   done
   echo "MULTI"
   echo "RL.SLIDE tx 5 $w"
   echo "RL.FIXED tx:f 5 $w"
   echo "EXEC"
   echo "EVAL \"return redis.call('RL.BUCKETS', KEYS[1], 5, 60000)\" 1 lua"
+}
+
+# run_workload PORT FILE REPLIES: sends every line of FILE pipelined (as
+# RESP, words split as a shell would) and reads one reply per line; writes
+# them to REPLIES. Fails if a reply is missing, an error where none was
+# expected, or no error where one was.
+run_workload() {
+  "$PY" - "$@" <<'PY'
+import shlex, socket, sys
+port, path, out = sys.argv[1:]
+lines = [l for l in open(path).read().splitlines() if l.strip()]
+def resp(words):
+    b = [f"*{len(words)}\r\n".encode()]
+    for w in words:
+        w = w.encode()
+        b.append(f"${len(w)}\r\n".encode() + w + b"\r\n")
+    return b"".join(b)
+want_error = [l.startswith("!") for l in lines]
+payload = b"".join(resp(shlex.split(l.lstrip("!"))) for l in lines)
+s = socket.create_connection(("127.0.0.1", int(port)), timeout=600)
+s.sendall(payload)
+f = s.makefile("rb")
+def read():
+    line = f.readline()
+    if not line:
+        raise EOFError
+    kind, rest = line[:1], line[1:-2]
+    if kind in (b"+", b":", b"-"):
+        return (kind == b"-", rest.decode(errors="replace"))
+    if kind == b"$":
+        n = int(rest)
+        return (False, None if n < 0 else f.read(n + 2)[:-2].decode(errors="replace"))
+    if kind == b"*":
+        n = int(rest)
+        return (False, None if n < 0 else [read()[1] for _ in range(n)])
+    raise ValueError(f"unexpected reply {line!r}")
+replies, bad = [], []
+try:
+    for i, line in enumerate(lines):
+        is_error, value = read()
+        replies.append(("-" if is_error else "") + repr(value))
+        if is_error != want_error[i]:
+            bad.append(f"{line} -> {'' if is_error else 'no error: '}{value}")
+except (EOFError, OSError) as e:
+    pass
+with open(out, "w") as o:
+    o.write("\n".join(replies) + "\n")
+print(f"check-memory:   {len(lines)} commands sent, {len(replies)} replies, "
+      f"{sum(want_error)} errors expected, {len(bad)} replies not as expected")
+for b in bad[:5]:
+    print(f"check-memory:   not as expected: {b}")
+if len(replies) < len(lines):
+    print(f"check-memory:   FAILED: {len(lines) - len(replies)} replies never came (the server died?)")
+sys.exit(1 if bad or len(replies) < len(lines) else 0)
+PY
 }
 
 # analyse LOG DIR TITLE: prints what valgrind's ERROR SUMMARY counts, record
@@ -158,21 +251,39 @@ for module in target/release/librl.so target/valkey/release/librl.so; do
     "$SERVER" --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no \
     --loadmodule "$PWD/$module" >"$dir/server.out" 2>&1 &
   pid=$!
+  # Ready only once PING gets PONG: a server that died at load still leaves
+  # an ERROR SUMMARY, and redis-cli exits 0 on "Connection refused".
+  up=0
   for _ in $(seq 1 300); do
-    "$CLI" -p "$port" PING >/dev/null 2>&1 && break
+    if [ "$(redis_cli "$port" PING)" = PONG ]; then up=1 && break; fi
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.2
   done
-  workload | "$CLI" -p "$port" >"$dir/replies.txt" 2>&1
-  replies=$(wc -l <"$dir/replies.txt")
-  "$CLI" -p "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+  workload >"$dir/workload.txt"
+  sent=$(wc -l <"$dir/workload.txt")
+  ran=1
+  if [ "$up" -ne 1 ]; then
+    echo "check-memory: $module: the server never answered PING (see $dir/server.out, $log)"
+    ran=0
+  elif ! run_workload "$port" "$dir/workload.txt" "$dir/replies.txt"; then
+    ran=0
+  elif [ "$(redis_cli "$port" PING)" != PONG ]; then
+    echo "check-memory: $module: the server stopped answering after the workload"
+    ran=0
+  fi
+  redis_cli "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
   wait "$pid" || true
+  if [ "$ran" -ne 1 ]; then
+    failed=1
+    continue
+  fi
   # Every record valgrind counts in its ERROR SUMMARY, sorted: memory errors
   # (invalid access, uninitialised values, bad frees), definite losses,
   # possible losses. Fails on what concerns rl (see analyse).
-  analyse "$log" "$dir" "$module on $($SERVER --version | cut -d' ' -f1-3): $replies reply lines" || failed=1
+  analyse "$log" "$dir" "$module on $($SERVER --version | cut -d' ' -f1-3): $sent commands, each reply as expected" || failed=1
 done
 if [ "$failed" -ne 0 ]; then
-  echo "check-memory: FAILED: valgrind reports a memory error or a definite loss in rl's frames (above)"
+  echo "check-memory: FAILED: the workload did not run as expected, or valgrind reports a memory error or a definite loss in rl's frames (above)"
   exit 1
 fi
 echo "check-memory: OK: no memory error and no definite loss in rl's frames"

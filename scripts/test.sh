@@ -3,8 +3,9 @@
 # and tests/it/, the one crate of real-server tests), then
 # scripts/check-memory.sh, then the docs examples (tests/docs/run), all run
 # even when one fails; ends with one line over all of them, "N passed, N
-# failed": cargo's tests and the docs examples one by one, check-memory as
-# one. Exits non-zero if anything failed. Log: target/test.log.
+# failed, N skipped": cargo's tests and the docs examples one by one,
+# check-memory as one; skipped counts cargo's ignored tests and the docs
+# blocks marked skip. Exits non-zero if anything failed. Log: target/test.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p target
@@ -40,23 +41,21 @@ else
     notes+=("check-memory: FAILED")
 fi
 
-# The docs examples: "docs: N snippets/sessions passed, M failed".
+# The docs examples: "docs: N skipped, T s", then "docs: N snippets/sessions
+# passed, M failed".
 tests/docs/run 2>&1 | tee -a "$log"
 docs_rc=${PIPESTATUS[0]}
-read -r docs_passed docs_failed < <(awk '/^docs: [0-9]+ snippets\/sessions passed/ { p = $2; f = $5 }
-    END { print p + 0, f + 0 }' "$log")
+read -r docs_passed docs_failed docs_skipped < <(awk '/^docs: [0-9]+ snippets\/sessions passed/ { p = $2; f = $5 }
+    /^docs: [0-9]+ skipped/ { s = $2 }
+    END { print p + 0, f + 0, s + 0 }' "$log")
 if [ "$docs_rc" -ne 0 ] && [ "$docs_failed" -eq 0 ]; then
     docs_failed=1
 fi
 passed=$((passed + docs_passed))
 failed=$((failed + docs_failed))
-notes+=("docs examples: $docs_passed passed, $docs_failed failed")
+notes+=("docs examples: $docs_passed passed, $docs_failed failed, $docs_skipped skipped")
 
 echo
 printf 'make test: %s\n' "${notes[@]}"
-if [ "$ignored" -gt 0 ]; then
-    echo "$passed passed, $failed failed, $ignored skipped"
-else
-    echo "$passed passed, $failed failed"
-fi
+echo "$passed passed, $failed failed, $((ignored + docs_skipped)) skipped"
 [ "$failed" -eq 0 ]

@@ -4,7 +4,8 @@
 //! failure with instructions, never a skip.
 //!
 //! This file depends on nothing else in the harness: `benches/server.rs`
-//! includes it (through `tests/common/mod.rs`) for its servers.
+//! includes it directly (`#[path = "../tests/it/harness/server.rs"]`) for
+//! its servers.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
