@@ -272,7 +272,8 @@ fn nothing_to_give_back_writes_nothing() {
 fn nothing_to_give_back_adds_nothing_to_the_replication_stream() {
     for flavor in ALL {
         let mut primary = Server::start_primary(flavor, &[]);
-        // As in slide_denied_writes_nothing.rs: a backlog, no ping traffic.
+        // As `Server::start_primary_with_backlog`: a backlog, no ping
+        // traffic.
         drop(primary.start_replica(false));
         let mut c = primary.conn();
         let detached = wait_until(Duration::from_secs(10), || {

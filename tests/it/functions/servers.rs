@@ -226,7 +226,13 @@ fn denials_write_and_replicate_nothing_without_the_module() {
             info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("0")
         });
         assert!(detached, "{flavor:?}: replica still attached");
+        // The control: filling the keys is replicated, so the offset moves.
+        let filled_from = repl_offset(&mut c);
         fill(&mut c);
+        assert!(
+            repl_offset(&mut c) > filled_from,
+            "{flavor:?}: the admissions were not replicated"
+        );
         let before = keyspace(&mut c);
         let (o, d) = (repl_offset(&mut c), changes(&mut c));
         deny(&mut c, 5);
