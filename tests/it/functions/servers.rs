@@ -419,66 +419,42 @@ fn eval_of_the_library_answers_as_its_functions() {
 fn eval_of_the_library_keeps_the_servers_errors() {
     let body: String = super::LIBRARY.split_once('\n').unwrap().1.to_string();
     let plain = "return redis.call('ZADD', KEYS[1], 1, 'x')";
+    let lines: [&[&str]; 3] = [
+        &["1", "k", "rl_slide", "5", "1000"],
+        &["1", "k", "rl_acquire", "5", "1000"],
+        &[
+            "2", "k", "k2", "rl_all", "SLIDE", "5", "1000", "FIXED", "2", "1000",
+        ],
+    ];
     // The error up to the script's name, which differs.
-    let head = |r: redis::RedisResult<Value>| -> String {
+    let head = |c: &mut redis::Connection, cmd: &str, script: &str, args: &[&str]| -> String {
+        let r = redis::cmd(cmd).arg(script).arg(args).query::<Value>(c);
         let e = error_text(&r.expect_err("an error reply"));
         e.split(" script:").next().unwrap().to_string()
+    };
+    // Every line of the library fails under `cmd` as the plain script does,
+    // with an error that starts with `code`.
+    let as_plain = |c: &mut redis::Connection, cmd: &str, code: &str, what: &str| {
+        let want = head(c, cmd, plain, &["1", "k"]);
+        assert!(want.starts_with(code), "{what}: {want}");
+        for args in lines {
+            assert_eq!(head(c, cmd, &body, args), want, "{what} {args:?}");
+        }
     };
     for flavor in FLAVORS {
         let primary = Server::start_primary(flavor, &[]);
         let replica = primary.start_replica(false);
         let mut c = primary.conn();
-        let lines: [(&str, &[&str]); 3] = [
-            ("EVAL", &["1", "k", "rl_slide", "5", "1000"]),
-            ("EVAL", &["1", "k", "rl_acquire", "5", "1000"]),
-            (
-                "EVAL",
-                &[
-                    "2", "k", "k2", "rl_all", "SLIDE", "5", "1000", "FIXED", "2", "1000",
-                ],
-            ),
-        ];
-        let eval = |c: &mut redis::Connection, cmd: &str, script: &str, args: &[&str]| {
-            redis::cmd(cmd).arg(script).arg(args).query::<Value>(c)
-        };
-        // Read-only scripts: the write is refused.
-        let want = head(eval(&mut c, "EVAL_RO", plain, &["1", "k"]));
-        assert!(
-            want.starts_with("ERR Write commands are not allowed"),
-            "{flavor:?}: {want}"
+        let what = format!("{flavor:?}");
+        as_plain(
+            &mut c,
+            "EVAL_RO",
+            "ERR Write commands are not allowed",
+            &what,
         );
-        for (_, args) in &lines {
-            assert_eq!(
-                head(eval(&mut c, "EVAL_RO", &body, args)),
-                want,
-                "{flavor:?} {args:?}"
-            );
-        }
-        // On a replica.
-        let mut r = replica.conn();
-        let want = head(eval(&mut r, "EVAL", plain, &["1", "k"]));
-        assert!(want.starts_with("READONLY"), "{flavor:?}: {want}");
-        for (cmd, args) in &lines {
-            assert_eq!(
-                head(eval(&mut r, cmd, &body, args)),
-                want,
-                "{flavor:?} {args:?}"
-            );
-        }
-        // At maxmemory.
+        as_plain(&mut replica.conn(), "EVAL", "READONLY", &what);
         run(&mut c, &["CONFIG", "SET", "maxmemory", "1"]).unwrap();
-        let want = head(eval(&mut c, "EVAL", plain, &["1", "k"]));
-        assert!(
-            want.starts_with("OOM command not allowed"),
-            "{flavor:?}: {want}"
-        );
-        for (cmd, args) in &lines {
-            assert_eq!(
-                head(eval(&mut c, cmd, &body, args)),
-                want,
-                "{flavor:?} {args:?}"
-            );
-        }
+        as_plain(&mut c, "EVAL", "OOM command not allowed", &what);
         run(&mut c, &["CONFIG", "SET", "maxmemory", "0"]).unwrap();
         assert_eq!(dbsize(&mut c), 0, "{flavor:?}: nothing written");
     }
