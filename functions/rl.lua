@@ -147,7 +147,9 @@ local function argument(s)
   if #s > 16 or not (s == '0' or s:find('^[1-9]%d*$')) then
     return nil
   end
-  return tonumber(s)
+  -- `+ 0`, not tonumber(): one string conversion instead of two (Lua 5.1's
+  -- tonumber() converts to test, then again to answer).
+  return s + 0
 end
 
 -- An integer in 1..max, else the error naming `arg`.
@@ -1723,7 +1725,6 @@ local SF = {
   -- sf_ahead: past this many 10^6 µs ahead, a distance is kept in two parts.
   AHEAD_BIG = 4000000000,
   FIXED_STATE = 'an rl fixed-window counter',
-  ONE = { slides = 1, buckets = 1 },
 }
 
 -- floor(a / b) and a - floor(a / b) * b, exact for integers a (|a| below
@@ -1752,9 +1753,9 @@ end
 -- A decimal string as (hi, lo): value = hi * 10^6 + lo, both exact.
 local function sf_split_digits(s)
   if #s <= 6 then
-    return 0, tonumber(s)
+    return 0, s + 0
   end
-  return tonumber(s:sub(1, -7)), tonumber(s:sub(-6))
+  return s:sub(1, -7) + 0, s:sub(-6) + 0
 end
 
 -- ceil(s / 1000) of a decimal string, as a number (s below 2^63).
@@ -1775,7 +1776,7 @@ local function sf_cell_quantity(s)
   return tonumber(s)
 end
 
--- gcra.rs Gcra::new: { emission, tolerance, limit }.
+-- gcra.rs Gcra::new: emission, tolerance, limit.
 local function sf_gcra(max_burst, count, period_us)
   if count > period_us then
     fail('ERR count per period must not exceed 1 per microsecond (1000000 per second)')
@@ -1786,11 +1787,13 @@ local function sf_gcra(max_burst, count, period_us)
   if limit > sf_divmod(SF.MAX_TOLERANCE_US, emission) then
     fail('ERR max_burst too large: (max_burst + 1) * period / count must not exceed 31 years')
   end
-  return { emission = emission, tolerance = limit * emission, limit = limit }
+  return emission, limit * emission, limit
 end
 
--- request.rs ThrottleRequest::parse; cell: CL.THROTTLE's dialect.
-local function sf_parse_throttle(line, cell)
+-- request.rs ThrottleRequest::parse; cell: CL.THROTTLE's dialect. As
+-- values (emission, tolerance, limit, quantity): the commands build no
+-- table per call; `sf_parse_throttle` is the limiter interface's form.
+local function sf_parse_throttle_parts(line, cell)
   local command = cell and 'cl.throttle' or 'rl.throttle'
   if #line < 5 or #line > 6 then
     E.arity(command)
@@ -1806,11 +1809,16 @@ local function sf_parse_throttle(line, cell)
       quantity = non_negative(line[6], 'quantity', SF.MAX_UNITS)
     end
   end
-  local rate = sf_gcra(max_burst, count, period * (cell and 1000000 or 1000))
-  if not cell and quantity > rate.limit then
+  local emission, tolerance, limit = sf_gcra(max_burst, count, period * (cell and 1000000 or 1000))
+  if not cell and quantity > limit then
     fail('ERR quantity must not exceed max_burst + 1')
   end
-  return { rate = rate, quantity = quantity }
+  return emission, tolerance, limit, quantity
+end
+
+local function sf_parse_throttle(line, cell)
+  local emission, tolerance, limit, quantity = sf_parse_throttle_parts(line, cell)
+  return { rate = { emission = emission, tolerance = tolerance, limit = limit }, quantity = quantity }
 end
 
 -- The key as a string state: its bytes and absolute expiry (-1: none), nil
@@ -1878,58 +1886,67 @@ local function sf_big_ms(hi, lo, delta)
   return (hi + dh) * 1000 + sf_ceil_div(lo + dl, 1000)
 end
 
--- gcra.rs decide + to_decision, at call.now.us. The decision carries
--- `retry_never` (retry_after_us None: CL.THROTTLE's oversized quantity).
-local function sf_throttle_decide(key, req, call)
-  local rate, q = req.rate, req.quantity
-  local t, tau = rate.emission, rate.tolerance
-  local now_us = call.now.us
+-- gcra.rs decide + to_decision at now_us, for emission t, tolerance tau,
+-- limit and quantity q, as values (no table, no closure per call):
+-- allowed, remaining, retry_after_ms (nil: never, CL.THROTTLE's oversized
+-- quantity), reset_after_ms, and the TAT an admission stores (nil: none).
+local function sf_throttle_core(key, t, tau, limit, q, now_us)
   local tat = sf_stored_tat(key)
   local d, bh, bl = 0, nil, nil
   if tat ~= nil then
     d, bh, bl = sf_ahead(tat, now_us)
   end
-  local oversized = q > rate.limit
+  local oversized = q > limit
   -- increment = q * T, exact when not oversized (q * T <= tau).
   if d ~= nil and not oversized and d <= tau - q * t then
-    local inc = q * t
-    local ahead = d + inc
-    local decision = {
-      allowed = 1,
-      remaining = sf_divmod(tau - ahead, t),
-      retry_after_ms = 0,
-      reset_after_ms = sf_ceil_div(ahead, 1000),
-    }
-    local write = nil
+    local ahead = d + q * t
+    local new_tat = nil
     if q > 0 then
-      local new_tat = now_us + ahead
-      write = function()
-        redis.call('SET', key, new_tat, 'PXAT', sf_ceil_div(new_tat, 1000))
-      end
+      new_tat = now_us + ahead
     end
-    return decision, write
+    return 1, (sf_divmod(tau - ahead, t)), 0, sf_ceil_div(ahead, 1000), new_tat
   end
-  local decision = { allowed = 0 }
+  local remaining, reset, retry
   if d ~= nil then
-    decision.remaining = sf_divmod(math.max(0, tau - d), t)
-    decision.reset_after_ms = sf_ceil_div(d, 1000)
+    remaining = sf_divmod(math.max(0, tau - d), t)
+    reset = sf_ceil_div(d, 1000)
     if not oversized then
-      decision.retry_after_ms = sf_ceil_div(d - (tau - q * t), 1000)
+      retry = sf_ceil_div(d - (tau - q * t), 1000)
     end
   else
-    decision.remaining = 0
-    decision.reset_after_ms = sf_big_ms(bh, bl, 0)
+    remaining = 0
+    reset = sf_big_ms(bh, bl, 0)
     if not oversized then
-      decision.retry_after_ms = sf_big_ms(bh, bl, q * t - tau)
+      retry = sf_big_ms(bh, bl, q * t - tau)
     end
   end
-  if oversized then
+  return 0, remaining, retry, reset, nil
+end
+
+local function sf_throttle_write(key, new_tat)
+  redis.call('SET', key, int(new_tat), 'PXAT', int(sf_ceil_div(new_tat, 1000)))
+end
+
+-- The limiter interface's decide: sf_throttle_core at call.now.us. The
+-- decision carries `retry_never` (retry_after_us None).
+local function sf_throttle_decide(key, req, call)
+  local rate = req.rate
+  local allowed, remaining, retry, reset, new_tat =
+    sf_throttle_core(key, rate.emission, rate.tolerance, rate.limit, req.quantity, call.now.us)
+  local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset }
+  if retry == nil then
     decision.retry_never = true
     -- u64::MAX ms, as the reply saturates it (i64::MAX; unreachable for
     -- RL.THROTTLE, which refuses such a quantity).
     decision.retry_after_ms = 9223372036854775807
   end
-  return decision, nil
+  local write = nil
+  if new_tat ~= nil then
+    write = function()
+      sf_throttle_write(key, new_tat)
+    end
+  end
+  return decision, write
 end
 
 -- refund.rs: the TAT moved back by quantity intervals, never before now.
@@ -1983,34 +2000,51 @@ LIMITERS.THROTTLE = {
   refund = sf_throttle_refund,
 }
 
-local function sf_run(lim, key, req)
-  local decision, write = lim.decide(key, req, { now = now(), shares = SF.ONE, writes = true })
-  if write then
-    write()
+-- The server's clock as `now` reads it (ms, µs), as two values: the
+-- commands below build no table for it.
+local function sf_clock()
+  local t = redis.call('TIME')
+  -- Digits: `+ 0` converts once where tonumber() converts twice.
+  local s, us = t[1] + 0, t[2] + 0
+  local ms = s * 1000 + (us - us % 1000) / 1000
+  if redis.REDIS_VERSION_NUM < 0x070200 then
+    return ms, ms * 1000
   end
-  return decision
+  return ms, s * 1000000 + us
 end
 
 COMMANDS['rl.throttle'] = function(key, line)
-  local d = sf_run(LIMITERS.THROTTLE, key, sf_parse_throttle(line, false))
-  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
+  local t, tau, limit, q = sf_parse_throttle_parts(line, false)
+  local _, now_us = sf_clock()
+  -- RL.THROTTLE refuses an oversized quantity: retry is never nil here.
+  local allowed, remaining, retry, reset, new_tat = sf_throttle_core(key, t, tau, limit, q, now_us)
+  if new_tat ~= nil then
+    sf_throttle_write(key, new_tat)
+  end
+  return { allowed, remaining, retry, reset }
 end
 
 -- gcra.rs CellReply: [limited, limit, remaining, retry_after_s, reset_after_s].
 COMMANDS['cl.throttle'] = function(key, line)
-  local req = sf_parse_throttle(line, true)
-  local d = sf_run(LIMITERS.THROTTLE, key, req)
-  local retry = -1
-  if d.allowed == 0 and not d.retry_never then
-    retry = sf_ceil_div(d.retry_after_ms, 1000)
+  local t, tau, limit, q = sf_parse_throttle_parts(line, true)
+  local _, now_us = sf_clock()
+  local allowed, remaining, retry, reset, new_tat = sf_throttle_core(key, t, tau, limit, q, now_us)
+  if new_tat ~= nil then
+    sf_throttle_write(key, new_tat)
   end
-  return { 1 - d.allowed, req.rate.limit, d.remaining, retry, sf_ceil_div(d.reset_after_ms, 1000) }
+  local retry_s = -1
+  if allowed == 0 and retry ~= nil then
+    retry_s = sf_ceil_div(retry, 1000)
+  end
+  return { 1 - allowed, limit, remaining, retry_s, sf_ceil_div(reset, 1000) }
 end
 
 -- fixed/request.rs: limit window [COST cost].
 local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST' })
 
-local function sf_parse_fixed(line)
+-- As values (limit, window, cost); `sf_parse_fixed` is the limiter
+-- interface's form.
+local function sf_parse_fixed_parts(line)
   check_count(FIXED_SYNTAX, line)
   local limit = positive(line[3], 'limit', SF.MAX_LIMIT)
   local window = positive(line[4], 'window', SF.MAX_WINDOW_MS)
@@ -2025,6 +2059,11 @@ local function sf_parse_fixed(line)
   if cost > limit then
     E.cost_above_limit()
   end
+  return limit, window, cost
+end
+
+local function sf_parse_fixed(line)
+  local limit, window, cost = sf_parse_fixed_parts(line)
   return { limit = limit, window = window, cost = cost }
 end
 
@@ -2038,7 +2077,7 @@ local function sf_fixed_current(key, now_ms)
   local n
   if #bytes >= 1 and #bytes <= 15 and not bytes:find('[^0-9]') then
     -- 1 to 15 digits: below MAX_LIMIT (10^15), an exact number.
-    n = tonumber(bytes)
+    n = bytes + 0
   else
     local v = stored_unsigned(bytes)
     if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 then
@@ -2065,34 +2104,36 @@ local function sf_fixed_set(key, count, at)
   end
 end
 
--- fixed/decide.rs decide, at call.now.ms.
-local function sf_fixed_decide(key, req, call)
-  local now_ms = call.now.ms
+-- fixed/decide.rs decide at now_ms, as values (no table, no closure per
+-- call): allowed, remaining, retry_after_ms, reset_after_ms, and for an
+-- admission the count and window end to store.
+local function sf_fixed_core(key, limit, window, cost, now_ms)
   local count, at = sf_fixed_current(key, now_ms)
   if count == nil then
-    count, at = 0, now_ms + req.window
+    count, at = 0, now_ms + window
   end
   local reset = at - now_ms
   if reset < 0 then
     reset = 0
   end
-  if count + req.cost <= req.limit then
-    local after = count + req.cost
-    return {
-      allowed = 1,
-      remaining = req.limit - after,
-      retry_after_ms = 0,
-      reset_after_ms = reset,
-    }, function()
-      sf_fixed_set(key, after, at)
-    end
+  if count + cost <= limit then
+    local after = count + cost
+    return 1, limit - after, 0, reset, after, at
   end
-  return {
-    allowed = 0,
-    remaining = math.max(req.limit - count, 0),
-    retry_after_ms = reset > 1 and reset or 1,
-    reset_after_ms = reset,
-  }, nil
+  return 0, math.max(limit - count, 0), reset > 1 and reset or 1, reset
+end
+
+-- The limiter interface's decide: sf_fixed_core at call.now.ms.
+local function sf_fixed_decide(key, req, call)
+  local allowed, remaining, retry, reset, after, at =
+    sf_fixed_core(key, req.limit, req.window, req.cost, call.now.ms)
+  local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset }
+  if allowed == 0 then
+    return decision, nil
+  end
+  return decision, function()
+    sf_fixed_set(key, after, at)
+  end
 end
 
 -- fixed/refund.rs: the current window's count lowered by COST, never
@@ -2124,8 +2165,13 @@ LIMITERS.FIXED = {
 }
 
 COMMANDS['rl.fixed'] = function(key, line)
-  local d = sf_run(LIMITERS.FIXED, key, sf_parse_fixed(line))
-  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
+  local limit, window, cost = sf_parse_fixed_parts(line)
+  local now_ms = sf_clock()
+  local allowed, remaining, retry, reset, after, at = sf_fixed_core(key, limit, window, cost, now_ms)
+  if allowed == 1 then
+    sf_fixed_set(key, after, at)
+  end
+  return { allowed, remaining, retry, reset }
 end
 
 -- ================================================== end THROTTLE, FIXED
