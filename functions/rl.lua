@@ -378,6 +378,11 @@ local LIMITERS = {}
 -- Single-key commands: name -> function(key, line) -> reply.
 local COMMANDS = {}
 
+-- Fast paths of single-key commands: name -> function(key, args) -> reply,
+-- or nil when FCALL's arguments are not the common form they read (then
+-- COMMANDS[name] reads the line, errors included). No line is built.
+local PLAIN = {}
+
 -- ================================================================ SLIDE
 -- RL.SLIDE key limit window [COST cost]: src/core/slide/.
 --
@@ -1730,14 +1735,15 @@ local SF = {
 -- floor(a / b) and a - floor(a / b) * b, exact for integers a (|a| below
 -- 2^53) and b > 0: the float quotient is corrected by its remainder.
 local function sf_divmod(a, b)
-  local q = math.floor(a / b)
-  local r = a - q * b
+  -- Lua's % is a - floor(a / b) * b: the same float quotient, without
+  -- math.floor's call (this runs several times on every throttle call).
+  local r = a % b
   if r < 0 then
-    q, r = q - 1, r + b
+    r = r + b
   elseif r >= b then
-    q, r = q + 1, r - b
+    r = r - b
   end
-  return q, r
+  return (a - r) / b, r
 end
 
 -- ceil(a / b) for integers a >= 0, b > 0 (a below 2^53).
@@ -1825,12 +1831,18 @@ end
 -- when absent; WRONGTYPE for another type (key.rs OpenKey::open).
 local function sf_string_key(key)
   -- GET answers nil for no key and WRONGTYPE for another type, as TYPE
-  -- would have told.
-  local bytes = typed_read('GET', key)
+  -- would have told. typed_read's work inlined: this is on every call.
+  local bytes = redis.pcall('GET', key)
   if bytes == false then
     return nil
   end
-  return bytes, expire_at(key)
+  if type(bytes) == 'table' and bytes.err ~= nil then
+    if bytes.err:find('^WRONGTYPE') then
+      E.wrong_type()
+    end
+    error(bytes, 0)
+  end
+  return bytes, redis.call('PEXPIRETIME', key)
 end
 
 -- gcra.rs stored_state: the stored TAT in µs as a decimal string (ns as
@@ -2013,8 +2025,7 @@ local function sf_clock()
   return ms, s * 1000000 + us
 end
 
-COMMANDS['rl.throttle'] = function(key, line)
-  local t, tau, limit, q = sf_parse_throttle_parts(line, false)
+local function sf_rl_throttle(key, t, tau, limit, q)
   local _, now_us = sf_clock()
   -- RL.THROTTLE refuses an oversized quantity: retry is never nil here.
   local allowed, remaining, retry, reset, new_tat = sf_throttle_core(key, t, tau, limit, q, now_us)
@@ -2025,8 +2036,7 @@ COMMANDS['rl.throttle'] = function(key, line)
 end
 
 -- gcra.rs CellReply: [limited, limit, remaining, retry_after_s, reset_after_s].
-COMMANDS['cl.throttle'] = function(key, line)
-  local t, tau, limit, q = sf_parse_throttle_parts(line, true)
+local function sf_cl_throttle(key, t, tau, limit, q)
   local _, now_us = sf_clock()
   local allowed, remaining, retry, reset, new_tat = sf_throttle_core(key, t, tau, limit, q, now_us)
   if new_tat ~= nil then
@@ -2037,6 +2047,45 @@ COMMANDS['cl.throttle'] = function(key, line)
     retry_s = sf_ceil_div(retry, 1000)
   end
   return { 1 - allowed, limit, remaining, retry_s, sf_ceil_div(reset, 1000) }
+end
+
+COMMANDS['rl.throttle'] = function(key, line)
+  return sf_rl_throttle(key, sf_parse_throttle_parts(line, false))
+end
+
+COMMANDS['cl.throttle'] = function(key, line)
+  return sf_cl_throttle(key, sf_parse_throttle_parts(line, true))
+end
+
+-- The common line `max_burst count period` (quantity 1) with every number
+-- in range: sf_gcra of it, else nil (the full parser then answers, errors
+-- included; quantity 1 never exceeds max_burst + 1).
+local function sf_plain_rate(args, cell)
+  if #args ~= 3 then
+    return nil
+  end
+  local max_burst, count, period = argument(args[1]), argument(args[2]), argument(args[3])
+  if max_burst == nil or max_burst > SF.MAX_UNITS or count == nil or count < 1 or count > SF.MAX_UNITS
+    or period == nil or period < 1 or period > (cell and SF.MAX_PERIOD_S or SF.MAX_PERIOD_MS) then
+    return nil
+  end
+  return sf_gcra(max_burst, count, period * (cell and 1000000 or 1000))
+end
+
+PLAIN['rl.throttle'] = function(key, args)
+  local t, tau, limit = sf_plain_rate(args, false)
+  if t == nil then
+    return nil
+  end
+  return sf_rl_throttle(key, t, tau, limit, 1)
+end
+
+PLAIN['cl.throttle'] = function(key, args)
+  local t, tau, limit = sf_plain_rate(args, true)
+  if t == nil then
+    return nil
+  end
+  return sf_cl_throttle(key, t, tau, limit, 1)
 end
 
 -- fixed/request.rs: limit window [COST cost].
@@ -2100,7 +2149,7 @@ local function sf_fixed_set(key, count, at)
   if at >= SF.EXACT then
     redis.call('SET', key, count, 'KEEPTTL')
   else
-    redis.call('SET', key, count, 'PXAT', at)
+    redis.call('SET', key, int(count), 'PXAT', int(at))
   end
 end
 
@@ -2164,14 +2213,29 @@ LIMITERS.FIXED = {
   refund = sf_fixed_refund,
 }
 
-COMMANDS['rl.fixed'] = function(key, line)
-  local limit, window, cost = sf_parse_fixed_parts(line)
-  local now_ms = sf_clock()
-  local allowed, remaining, retry, reset, after, at = sf_fixed_core(key, limit, window, cost, now_ms)
+local function sf_rl_fixed(key, limit, window, cost)
+  local allowed, remaining, retry, reset, after, at = sf_fixed_core(key, limit, window, cost, (sf_clock()))
   if allowed == 1 then
     sf_fixed_set(key, after, at)
   end
   return { allowed, remaining, retry, reset }
+end
+
+COMMANDS['rl.fixed'] = function(key, line)
+  return sf_rl_fixed(key, sf_parse_fixed_parts(line))
+end
+
+-- The common line `limit window` (no COST) with both in range; nil for any
+-- other (the full parser then answers, errors included).
+PLAIN['rl.fixed'] = function(key, args)
+  if #args ~= 2 then
+    return nil
+  end
+  local limit, window = argument(args[1]), argument(args[2])
+  if limit == nil or limit < 1 or limit > SF.MAX_LIMIT or window == nil or window < 1 or window > SF.MAX_WINDOW_MS then
+    return nil
+  end
+  return sf_rl_fixed(key, limit, window, 1)
 end
 
 -- ================================================== end THROTTLE, FIXED
@@ -2881,9 +2945,16 @@ end
 
 -- A single-key command (RL.SLIDE key ...): FCALL rl_slide 1 key ...
 local function single(name, command)
+  local plain = PLAIN[command]
   return guarded(function(keys, args)
     if #keys ~= 1 then
       wrong_keys(name, 1)
+    end
+    if plain ~= nil then
+      local reply = plain(keys[1], args)
+      if reply ~= nil then
+        return reply
+      end
     end
     local n = #args
     if n <= 8 then
