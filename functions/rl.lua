@@ -1853,18 +1853,26 @@ local function sf_stored_tat(key)
   if bytes == nil then
     return nil
   end
-  local v = stored_unsigned(bytes)
-  if v == nil then
-    E.foreign_string(SF.THROTTLE_STATE)
-  end
-  if dec_cmp(v, SF.NANOS_FROM) >= 0 then
-    local us = v:sub(1, -4)
-    if v:sub(-3) ~= '000' then
-      us = dec_add(us, '1')
+  local v
+  if #bytes == 16 and bytes ~= SF.MIN_STORED_TAT and bytes:find('^[1-9]%d*$') then
+    -- What rl writes in this era: 16 digits without a leading zero, so
+    -- above MIN_STORED_TAT (10^15) once not equal to it, and below
+    -- NANOS_FROM (18 digits): the checks below in three tests.
+    v = bytes
+  else
+    v = stored_unsigned(bytes)
+    if v == nil then
+      E.foreign_string(SF.THROTTLE_STATE)
     end
-    v = us
-  elseif dec_cmp(v, SF.MIN_STORED_TAT) <= 0 then
-    E.foreign_string(SF.THROTTLE_STATE)
+    if dec_cmp(v, SF.NANOS_FROM) >= 0 then
+      local us = v:sub(1, -4)
+      if v:sub(-3) ~= '000' then
+        us = dec_add(us, '1')
+      end
+      v = us
+    elseif dec_cmp(v, SF.MIN_STORED_TAT) <= 0 then
+      E.foreign_string(SF.THROTTLE_STATE)
+    end
   end
   if at == -1 then
     E.foreign_string(SF.THROTTLE_STATE)
