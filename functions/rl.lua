@@ -147,7 +147,9 @@ local function argument(s)
   if #s > 16 or not (s == '0' or s:find('^[1-9]%d*$')) then
     return nil
   end
-  return tonumber(s)
+  -- `+ 0`, not tonumber(): one string conversion instead of two (Lua 5.1's
+  -- tonumber() converts to test, then again to answer).
+  return s + 0
 end
 
 -- An integer in 1..max, else the error naming `arg`.
@@ -375,6 +377,11 @@ local LIMITERS = {}
 
 -- Single-key commands: name -> function(key, line) -> reply.
 local COMMANDS = {}
+
+-- Fast paths of single-key commands: name -> function(key, args) -> reply,
+-- or nil when FCALL's arguments are not the common form they read (then
+-- COMMANDS[name] reads the line, errors included). No line is built.
+local PLAIN = {}
 
 -- ================================================================ SLIDE
 -- RL.SLIDE key limit window [COST cost]: src/core/slide/.
@@ -1723,20 +1730,20 @@ local SF = {
   -- sf_ahead: past this many 10^6 µs ahead, a distance is kept in two parts.
   AHEAD_BIG = 4000000000,
   FIXED_STATE = 'an rl fixed-window counter',
-  ONE = { slides = 1, buckets = 1 },
 }
 
 -- floor(a / b) and a - floor(a / b) * b, exact for integers a (|a| below
 -- 2^53) and b > 0: the float quotient is corrected by its remainder.
 local function sf_divmod(a, b)
-  local q = math.floor(a / b)
-  local r = a - q * b
+  -- Lua's % is a - floor(a / b) * b: the same float quotient, without
+  -- math.floor's call (this runs several times on every throttle call).
+  local r = a % b
   if r < 0 then
-    q, r = q - 1, r + b
+    r = r + b
   elseif r >= b then
-    q, r = q + 1, r - b
+    r = r - b
   end
-  return q, r
+  return (a - r) / b, r
 end
 
 -- ceil(a / b) for integers a >= 0, b > 0 (a below 2^53).
@@ -1752,9 +1759,9 @@ end
 -- A decimal string as (hi, lo): value = hi * 10^6 + lo, both exact.
 local function sf_split_digits(s)
   if #s <= 6 then
-    return 0, tonumber(s)
+    return 0, s + 0
   end
-  return tonumber(s:sub(1, -7)), tonumber(s:sub(-6))
+  return s:sub(1, -7) + 0, s:sub(-6) + 0
 end
 
 -- ceil(s / 1000) of a decimal string, as a number (s below 2^63).
@@ -1775,7 +1782,7 @@ local function sf_cell_quantity(s)
   return tonumber(s)
 end
 
--- gcra.rs Gcra::new: { emission, tolerance, limit }.
+-- gcra.rs Gcra::new: emission, tolerance, limit.
 local function sf_gcra(max_burst, count, period_us)
   if count > period_us then
     fail('ERR count per period must not exceed 1 per microsecond (1000000 per second)')
@@ -1786,11 +1793,13 @@ local function sf_gcra(max_burst, count, period_us)
   if limit > sf_divmod(SF.MAX_TOLERANCE_US, emission) then
     fail('ERR max_burst too large: (max_burst + 1) * period / count must not exceed 31 years')
   end
-  return { emission = emission, tolerance = limit * emission, limit = limit }
+  return emission, limit * emission, limit
 end
 
--- request.rs ThrottleRequest::parse; cell: CL.THROTTLE's dialect.
-local function sf_parse_throttle(line, cell)
+-- request.rs ThrottleRequest::parse; cell: CL.THROTTLE's dialect. As
+-- values (emission, tolerance, limit, quantity): the commands build no
+-- table per call; `sf_parse_throttle` is the limiter interface's form.
+local function sf_parse_throttle_parts(line, cell)
   local command = cell and 'cl.throttle' or 'rl.throttle'
   if #line < 5 or #line > 6 then
     E.arity(command)
@@ -1806,23 +1815,34 @@ local function sf_parse_throttle(line, cell)
       quantity = non_negative(line[6], 'quantity', SF.MAX_UNITS)
     end
   end
-  local rate = sf_gcra(max_burst, count, period * (cell and 1000000 or 1000))
-  if not cell and quantity > rate.limit then
+  local emission, tolerance, limit = sf_gcra(max_burst, count, period * (cell and 1000000 or 1000))
+  if not cell and quantity > limit then
     fail('ERR quantity must not exceed max_burst + 1')
   end
-  return { rate = rate, quantity = quantity }
+  return emission, tolerance, limit, quantity
+end
+
+local function sf_parse_throttle(line, cell)
+  local emission, tolerance, limit, quantity = sf_parse_throttle_parts(line, cell)
+  return { rate = { emission = emission, tolerance = tolerance, limit = limit }, quantity = quantity }
 end
 
 -- The key as a string state: its bytes and absolute expiry (-1: none), nil
 -- when absent; WRONGTYPE for another type (key.rs OpenKey::open).
 local function sf_string_key(key)
   -- GET answers nil for no key and WRONGTYPE for another type, as TYPE
-  -- would have told.
-  local bytes = typed_read('GET', key)
+  -- would have told. typed_read's work inlined: this is on every call.
+  local bytes = redis.pcall('GET', key)
   if bytes == false then
     return nil
   end
-  return bytes, expire_at(key)
+  if type(bytes) == 'table' and bytes.err ~= nil then
+    if bytes.err:find('^WRONGTYPE') then
+      E.wrong_type()
+    end
+    error(bytes, 0)
+  end
+  return bytes, redis.call('PEXPIRETIME', key)
 end
 
 -- gcra.rs stored_state: the stored TAT in µs as a decimal string (ns as
@@ -1833,18 +1853,26 @@ local function sf_stored_tat(key)
   if bytes == nil then
     return nil
   end
-  local v = stored_unsigned(bytes)
-  if v == nil then
-    E.foreign_string(SF.THROTTLE_STATE)
-  end
-  if dec_cmp(v, SF.NANOS_FROM) >= 0 then
-    local us = v:sub(1, -4)
-    if v:sub(-3) ~= '000' then
-      us = dec_add(us, '1')
+  local v
+  if #bytes == 16 and bytes ~= SF.MIN_STORED_TAT and bytes:find('^[1-9]%d*$') then
+    -- What rl writes in this era: 16 digits without a leading zero, so
+    -- above MIN_STORED_TAT (10^15) once not equal to it, and below
+    -- NANOS_FROM (18 digits): the checks below in three tests.
+    v = bytes
+  else
+    v = stored_unsigned(bytes)
+    if v == nil then
+      E.foreign_string(SF.THROTTLE_STATE)
     end
-    v = us
-  elseif dec_cmp(v, SF.MIN_STORED_TAT) <= 0 then
-    E.foreign_string(SF.THROTTLE_STATE)
+    if dec_cmp(v, SF.NANOS_FROM) >= 0 then
+      local us = v:sub(1, -4)
+      if v:sub(-3) ~= '000' then
+        us = dec_add(us, '1')
+      end
+      v = us
+    elseif dec_cmp(v, SF.MIN_STORED_TAT) <= 0 then
+      E.foreign_string(SF.THROTTLE_STATE)
+    end
   end
   if at == -1 then
     E.foreign_string(SF.THROTTLE_STATE)
@@ -1878,58 +1906,67 @@ local function sf_big_ms(hi, lo, delta)
   return (hi + dh) * 1000 + sf_ceil_div(lo + dl, 1000)
 end
 
--- gcra.rs decide + to_decision, at call.now.us. The decision carries
--- `retry_never` (retry_after_us None: CL.THROTTLE's oversized quantity).
-local function sf_throttle_decide(key, req, call)
-  local rate, q = req.rate, req.quantity
-  local t, tau = rate.emission, rate.tolerance
-  local now_us = call.now.us
+-- gcra.rs decide + to_decision at now_us, for emission t, tolerance tau,
+-- limit and quantity q, as values (no table, no closure per call):
+-- allowed, remaining, retry_after_ms (nil: never, CL.THROTTLE's oversized
+-- quantity), reset_after_ms, and the TAT an admission stores (nil: none).
+local function sf_throttle_core(key, t, tau, limit, q, now_us)
   local tat = sf_stored_tat(key)
   local d, bh, bl = 0, nil, nil
   if tat ~= nil then
     d, bh, bl = sf_ahead(tat, now_us)
   end
-  local oversized = q > rate.limit
+  local oversized = q > limit
   -- increment = q * T, exact when not oversized (q * T <= tau).
   if d ~= nil and not oversized and d <= tau - q * t then
-    local inc = q * t
-    local ahead = d + inc
-    local decision = {
-      allowed = 1,
-      remaining = sf_divmod(tau - ahead, t),
-      retry_after_ms = 0,
-      reset_after_ms = sf_ceil_div(ahead, 1000),
-    }
-    local write = nil
+    local ahead = d + q * t
+    local new_tat = nil
     if q > 0 then
-      local new_tat = now_us + ahead
-      write = function()
-        redis.call('SET', key, new_tat, 'PXAT', sf_ceil_div(new_tat, 1000))
-      end
+      new_tat = now_us + ahead
     end
-    return decision, write
+    return 1, (sf_divmod(tau - ahead, t)), 0, sf_ceil_div(ahead, 1000), new_tat
   end
-  local decision = { allowed = 0 }
+  local remaining, reset, retry
   if d ~= nil then
-    decision.remaining = sf_divmod(math.max(0, tau - d), t)
-    decision.reset_after_ms = sf_ceil_div(d, 1000)
+    remaining = sf_divmod(math.max(0, tau - d), t)
+    reset = sf_ceil_div(d, 1000)
     if not oversized then
-      decision.retry_after_ms = sf_ceil_div(d - (tau - q * t), 1000)
+      retry = sf_ceil_div(d - (tau - q * t), 1000)
     end
   else
-    decision.remaining = 0
-    decision.reset_after_ms = sf_big_ms(bh, bl, 0)
+    remaining = 0
+    reset = sf_big_ms(bh, bl, 0)
     if not oversized then
-      decision.retry_after_ms = sf_big_ms(bh, bl, q * t - tau)
+      retry = sf_big_ms(bh, bl, q * t - tau)
     end
   end
-  if oversized then
+  return 0, remaining, retry, reset, nil
+end
+
+local function sf_throttle_write(key, new_tat)
+  redis.call('SET', key, int(new_tat), 'PXAT', int(sf_ceil_div(new_tat, 1000)))
+end
+
+-- The limiter interface's decide: sf_throttle_core at call.now.us. The
+-- decision carries `retry_never` (retry_after_us None).
+local function sf_throttle_decide(key, req, call)
+  local rate = req.rate
+  local allowed, remaining, retry, reset, new_tat =
+    sf_throttle_core(key, rate.emission, rate.tolerance, rate.limit, req.quantity, call.now.us)
+  local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset }
+  if retry == nil then
     decision.retry_never = true
     -- u64::MAX ms, as the reply saturates it (i64::MAX; unreachable for
     -- RL.THROTTLE, which refuses such a quantity).
     decision.retry_after_ms = 9223372036854775807
   end
-  return decision, nil
+  local write = nil
+  if new_tat ~= nil then
+    write = function()
+      sf_throttle_write(key, new_tat)
+    end
+  end
+  return decision, write
 end
 
 -- refund.rs: the TAT moved back by quantity intervals, never before now.
@@ -1983,34 +2020,88 @@ LIMITERS.THROTTLE = {
   refund = sf_throttle_refund,
 }
 
-local function sf_run(lim, key, req)
-  local decision, write = lim.decide(key, req, { now = now(), shares = SF.ONE, writes = true })
-  if write then
-    write()
+-- The server's clock as `now` reads it (ms, µs), as two values: the
+-- commands below build no table for it.
+local function sf_clock()
+  local t = redis.call('TIME')
+  -- Digits: `+ 0` converts once where tonumber() converts twice.
+  local s, us = t[1] + 0, t[2] + 0
+  local ms = s * 1000 + (us - us % 1000) / 1000
+  if redis.REDIS_VERSION_NUM < 0x070200 then
+    return ms, ms * 1000
   end
-  return decision
+  return ms, s * 1000000 + us
 end
 
-COMMANDS['rl.throttle'] = function(key, line)
-  local d = sf_run(LIMITERS.THROTTLE, key, sf_parse_throttle(line, false))
-  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
+local function sf_rl_throttle(key, t, tau, limit, q)
+  local _, now_us = sf_clock()
+  -- RL.THROTTLE refuses an oversized quantity: retry is never nil here.
+  local allowed, remaining, retry, reset, new_tat = sf_throttle_core(key, t, tau, limit, q, now_us)
+  if new_tat ~= nil then
+    sf_throttle_write(key, new_tat)
+  end
+  return { allowed, remaining, retry, reset }
 end
 
 -- gcra.rs CellReply: [limited, limit, remaining, retry_after_s, reset_after_s].
-COMMANDS['cl.throttle'] = function(key, line)
-  local req = sf_parse_throttle(line, true)
-  local d = sf_run(LIMITERS.THROTTLE, key, req)
-  local retry = -1
-  if d.allowed == 0 and not d.retry_never then
-    retry = sf_ceil_div(d.retry_after_ms, 1000)
+local function sf_cl_throttle(key, t, tau, limit, q)
+  local _, now_us = sf_clock()
+  local allowed, remaining, retry, reset, new_tat = sf_throttle_core(key, t, tau, limit, q, now_us)
+  if new_tat ~= nil then
+    sf_throttle_write(key, new_tat)
   end
-  return { 1 - d.allowed, req.rate.limit, d.remaining, retry, sf_ceil_div(d.reset_after_ms, 1000) }
+  local retry_s = -1
+  if allowed == 0 and retry ~= nil then
+    retry_s = sf_ceil_div(retry, 1000)
+  end
+  return { 1 - allowed, limit, remaining, retry_s, sf_ceil_div(reset, 1000) }
+end
+
+COMMANDS['rl.throttle'] = function(key, line)
+  return sf_rl_throttle(key, sf_parse_throttle_parts(line, false))
+end
+
+COMMANDS['cl.throttle'] = function(key, line)
+  return sf_cl_throttle(key, sf_parse_throttle_parts(line, true))
+end
+
+-- The common line `max_burst count period` (quantity 1) with every number
+-- in range: sf_gcra of it, else nil (the full parser then answers, errors
+-- included; quantity 1 never exceeds max_burst + 1).
+local function sf_plain_rate(args, cell)
+  if #args ~= 3 then
+    return nil
+  end
+  local max_burst, count, period = argument(args[1]), argument(args[2]), argument(args[3])
+  if max_burst == nil or max_burst > SF.MAX_UNITS or count == nil or count < 1 or count > SF.MAX_UNITS
+    or period == nil or period < 1 or period > (cell and SF.MAX_PERIOD_S or SF.MAX_PERIOD_MS) then
+    return nil
+  end
+  return sf_gcra(max_burst, count, period * (cell and 1000000 or 1000))
+end
+
+PLAIN['rl.throttle'] = function(key, args)
+  local t, tau, limit = sf_plain_rate(args, false)
+  if t == nil then
+    return nil
+  end
+  return sf_rl_throttle(key, t, tau, limit, 1)
+end
+
+PLAIN['cl.throttle'] = function(key, args)
+  local t, tau, limit = sf_plain_rate(args, true)
+  if t == nil then
+    return nil
+  end
+  return sf_cl_throttle(key, t, tau, limit, 1)
 end
 
 -- fixed/request.rs: limit window [COST cost].
 local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST' })
 
-local function sf_parse_fixed(line)
+-- As values (limit, window, cost); `sf_parse_fixed` is the limiter
+-- interface's form.
+local function sf_parse_fixed_parts(line)
   check_count(FIXED_SYNTAX, line)
   local limit = positive(line[3], 'limit', SF.MAX_LIMIT)
   local window = positive(line[4], 'window', SF.MAX_WINDOW_MS)
@@ -2025,6 +2116,11 @@ local function sf_parse_fixed(line)
   if cost > limit then
     E.cost_above_limit()
   end
+  return limit, window, cost
+end
+
+local function sf_parse_fixed(line)
+  local limit, window, cost = sf_parse_fixed_parts(line)
   return { limit = limit, window = window, cost = cost }
 end
 
@@ -2038,7 +2134,7 @@ local function sf_fixed_current(key, now_ms)
   local n
   if #bytes >= 1 and #bytes <= 15 and not bytes:find('[^0-9]') then
     -- 1 to 15 digits: below MAX_LIMIT (10^15), an exact number.
-    n = tonumber(bytes)
+    n = bytes + 0
   else
     local v = stored_unsigned(bytes)
     if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 then
@@ -2061,38 +2157,40 @@ local function sf_fixed_set(key, count, at)
   if at >= SF.EXACT then
     redis.call('SET', key, count, 'KEEPTTL')
   else
-    redis.call('SET', key, count, 'PXAT', at)
+    redis.call('SET', key, int(count), 'PXAT', int(at))
   end
 end
 
--- fixed/decide.rs decide, at call.now.ms.
-local function sf_fixed_decide(key, req, call)
-  local now_ms = call.now.ms
+-- fixed/decide.rs decide at now_ms, as values (no table, no closure per
+-- call): allowed, remaining, retry_after_ms, reset_after_ms, and for an
+-- admission the count and window end to store.
+local function sf_fixed_core(key, limit, window, cost, now_ms)
   local count, at = sf_fixed_current(key, now_ms)
   if count == nil then
-    count, at = 0, now_ms + req.window
+    count, at = 0, now_ms + window
   end
   local reset = at - now_ms
   if reset < 0 then
     reset = 0
   end
-  if count + req.cost <= req.limit then
-    local after = count + req.cost
-    return {
-      allowed = 1,
-      remaining = req.limit - after,
-      retry_after_ms = 0,
-      reset_after_ms = reset,
-    }, function()
-      sf_fixed_set(key, after, at)
-    end
+  if count + cost <= limit then
+    local after = count + cost
+    return 1, limit - after, 0, reset, after, at
   end
-  return {
-    allowed = 0,
-    remaining = math.max(req.limit - count, 0),
-    retry_after_ms = reset > 1 and reset or 1,
-    reset_after_ms = reset,
-  }, nil
+  return 0, math.max(limit - count, 0), reset > 1 and reset or 1, reset
+end
+
+-- The limiter interface's decide: sf_fixed_core at call.now.ms.
+local function sf_fixed_decide(key, req, call)
+  local allowed, remaining, retry, reset, after, at =
+    sf_fixed_core(key, req.limit, req.window, req.cost, call.now.ms)
+  local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset }
+  if allowed == 0 then
+    return decision, nil
+  end
+  return decision, function()
+    sf_fixed_set(key, after, at)
+  end
 end
 
 -- fixed/refund.rs: the current window's count lowered by COST, never
@@ -2123,9 +2221,29 @@ LIMITERS.FIXED = {
   refund = sf_fixed_refund,
 }
 
+local function sf_rl_fixed(key, limit, window, cost)
+  local allowed, remaining, retry, reset, after, at = sf_fixed_core(key, limit, window, cost, (sf_clock()))
+  if allowed == 1 then
+    sf_fixed_set(key, after, at)
+  end
+  return { allowed, remaining, retry, reset }
+end
+
 COMMANDS['rl.fixed'] = function(key, line)
-  local d = sf_run(LIMITERS.FIXED, key, sf_parse_fixed(line))
-  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
+  return sf_rl_fixed(key, sf_parse_fixed_parts(line))
+end
+
+-- The common line `limit window` (no COST) with both in range; nil for any
+-- other (the full parser then answers, errors included).
+PLAIN['rl.fixed'] = function(key, args)
+  if #args ~= 2 then
+    return nil
+  end
+  local limit, window = argument(args[1]), argument(args[2])
+  if limit == nil or limit < 1 or limit > SF.MAX_LIMIT or window == nil or window < 1 or window > SF.MAX_WINDOW_MS then
+    return nil
+  end
+  return sf_rl_fixed(key, limit, window, 1)
 end
 
 -- ================================================== end THROTTLE, FIXED
@@ -2835,9 +2953,16 @@ end
 
 -- A single-key command (RL.SLIDE key ...): FCALL rl_slide 1 key ...
 local function single(name, command)
+  local plain = PLAIN[command]
   return guarded(function(keys, args)
     if #keys ~= 1 then
       wrong_keys(name, 1)
+    end
+    if plain ~= nil then
+      local reply = plain(keys[1], args)
+      if reply ~= nil then
+        return reply
+      end
     end
     local n = #args
     if n <= 8 then
