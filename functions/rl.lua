@@ -482,7 +482,14 @@ function Slide.open(key, trim)
   if at == -2 then
     return nil
   end
-  local last = typed_read('ZRANGE', key, -1 - trim, -1 - trim, 'WITHSCORES')
+  -- Constants as strings: a number argument costs the server a
+  -- conversion (Redis 7.0 formats it with snprintf).
+  local last
+  if trim == 0 then
+    last = typed_read('ZRANGE', key, '-1', '-1', 'WITHSCORES')
+  else
+    last = typed_read('ZRANGE', key, -1 - trim, -1 - trim, 'WITHSCORES')
+  end
   if at == -1 then
     E.foreign_zset()
   end
@@ -491,8 +498,8 @@ end
 
 -- decide.rs `read_ends` at `now`: the newest entry's score and member, how
 -- many entries have left the window (score <= cutoff) and how many still
--- count, and the oldest entries read (a WITHSCORES reply from rank 0, or
--- nil), which a denial's wait may reuse. Checks the clock, the newest
+-- count, the oldest entries read (a WITHSCORES reply from rank 0, or nil)
+-- and the oldest one's score when read, which a denial's wait may reuse. Checks the clock, the newest
 -- entry, the oldest, and the first min(stale, max_read) stale ones (those
 -- an admission would remove); the module walks them and counts a longer
 -- backlog with ZCOUNT, so the counts are the server's. Multiple values,
@@ -502,7 +509,7 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
     fail('ERR rl internal error: server clock out of range')
   end
   if last == nil or #last == 0 then
-    return nil, nil, 0, 0, nil
+    return nil, nil, 0, 0, nil, nil
   end
   local member, score = last[1], Slide.score(last[2])
   if not Slide.is_rl(score, member) then
@@ -512,7 +519,7 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
   if total == 1 then
     -- The newest is the oldest, already checked.
     local stale = score <= cutoff and 1 or 0
-    return score, member, stale, 1 - stale, last
+    return score, member, stale, 1 - stale, last, score
   end
   local read = math.max(max_read, 1)
   if score <= cutoff then
@@ -529,16 +536,17 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
   -- The two oldest tell a stale count of 0 or 1 (a log in steady use) in
   -- one read; only the oldest is checked (the second is stale only when
   -- the walk below runs, which reads and checks it).
-  local low = redis.call('ZRANGE', key, 0, 1, 'WITHSCORES')
-  if not Slide.is_rl(Slide.score(low[2]), low[1]) then
+  local low = redis.call('ZRANGE', key, '0', '1', 'WITHSCORES')
+  local first = Slide.score(low[2])
+  if not Slide.is_rl(first, low[1]) then
     E.foreign_zset()
   end
-  local first, second = tonumber(low[2]), tonumber(low[4])
-  if first ~= nil and first > cutoff then
-    return score, member, 0, total, low
+  if first > cutoff then
+    return score, member, 0, total, low, first
   end
-  if first ~= nil and second ~= nil and second > cutoff then
-    return score, member, 1, total - 1, low
+  local second = tonumber(low[4])
+  if second ~= nil and second > cutoff then
+    return score, member, 1, total - 1, low, first
   end
   local old = redis.call('ZRANGE', key, '-inf', cutoff, 'BYSCORE', 'LIMIT', 0, read, 'WITHSCORES')
   for i = 1, #old, 2 do
@@ -551,7 +559,7 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
     -- A backlog longer than the walk: the server's rank lookup counts it.
     stale = redis.call('ZCOUNT', key, '-inf', cutoff)
   end
-  return score, member, stale, total - stale, old
+  return score, member, stale, total - stale, old, nil
 end
 
 -- decide.rs `evict_budget`: the stale entries one admission may remove,
@@ -634,7 +642,8 @@ end
 function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
   local cutoff = now - window
   local expiry, last = Slide.open(key, trim)
-  local newest, newest_member, stale, held, low = Slide.ends(key, last, now, cutoff, max_evict, trim)
+  local newest, newest_member, stale, held, low, oldest =
+    Slide.ends(key, last, now, cutoff, max_evict, trim)
 
   if held + cost <= limit then
     -- At `now`, or at the newest entry's time if the clock stepped back.
@@ -661,13 +670,17 @@ function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
   local reset = newest and math.max(newest + window - now, 0) or 0
   local retry = reset
   local rank = stale + need - 1
-  local s = low and low[2 * rank + 2]
-  if s == nil then
-    local at_rank = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
-    s = at_rank[2]
-  end
-  if s ~= nil then
-    retry = Slide.wait_after(Slide.score(s), window, now)
+  if rank == 0 and oldest ~= nil then
+    retry = Slide.wait_after(oldest, window, now)
+  else
+    local s = low and low[2 * rank + 2]
+    if s == nil then
+      local at_rank = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
+      s = at_rank[2]
+    end
+    if s ~= nil then
+      retry = Slide.wait_after(Slide.score(s), window, now)
+    end
   end
   return 0, math.max(limit - held, 0), math.max(retry, 1), reset
 end
