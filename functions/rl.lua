@@ -584,7 +584,8 @@ end
 -- before anything is written; a new key (no expiry) holds none. One
 -- member's string, or a list for a cost above 1.
 function Slide.members(key, expiry, at, taken, cost)
-  if cost == 1 and (expiry == nil or not redis.call('ZSCORE', key, Slide.member(at, taken))) then
+  if cost == 1 and taken < Slide.MEMBERS_PER_MS
+    and (expiry == nil or not redis.call('ZSCORE', key, Slide.member(at, taken))) then
     return Slide.member(at, taken)
   end
   local members, n = {}, taken
@@ -613,13 +614,31 @@ end
 -- Applies an admission: the members at `at`, the `evict` oldest removed,
 -- the expiry moved where core/expiry.rs moves it (only when it falls short
 -- of `at + window`, then a quarter window past it).
-function Slide.write(key, members, at, evict, expiry, window)
+-- `taken`: one member not yet checked (RL.SLIDE alone, where nothing is
+-- written between the decision and here): ZADD NX is the check, and a
+-- member that exists (only ever another writer's) sends the search on from
+-- the next number; a search that runs past the ms refuses the key with
+-- nothing written (a ZADD NX that adds nothing is no write: not
+-- replicated, no event).
+function Slide.write(key, members, at, evict, expiry, window, taken)
+  -- The score as the member's leading digits: a number argument costs the
+  -- server a conversion (snprintf on Redis 7.0); the same value.
+  local score = at
+  if at > 0 then
+    score = (type(members) == 'string' and members or members[1]):sub(1, -7)
+  end
   if type(members) == 'string' then
-    redis.call('ZADD', key, at, members)
+    if taken ~= nil and redis.call('ZADD', key, 'NX', score, members) == 0 then
+      members = Slide.members(key, expiry, at, taken + 1, 1)
+      taken = nil
+    end
+    if taken == nil then
+      redis.call('ZADD', key, score, members)
+    end
   else
     local args = {}
     for i = 1, #members do
-      args[2 * i - 1] = at
+      args[2 * i - 1] = score
       args[2 * i] = members[i]
     end
     redis.call('ZADD', key, unpack(args))
@@ -636,7 +655,8 @@ end
 -- slide/mod.rs + decide.rs `decide_within`, as multiple values: allowed,
 -- remaining, retry_after_ms, reset_after_ms, then for an admission that
 -- writes the members to add, their score, the stale entries to remove and
--- the key's expiry. `trim` (a read only, RL.REFUND): decided over the log
+-- the key's expiry (and, when `writes` is 'unchecked', the number of a
+-- member left for the write to check). `trim` (a read only, RL.REFUND): decided over the log
 -- without its `trim` newest entries (refund.rs `Trimmed`), all of which
 -- still count; the ranks below them are the same.
 function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
@@ -658,6 +678,11 @@ function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
     local reset = at + window - now
     if not writes then
       return 1, limit - held - cost, 0, reset
+    end
+    if writes == 'unchecked' and cost == 1 and expiry ~= nil then
+      -- Checked by the write (Slide.write's `taken`).
+      return 1, limit - held - cost, 0, reset, Slide.member(at, taken), at,
+        math.min(stale, max_evict), expiry, taken
     end
     return 1, limit - held - cost, 0, reset, Slide.members(key, expiry, at, taken, cost), at,
       math.min(stale, max_evict), expiry
@@ -751,10 +776,10 @@ COMMANDS['rl.slide'] = function(key, line)
     local req = Slide.parse(line)
     limit, window, cost = req.limit, req.window, req.cost
   end
-  local allowed, remaining, retry, reset, members, at, evict, expiry =
-    Slide.decide_at(key, limit, window, cost, now().ms, Slide.budget(cost, 1), true, 0)
+  local allowed, remaining, retry, reset, members, at, evict, expiry, taken =
+    Slide.decide_at(key, limit, window, cost, now().ms, Slide.budget(cost, 1), 'unchecked', 0)
   if members ~= nil then
-    Slide.write(key, members, at, evict, expiry, window)
+    Slide.write(key, members, at, evict, expiry, window, taken)
   end
   return { allowed, remaining, retry, reset }
 end
