@@ -62,6 +62,8 @@ declare -A ROWS=(
   [lua_release]="EVALSHA $RELEASE 1 la:__rand_int__ gone-1"
   [fn_slide]="FCALL rl_slide 1 fs:__rand_int__ 100 60000"
   [fn_slide_hot]="FCALL rl_slide 1 fs:hot 100 60000"
+  # A full key: every call denied (limit 10 of a long window).
+  [fn_slide_full]="FCALL rl_slide 1 fs:full 10 600000"
   [fn_buckets]="FCALL rl_buckets 1 fb:__rand_int__ 100 60000"
   [fn_buckets_hot]="FCALL rl_buckets 1 fb:hot 100 60000"
   [fn_throttle]="FCALL rl_throttle 1 ft:__rand_int__ 10 100 60000"
@@ -81,7 +83,7 @@ declare -A ROWS=(
   [hincrby]="HINCRBY h:__rand_int__ __rand_int__ 1"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_acquire fn_release)
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_acquire fn_release)
 # Warm up (fills the keyspace, so rows measure steady state).
 for r in "${rows[@]}"; do
   # shellcheck disable=SC2086

@@ -489,48 +489,84 @@ function Slide.open(key, trim)
   if at == -2 then
     return nil
   end
-  local last = typed_read('ZRANGE', key, -1 - trim, -1 - trim, 'WITHSCORES')
+  -- Constants as strings: a number argument costs the server a
+  -- conversion (Redis 7.0 formats it with snprintf).
+  local last
+  if trim == 0 then
+    last = typed_read('ZRANGE', key, '-1', '-1', 'WITHSCORES')
+  else
+    last = typed_read('ZRANGE', key, -1 - trim, -1 - trim, 'WITHSCORES')
+  end
   if at == -1 then
     E.foreign_zset()
   end
   return at, last
 end
 
--- decide.rs `read_ends` at `now`: the newest entry (score, member) and how
+-- decide.rs `read_ends` at `now`: the newest entry's score and member, how
 -- many entries have left the window (score <= cutoff) and how many still
--- count. Checks the clock, the newest entry, the oldest, and the first
--- min(stale, max_read) stale ones (those an admission would remove); the
--- module walks them and counts a longer backlog with ZCOUNT, so the
--- counts are the server's.
+-- count, the oldest entries read (a WITHSCORES reply from rank 0, or nil)
+-- and the oldest one's score when read, which a denial's wait may reuse. Checks the clock, the newest
+-- entry, the oldest, and the first min(stale, max_read) stale ones (those
+-- an admission would remove); the module walks them and counts a longer
+-- backlog with ZCOUNT, so the counts are the server's. Multiple values,
+-- not a table: this runs on every call.
 function Slide.ends(key, last, now, cutoff, max_read, trim)
   if now < 0 or now > Slide.MAX_NOW_MS then
     fail('ERR rl internal error: server clock out of range')
   end
   if last == nil or #last == 0 then
-    return { stale = 0, held = 0 }
+    return nil, nil, 0, 0, nil, nil
   end
-  local newest = { member = last[1], score = Slide.score(last[2]) }
-  if not Slide.is_rl(newest.score, newest.member) then
+  local member, score = last[1], Slide.score(last[2])
+  if not Slide.is_rl(score, member) then
     E.foreign_zset()
   end
   local total = redis.call('ZCARD', key) - trim
-  local read = math.max(max_read, 1)
-  local old = redis.call('ZRANGE', key, '-inf', cutoff, 'BYSCORE', 'LIMIT', 0, read, 'WITHSCORES')
-  local stale = #old / 2
-  if stale == 0 and total > 1 then
-    -- None has left: the oldest is still checked.
-    old = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if total == 1 then
+    -- The newest is the oldest, already checked.
+    local stale = score <= cutoff and 1 or 0
+    return score, member, stale, 1 - stale, last, score
   end
+  local read = math.max(max_read, 1)
+  if score <= cutoff then
+    -- Every entry has left: the oldest `read` by rank are the stale ones
+    -- the module walks, and the count is the log's.
+    local old = redis.call('ZRANGE', key, 0, math.min(read, total) - 1, 'WITHSCORES')
+    for i = 1, #old, 2 do
+      if not Slide.is_rl(Slide.score(old[i + 1]), old[i]) then
+        E.foreign_zset()
+      end
+    end
+    return score, member, total, 0, old
+  end
+  -- The two oldest tell a stale count of 0 or 1 (a log in steady use) in
+  -- one read; only the oldest is checked (the second is stale only when
+  -- the walk below runs, which reads and checks it).
+  local low = redis.call('ZRANGE', key, '0', '1', 'WITHSCORES')
+  local first = Slide.score(low[2])
+  if not Slide.is_rl(first, low[1]) then
+    E.foreign_zset()
+  end
+  if first > cutoff then
+    return score, member, 0, total, low, first
+  end
+  local second = tonumber(low[4])
+  if second ~= nil and second > cutoff then
+    return score, member, 1, total - 1, low, first
+  end
+  local old = redis.call('ZRANGE', key, '-inf', cutoff, 'BYSCORE', 'LIMIT', 0, read, 'WITHSCORES')
   for i = 1, #old, 2 do
     if not Slide.is_rl(Slide.score(old[i + 1]), old[i]) then
       E.foreign_zset()
     end
   end
+  local stale = #old / 2
   if stale == read then
     -- A backlog longer than the walk: the server's rank lookup counts it.
     stale = redis.call('ZCOUNT', key, '-inf', cutoff)
   end
-  return { newest = newest, stale = stale, held = total - stale }
+  return score, member, stale, total - stale, old, nil
 end
 
 -- decide.rs `evict_budget`: the stale entries one admission may remove,
@@ -549,95 +585,156 @@ function Slide.wait_after(s, window, now)
   return math.max(s + window - now, 1)
 end
 
--- slide/mod.rs + decide.rs `decide_within`. `trim` (a read only,
--- RL.REFUND): decided over the log without its `trim` newest entries
--- (refund.rs `Trimmed`), all of which still count; the ranks below them
--- are the same.
-function Slide.decide(key, req, call, trim)
-  trim = trim or 0
-  local now, window = call.now.ms, req.window
-  local cutoff = now - window
-  local expiry, last = Slide.open(key, trim)
-  local max_evict = call.writes and Slide.budget(req.cost, call.shares.slides) or 0
-  local ends = Slide.ends(key, last, now, cutoff, max_evict, trim)
-  local newest, stale, held = ends.newest, ends.stale, ends.held
-
-  if held + req.cost <= req.limit then
-    -- At `now`, or at the newest entry's time if the clock stepped back.
-    local at = newest and math.max(newest.score, now) or now
-    local taken = 0
-    if newest and newest.score == at then
-      taken = Slide.number(newest.member) + 1
+-- The members an admission of `cost` at `at` adds: the next free numbers
+-- of `at` from `taken` (zset_log.rs `apply` skips members that exist, at
+-- any score, and refuses the key when they run past the ms). Checked here,
+-- before anything is written; a new key (no expiry) holds none. One
+-- member's string, or a list for a cost above 1.
+function Slide.members(key, expiry, at, taken, cost)
+  if cost == 1 and taken < Slide.MEMBERS_PER_MS
+    and (expiry == nil or not redis.call('ZSCORE', key, Slide.member(at, taken))) then
+    return Slide.member(at, taken)
+  end
+  local members, n = {}, taken
+  while #members < cost do
+    local batch = {}
+    for i = n, math.min(n + cost - #members, Slide.MEMBERS_PER_MS) - 1 do
+      batch[#batch + 1] = Slide.member(at, i)
     end
-    if taken + req.cost > Slide.MEMBERS_PER_MS then
+    if #batch == 0 then
       E.foreign_zset()
     end
-    local decision = {
-      allowed = 1,
-      remaining = req.limit - held - req.cost,
-      retry_after_ms = 0,
-      reset_after_ms = at + window - now,
-    }
-    if not call.writes then
-      return decision, nil
-    end
-    -- The members to add: the next free numbers of `at` (zset_log.rs
-    -- `apply` skips members that exist, and refuses the key when they run
-    -- past the ms). Checked here, before anything is written.
-    local members, n = {}, taken
-    while #members < req.cost do
-      local batch = {}
-      for i = n, math.min(n + req.cost - #members, Slide.MEMBERS_PER_MS) - 1 do
-        batch[#batch + 1] = Slide.member(at, i)
-      end
-      if #batch == 0 then
-        E.foreign_zset()
-      end
-      local found = expiry and redis.call('ZMSCORE', key, unpack(batch)) or {}
-      for i = 1, #batch do local m = batch[i]
-        if not found[i] then
-          members[#members + 1] = m
-        end
-      end
-      n = n + #batch
-    end
-    local evict = math.min(stale, max_evict)
-    local needed = at + window
-    return decision, function()
-      local args = {}
-      local score = at
-      for k_ = 1, #members do local m = members[k_]
-        args[#args + 1] = score
-        args[#args + 1] = m
-      end
-      redis.call('ZADD', key, unpack(args))
-      if evict > 0 then
-        redis.call('ZREMRANGEBYRANK', key, 0, evict - 1)
-      end
-      -- core/expiry.rs: moved only when it falls short of `needed`, then
-      -- a quarter window past it.
-      if expiry == nil or expiry < needed then
-        redis.call('PEXPIREAT', key, needed + math.max(math.floor(window / 4), 1))
+    local found = expiry and redis.call('ZMSCORE', key, unpack(batch)) or {}
+    for i = 1, #batch do local m = batch[i]
+      if not found[i] then
+        members[#members + 1] = m
       end
     end
+    n = n + #batch
+  end
+  if cost == 1 then
+    return members[1]
+  end
+  return members
+end
+
+-- Applies an admission: the members at `at`, the `evict` oldest removed,
+-- the expiry moved where core/expiry.rs moves it (only when it falls short
+-- of `at + window`, then a quarter window past it).
+-- `taken`: one member not yet checked (RL.SLIDE alone, where nothing is
+-- written between the decision and here): ZADD NX is the check, and a
+-- member that exists (only ever another writer's) sends the search on from
+-- the next number; a search that runs past the ms refuses the key with
+-- nothing written (a ZADD NX that adds nothing is no write: not
+-- replicated, no event).
+function Slide.write(key, members, at, evict, expiry, window, taken)
+  -- The score as the member's leading digits: a number argument costs the
+  -- server a conversion (snprintf on Redis 7.0); the same value.
+  local score = at
+  if at > 0 then
+    score = (type(members) == 'string' and members or members[1]):sub(1, -7)
+  end
+  if type(members) == 'string' then
+    if taken ~= nil and redis.call('ZADD', key, 'NX', score, members) == 0 then
+      members = Slide.members(key, expiry, at, taken + 1, 1)
+      taken = nil
+    end
+    if taken == nil then
+      redis.call('ZADD', key, score, members)
+    end
+  else
+    local args = {}
+    for i = 1, #members do
+      args[2 * i - 1] = score
+      args[2 * i] = members[i]
+    end
+    redis.call('ZADD', key, unpack(args))
+  end
+  if evict > 0 then
+    redis.call('ZREMRANGEBYRANK', key, 0, evict - 1)
+  end
+  local needed = at + window
+  if expiry == nil or expiry < needed then
+    redis.call('PEXPIREAT', key, needed + math.max(math.floor(window / 4), 1))
+  end
+end
+
+-- slide/mod.rs + decide.rs `decide_within`, as multiple values: allowed,
+-- remaining, retry_after_ms, reset_after_ms, then for an admission that
+-- writes the members to add, their score, the stale entries to remove and
+-- the key's expiry (and, when `writes` is 'unchecked', the number of a
+-- member left for the write to check). `trim` (a read only, RL.REFUND): decided over the log
+-- without its `trim` newest entries (refund.rs `Trimmed`), all of which
+-- still count; the ranks below them are the same.
+function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
+  local cutoff = now - window
+  local expiry, last = Slide.open(key, trim)
+  local newest, newest_member, stale, held, low, oldest =
+    Slide.ends(key, last, now, cutoff, max_evict, trim)
+
+  if held + cost <= limit then
+    -- At `now`, or at the newest entry's time if the clock stepped back.
+    local at = newest and math.max(newest, now) or now
+    local taken = 0
+    if newest == at then
+      taken = Slide.number(newest_member) + 1
+    end
+    if taken + cost > Slide.MEMBERS_PER_MS then
+      E.foreign_zset()
+    end
+    local reset = at + window - now
+    if not writes then
+      return 1, limit - held - cost, 0, reset
+    end
+    if writes == 'unchecked' and cost == 1 and expiry ~= nil then
+      -- Checked by the write (Slide.write's `taken`).
+      return 1, limit - held - cost, 0, reset, Slide.member(at, taken), at,
+        math.min(stale, max_evict), expiry, taken
+    end
+    return 1, limit - held - cost, 0, reset, Slide.members(key, expiry, at, taken, cost), at,
+      math.min(stale, max_evict), expiry
   end
 
   -- Denied: the request fits once the `need` oldest entries still in the
-  -- window have left; the need-th of them is at rank stale + need - 1.
-  local need = held + req.cost - req.limit
-  local reset = newest and math.max(newest.score + window - now, 0) or 0
+  -- window have left; the need-th of them is at rank stale + need - 1
+  -- (often among the oldest already read).
+  local need = held + cost - limit
+  local reset = newest and math.max(newest + window - now, 0) or 0
   local retry = reset
   local rank = stale + need - 1
-  local at_rank = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
-  if #at_rank == 2 then
-    retry = Slide.wait_after(Slide.score(at_rank[2]), window, now)
+  if rank == 0 and oldest ~= nil then
+    retry = Slide.wait_after(oldest, window, now)
+  else
+    local s = low and low[2 * rank + 2]
+    if s == nil then
+      local at_rank = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
+      s = at_rank[2]
+    end
+    if s ~= nil then
+      retry = Slide.wait_after(Slide.score(s), window, now)
+    end
   end
-  return {
-    allowed = 0,
-    remaining = math.max(req.limit - held, 0),
-    retry_after_ms = math.max(retry, 1),
+  return 0, math.max(limit - held, 0), math.max(retry, 1), reset
+end
+
+-- The limiter interface's decide (RL.PEEK, RL.ALL, RL.REFUND's peek).
+function Slide.decide(key, req, call, trim)
+  local window = req.window
+  local max_evict = call.writes and Slide.budget(req.cost, call.shares.slides) or 0
+  local allowed, remaining, retry, reset, members, at, evict, expiry =
+    Slide.decide_at(key, req.limit, window, req.cost, call.now.ms, max_evict, call.writes, trim or 0)
+  local decision = {
+    allowed = allowed,
+    remaining = remaining,
+    retry_after_ms = retry,
     reset_after_ms = reset,
-  }, nil
+  }
+  if members == nil then
+    return decision, nil
+  end
+  return decision, function()
+    Slide.write(key, members, at, evict, expiry, window)
+  end
 end
 
 -- refund.rs: the `cost` newest entries that still count (never one that
@@ -649,8 +746,8 @@ function Slide.refund(key, req, call)
   local cutoff = now - req.window
   local _, last = Slide.open(key, 0)
   -- What RL.PEEK SLIDE reads and checks.
-  local ends = Slide.ends(key, last, now, cutoff, 0, 0)
-  local n = math.min(req.cost, ends.held)
+  local _, _, _, held = Slide.ends(key, last, now, cutoff, 0, 0)
+  local n = math.min(req.cost, held)
   if n == 0 then
     return 0
   end
@@ -673,14 +770,25 @@ end
 
 LIMITERS.SLIDE = Slide
 
+-- The plain `key limit window` line is read without the option parser
+-- (the same checks, in the same order); the decision without the
+-- limiter interface's tables and closure.
 COMMANDS['rl.slide'] = function(key, line)
-  local req = Slide.parse(line)
-  local call = { now = now(), shares = Slide.ONE, writes = true }
-  local d, write = Slide.decide(key, req, call)
-  if d.allowed == 1 and write then
-    write()
+  local limit, window, cost
+  if #line == 4 then
+    limit = positive(line[3], 'limit', Slide.MAX_LIMIT)
+    window = positive(line[4], 'window', Slide.MAX_WINDOW_MS)
+    cost = 1
+  else
+    local req = Slide.parse(line)
+    limit, window, cost = req.limit, req.window, req.cost
   end
-  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
+  local allowed, remaining, retry, reset, members, at, evict, expiry, taken =
+    Slide.decide_at(key, limit, window, cost, now().ms, Slide.budget(cost, 1), 'unchecked', 0)
+  if members ~= nil then
+    Slide.write(key, members, at, evict, expiry, window, taken)
+  end
+  return { allowed, remaining, retry, reset }
 end
 
 -- ============================================================ end SLIDE

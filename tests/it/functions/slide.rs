@@ -1083,6 +1083,35 @@ fn member_numbers_of_one_millisecond() {
         ]
     );
 
+    // The same for one unit (RL.SLIDE's own path, where the library's
+    // ZADD NX finds the member held): the next free number is taken, past
+    // one or two held by foreign entries.
+    for (key, held) in [("g", 1), ("h", 2)] {
+        let now = server.clock_ms();
+        let (old, new) = (now - 500, now - 100);
+        let mut zadd: Vec<String> = vec!["ZADD".into(), "K".into()];
+        zadd.extend([old.to_string(), member(old, 0)]);
+        for n in 0..held {
+            zadd.extend([(now - 300 + n).to_string(), member(now, n)]);
+        }
+        zadd.extend([new.to_string(), member(new, 0)]);
+        on_both(&mut c, key, &words(&zadd));
+        on_both(&mut c, key, &ttl);
+        assert_eq!(
+            same4(&mut c, &["RL.SLIDE", key, "10", "1000"]),
+            [1, 7 - held, 0, 1000]
+        );
+        let (Plain::Zset(entries), _) = plain_key(&mut c, format!("f:{key}").as_bytes()) else {
+            panic!()
+        };
+        let got: Vec<String> = entries
+            .iter()
+            .map(|(m, _)| String::from_utf8_lossy(m).into())
+            .collect();
+        assert_eq!(got.last(), Some(&member(now, held)));
+        assert_eq!(got.len() as i64, 3 + held);
+    }
+
     // ... unless it holds the last number of the ms: refused, nothing
     // written.
     let now = server.clock_ms() + 1;
