@@ -2436,6 +2436,8 @@ do
   -- One stored entry, checked as set.rs `classify` checks it: its expiry, or
   -- the refusal (an RL.SLIDE log's entry: an integer member numbered from
   -- its score; anything else rl could not have written: foreign).
+  local LEASE_IS_SLIDE = 'ERR key holds RL.SLIDE state, not lease state'
+
   local function lease_entry(member, score_text)
     local score = tonumber(score_text)
     local whole = score ~= nil and score == score and score ~= math.huge and score ~= -math.huge
@@ -2443,7 +2445,7 @@ do
     if lease_integer(member) then
       local q = lease_slide_quotient(member)
       if whole and q ~= nil and q == score then
-        fail('ERR key holds RL.SLIDE state, not lease state')
+        fail(LEASE_IS_SLIDE)
       end
       E.foreign_zset()
     end
@@ -2537,10 +2539,12 @@ do
     local header = redis.call('ZSCORE', key, LEASE_HEADER)
     if not header or tonumber(header) ~= 0 then
       local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-      if first[1] ~= nil and lease_integer(first[1]) then
-        local q = lease_slide_quotient(first[1])
-        if q ~= nil and q == tonumber(first[2]) then
-          fail('ERR key holds RL.SLIDE state, not lease state')
+      if first[1] ~= nil then
+        -- The first entry checked as any entry is: only a log's refusal
+        -- is kept.
+        local ok, err = pcall(lease_entry, first[1], first[2])
+        if not ok and getmetatable(err) == Fail and err.text == LEASE_IS_SLIDE then
+          error(err, 0)
         end
       end
       fail('ERR key holds a sorted set that rl did not write (no lease header;'
