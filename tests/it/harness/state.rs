@@ -27,10 +27,19 @@ pub fn dbsize(c: &mut redis::Connection) -> i64 {
     redis::cmd("DBSIZE").query(c).unwrap()
 }
 
-/// The value and absolute expiry of a string key.
+/// The value and absolute expiry of a string key, read in one transaction:
+/// a key that expires at the current ms (a throttle state brought back to
+/// idle) cannot vanish between the two reads (the server's clock stands
+/// still within `EXEC`).
 pub fn value_and_expiry(c: &mut redis::Connection, key: &str) -> (Option<String>, i64) {
-    let value: Option<String> = redis::cmd("GET").arg(key).query(c).unwrap();
-    (value, pexpiretime(c, key))
+    redis::pipe()
+        .atomic()
+        .cmd("GET")
+        .arg(key)
+        .cmd("PEXPIRETIME")
+        .arg(key)
+        .query(c)
+        .unwrap()
 }
 
 pub fn zcard(c: &mut redis::Connection, key: &str) -> usize {
