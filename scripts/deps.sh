@@ -11,6 +11,8 @@
 #     - faketime (libfaketime): the docs tests stop Valkey's clock with it
 #     - python3-venv (and python3): the venv below; its pip comes from the
 #       venv, so python3-pip is not needed
+#     - nodejs and npm (Node 18 on Debian 12): the Node client package's
+#       tests (clients/node), which fetch their npm packages themselves
 #   rustup components rustfmt and clippy: `make lint`, `.ci/run`
 #   .deps/venv: a Python venv (Debian's own pip refuses to install into the
 #     system, PEP 668) that fetches the wheels below and holds redis-py, the
@@ -81,6 +83,8 @@ command -v redis-benchmark >/dev/null 2>&1 || need_apt+=(redis-tools)
 command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 [ -f /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || need_apt+=(faketime)
 venv_ok || venv_python >/dev/null || need_apt+=(python3 python3-venv)
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
     # Unique, in order (redis-tools may be listed twice).
     mapfile -t need_apt < <(printf '%s\n' "${need_apt[@]}" | awk '!seen[$0]++')
@@ -161,4 +165,5 @@ esac
 say "Redis 7:  $REDIS7 ($("$REDIS7" --version | cut -d' ' -f1-3))"
 say "Redis 8:  $REDIS8 ($("$REDIS8" --version | cut -d' ' -f1-3))"
 say "Valkey 9: $VALKEY9 ($("$VALKEY9" --version | cut -d' ' -f1-3))"
+say "Node:     $(command -v node) ($(node --version)), npm $(npm --version)"
 say "Python:   $VENV/bin/python (redis-py $("$VENV/bin/python" -c 'import redis; print(redis.__version__)'))"

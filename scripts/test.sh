@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: cargo's test binaries (the unit and property tests of src/,
 # and tests/it/, the one crate of real-server tests), then
-# scripts/check-memory.sh, then the docs examples (tests/docs/run), all run
+# scripts/check-memory.sh, then the client packages' tests (clients/*/tests/run),
+# then the docs examples (tests/docs/run), all run
 # even when one fails; ends with one line over all of them, "N passed, N
 # failed, N skipped": cargo's tests and the docs examples one by one,
 # check-memory as one; skipped counts cargo's ignored tests and the docs
@@ -40,6 +41,25 @@ else
     failed=$((failed + 1))
     notes+=("check-memory: FAILED")
 fi
+
+# The client packages' tests (clients/<language>/tests/run): each installs
+# what it needs from the registries, starts its own servers, and ends with
+# "clients/<language>: N passed, N failed, N skipped".
+for run in clients/*/tests/run; do
+    [ -x "$run" ] || continue
+    name=${run%/tests/run}
+    "$run" 2>&1 | tee -a "$log"
+    rc=${PIPESTATUS[0]}
+    read -r c_passed c_failed c_skipped < <(awk -v n="$name:" '$1 == n && $3 == "passed," { p = $2; f = $4; s = $6 }
+        END { print p + 0, f + 0, s + 0 }' "$log")
+    if [ "$rc" -ne 0 ] && [ "$c_failed" -eq 0 ]; then
+        c_failed=1
+    fi
+    passed=$((passed + c_passed))
+    failed=$((failed + c_failed))
+    ignored=$((ignored + c_skipped))
+    notes+=("$name: $c_passed passed, $c_failed failed, $c_skipped skipped")
+done
 
 # The docs examples: "docs: N skipped, T s", then "docs: N snippets/sessions
 # passed, M failed".
