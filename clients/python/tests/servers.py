@@ -47,7 +47,9 @@ class Server:
             binary = need(VALKEY9, "Valkey 9.1 (valkey-server)", "run make deps or set RL_VALKEY9")
             extra = []
         if cluster:
-            extra += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+            # The bus on a port of its own: the default (port + 10000) may be taken or too high.
+            extra += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                      "--cluster-port", str(free_port())]
         self.dir = tempfile.mkdtemp(prefix="rl-py-")
         for _ in range(5):
             self.port = free_port()
@@ -110,3 +112,39 @@ class Server:
             self.proc.kill()
             self.proc.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Commands:
+    """The commands clients send to `server` while the block runs, read with
+    MONITOR: those a script or function runs inside (`[0 lua]`) are not
+    round trips and are left out."""
+
+    END = "limits-rl-monitor-end"
+
+    def __init__(self, server: Server):
+        self.server = server
+        self.sent: list[str] = []
+
+    def __enter__(self):
+        import threading
+
+        self._end = self.server.client()
+        self._end.ping()  # connected before MONITOR starts
+        self._monitor = self.server.client().monitor()
+        self._conn = self._monitor.__enter__()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+        return self
+
+    def _read(self):
+        while True:
+            cmd = self._conn.next_command()
+            if self.END in cmd["command"]:
+                return
+            if cmd.get("client_type") != "lua" and cmd["command"] != "MONITOR":
+                self.sent.append(cmd["command"])
+
+    def __exit__(self, *exc):
+        self._end.echo(self.END)
+        self._thread.join(timeout=10)
+        self._monitor.__exit__(*exc)
