@@ -29,17 +29,13 @@ local function line_of(command, words, args)
 end
 
 -- A single-key command (RL.SLIDE key ...): FCALL rl_slide 1 key ...
+-- Its fast path (PLAIN) runs first, outside the pcall: it raises no rl
+-- error, so the common call pays for no pcall and no closure.
 local function single(name, command)
   local plain = PLAIN[command]
-  return guarded(function(keys, args)
+  local full = guarded(function(keys, args)
     if #keys ~= 1 then
       wrong_keys(name, 1)
-    end
-    if plain ~= nil then
-      local reply = plain(keys[1], args)
-      if reply ~= nil then
-        return reply
-      end
     end
     local n = #args
     if n <= 8 then
@@ -53,6 +49,18 @@ local function single(name, command)
     end
     return COMMANDS[command](keys[1], line)
   end)
+  if plain == nil then
+    return full
+  end
+  return function(keys, args)
+    if #keys == 1 then
+      local reply = plain(keys[1], args)
+      if reply ~= nil then
+        return reply
+      end
+    end
+    return full(keys, args)
+  end
 end
 
 -- RL.PEEK and RL.REFUND name the limiter before the key (RL.PEEK SLIDE key

@@ -80,6 +80,28 @@ function Slide.is_rl(score, m)
   return #q <= 15 and tonumber(q) == score
 end
 
+-- An entry as the server replies it (member m, score text s): its score
+-- in whole ms when Slide.is_rl accepts it, else nil. What rl writes in
+-- this era, a score's digits then 6 more, is told by one pattern and one
+-- comparison (the server writes a whole score as its digits); anything
+-- else goes through the full test.
+function Slide.entry(m, s)
+  local n = #s
+  if #m == n + 6 and n <= 13 and m:sub(1, n) == s and m:find('^[1-9]%d*$') then
+    -- Digits without a leading zero: s is the whole number they spell.
+    local v = s + 0
+    if v <= Slide.MAX_NOW_MS then
+      return v
+    end
+    return nil
+  end
+  local score = Slide.score(s)
+  if Slide.is_rl(score, m) then
+    return score
+  end
+  return nil
+end
+
 -- The n (0..999999) of an rl member: its last 6 digits.
 function Slide.number(m)
   return tonumber(m:sub(-6))
@@ -110,7 +132,8 @@ function Slide.open(key, trim)
   if trim == 0 then
     last = typed_read('ZRANGE', key, '-1', '-1', 'WITHSCORES')
   else
-    last = typed_read('ZRANGE', key, -1 - trim, -1 - trim, 'WITHSCORES')
+    local r = int(-1 - trim)
+    last = typed_read('ZRANGE', key, r, r, 'WITHSCORES')
   end
   if at == -1 then
     E.foreign_zset()
@@ -133,8 +156,9 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
   if last == nil or #last == 0 then
     return nil, nil, 0, 0, nil, nil
   end
-  local member, score = last[1], Slide.score(last[2])
-  if not Slide.is_rl(score, member) then
+  local member = last[1]
+  local score = Slide.entry(member, last[2])
+  if score == nil then
     E.foreign_zset()
   end
   local total = redis.call('ZCARD', key) - trim
@@ -147,39 +171,37 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
   if score <= cutoff then
     -- Every entry has left: the oldest `read` by rank are the stale ones
     -- the module walks, and the count is the log's.
-    local old = redis.call('ZRANGE', key, 0, math.min(read, total) - 1, 'WITHSCORES')
+    local old = redis.call('ZRANGE', key, '0', int(math.min(read, total) - 1), 'WITHSCORES')
     for i = 1, #old, 2 do
-      if not Slide.is_rl(Slide.score(old[i + 1]), old[i]) then
+      if Slide.entry(old[i], old[i + 1]) == nil then
         E.foreign_zset()
       end
     end
     return score, member, total, 0, old
   end
-  -- The two oldest tell a stale count of 0 or 1 (a log in steady use) in
-  -- one read; only the oldest is checked (the second is stale only when
-  -- the walk below runs, which reads and checks it).
-  local low = redis.call('ZRANGE', key, '0', '1', 'WITHSCORES')
-  local first = Slide.score(low[2])
-  if not Slide.is_rl(first, low[1]) then
+  -- The oldest tells whether any entry has left (none: a key at its limit,
+  -- or called less often than its window); only then are the stale ones
+  -- walked. (Each entry a read returns costs the server a score to
+  -- format: the walk reads no more than it must.)
+  local low = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
+  local first = Slide.entry(low[1], low[2])
+  if first == nil then
     E.foreign_zset()
   end
   if first > cutoff then
     return score, member, 0, total, low, first
   end
-  local second = tonumber(low[4])
-  if second ~= nil and second > cutoff then
-    return score, member, 1, total - 1, low, first
-  end
-  local old = redis.call('ZRANGE', key, '-inf', cutoff, 'BYSCORE', 'LIMIT', 0, read, 'WITHSCORES')
+  local old = redis.call('ZRANGE', key, '-inf', int(cutoff), 'BYSCORE', 'LIMIT', '0', int(read),
+    'WITHSCORES')
   for i = 1, #old, 2 do
-    if not Slide.is_rl(Slide.score(old[i + 1]), old[i]) then
+    if Slide.entry(old[i], old[i + 1]) == nil then
       E.foreign_zset()
     end
   end
   local stale = #old / 2
   if stale == read then
     -- A backlog longer than the walk: the server's rank lookup counts it.
-    stale = redis.call('ZCOUNT', key, '-inf', cutoff)
+    stale = redis.call('ZCOUNT', key, '-inf', int(cutoff))
   end
   return score, member, stale, total - stale, old, nil
 end
@@ -266,11 +288,11 @@ function Slide.write(key, members, at, evict, expiry, window, taken)
     redis.call('ZADD', key, unpack(args))
   end
   if evict > 0 then
-    redis.call('ZREMRANGEBYRANK', key, 0, evict - 1)
+    redis.call('ZREMRANGEBYRANK', key, '0', int(evict - 1))
   end
   local needed = at + window
   if expiry == nil or expiry < needed then
-    redis.call('PEXPIREAT', key, needed + math.max(math.floor(window / 4), 1))
+    redis.call('PEXPIREAT', key, int(needed + math.max(math.floor(window / 4), 1)))
   end
 end
 
@@ -322,7 +344,8 @@ function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
   else
     local s = low and low[2 * rank + 2]
     if s == nil then
-      local at_rank = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
+      local r = int(rank)
+      local at_rank = redis.call('ZRANGE', key, r, r, 'WITHSCORES')
       s = at_rank[2]
     end
     if s ~= nil then
@@ -367,9 +390,9 @@ function Slide.refund(key, req, call)
     return 0
   end
   local newest = redis.call('ZRANGE', key, '+inf', '(' .. int(cutoff), 'BYSCORE', 'REV',
-    'LIMIT', 0, n + 1, 'WITHSCORES')
+    'LIMIT', '0', int(n + 1), 'WITHSCORES')
   for i = 1, #newest, 2 do
-    if not Slide.is_rl(Slide.score(newest[i + 1]), newest[i]) then
+    if Slide.entry(newest[i], newest[i + 1]) == nil then
       E.foreign_zset()
     end
   end
@@ -399,7 +422,7 @@ COMMANDS['rl.slide'] = function(key, line)
     limit, window, cost = req.limit, req.window, req.cost
   end
   local allowed, remaining, retry, reset, members, at, evict, expiry, taken =
-    Slide.decide_at(key, limit, window, cost, now().ms, Slide.budget(cost, 1), 'unchecked', 0)
+    Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost, 1), 'unchecked', 0)
   if members ~= nil then
     Slide.write(key, members, at, evict, expiry, window, taken)
   end

@@ -78,18 +78,31 @@ local function sf_cell_quantity(s)
   return tonumber(s)
 end
 
--- gcra.rs Gcra::new: emission, tolerance, limit.
-local function sf_gcra(max_burst, count, period_us)
+-- gcra.rs Gcra::new: emission, tolerance, limit; nil and which bound a
+-- rate breaks (1: count per period, 2: the tolerance) instead of raising,
+-- for the fast paths.
+local function sf_rate(max_burst, count, period_us)
   if count > period_us then
-    fail('ERR count per period must not exceed 1 per microsecond (1000000 per second)')
+    return nil, 1
   end
   local emission = sf_ceil_div(period_us, count)
   local limit = max_burst + 1
   -- limit * emission <= MAX_TOLERANCE_US, without the product.
   if limit > sf_divmod(SF.MAX_TOLERANCE_US, emission) then
-    fail('ERR max_burst too large: (max_burst + 1) * period / count must not exceed 31 years')
+    return nil, 2
   end
   return emission, limit * emission, limit
+end
+
+local function sf_gcra(max_burst, count, period_us)
+  local emission, tolerance, limit = sf_rate(max_burst, count, period_us)
+  if emission == nil then
+    if tolerance == 1 then
+      fail('ERR count per period must not exceed 1 per microsecond (1000000 per second)')
+    end
+    fail('ERR max_burst too large: (max_burst + 1) * period / count must not exceed 31 years')
+  end
+  return emission, tolerance, limit
 end
 
 -- request.rs ThrottleRequest::parse; cell: CL.THROTTLE's dialect. As
@@ -176,6 +189,22 @@ local function sf_stored_tat(key)
   return v
 end
 
+-- sf_stored_tat's common case for the fast paths, raising nothing: the
+-- TAT as rl writes it in this era (16 digits, no leading zero, above
+-- MIN_STORED_TAT) on a key with an expiry; nil for no key; false for
+-- anything else (the full path then reads it again and answers).
+local function sf_quick_tat(key)
+  local bytes = redis.pcall('GET', key)
+  if bytes == false then
+    return nil
+  end
+  if type(bytes) == 'string' and #bytes == 16 and bytes ~= SF.MIN_STORED_TAT
+    and bytes:find('^[1-9]%d*$') and redis.call('PEXPIRETIME', key) ~= -1 then
+    return bytes
+  end
+  return false
+end
+
 -- How far the TAT `tat` (decimal µs) is ahead of `now_us`, never below 0:
 -- a number when below 2^52, else (hi, lo) with the distance
 -- hi * 10^6 + lo, hi >= 4 * 10^9 (far beyond any tolerance).
@@ -202,12 +231,12 @@ local function sf_big_ms(hi, lo, delta)
   return (hi + dh) * 1000 + sf_ceil_div(lo + dl, 1000)
 end
 
--- gcra.rs decide + to_decision at now_us, for emission t, tolerance tau,
+-- gcra.rs decide + to_decision at now_us over the stored TAT `tat` (a
+-- decimal string, nil for none), for emission t, tolerance tau,
 -- limit and quantity q, as values (no table, no closure per call):
 -- allowed, remaining, retry_after_ms (nil: never, CL.THROTTLE's oversized
 -- quantity), reset_after_ms, and the TAT an admission stores (nil: none).
-local function sf_throttle_core(key, t, tau, limit, q, now_us)
-  local tat = sf_stored_tat(key)
+local function sf_throttle_core(tat, t, tau, limit, q, now_us)
   local d, bh, bl = 0, nil, nil
   if tat ~= nil then
     d, bh, bl = sf_ahead(tat, now_us)
@@ -248,7 +277,8 @@ end
 local function sf_throttle_decide(key, req, call)
   local rate = req.rate
   local allowed, remaining, retry, reset, new_tat =
-    sf_throttle_core(key, rate.emission, rate.tolerance, rate.limit, req.quantity, call.now.us)
+    sf_throttle_core(sf_stored_tat(key), rate.emission, rate.tolerance, rate.limit, req.quantity,
+      call.now.us)
   local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset }
   if retry == nil then
     decision.retry_never = true
@@ -316,35 +346,19 @@ LIMITERS.THROTTLE = {
   refund = sf_throttle_refund,
 }
 
--- The server's clock as `now` reads it (ms, µs), as two values: the
--- commands below build no table for it.
-local function sf_clock()
-  local t = redis.call('TIME')
-  -- Digits: `+ 0` converts once where tonumber() converts twice.
-  local s, us = t[1] + 0, t[2] + 0
-  local ms = s * 1000 + (us - us % 1000) / 1000
-  if redis.REDIS_VERSION_NUM < 0x070200 then
-    return ms, ms * 1000
-  end
-  return ms, s * 1000000 + us
-end
+local sf_clock = clock
 
-local function sf_rl_throttle(key, t, tau, limit, q)
-  local _, now_us = sf_clock()
-  -- RL.THROTTLE refuses an oversized quantity: retry is never nil here.
-  local allowed, remaining, retry, reset, new_tat = sf_throttle_core(key, t, tau, limit, q, now_us)
+-- RL.THROTTLE's reply, or with `cell` CL.THROTTLE's (gcra.rs CellReply:
+-- [limited, limit, remaining, retry_after_s, reset_after_s]), for the TAT
+-- read at now_us; an admission written first.
+local function sf_throttle_reply(key, tat, now_us, t, tau, limit, q, cell)
+  -- RL.THROTTLE refuses an oversized quantity: retry is never nil there.
+  local allowed, remaining, retry, reset, new_tat = sf_throttle_core(tat, t, tau, limit, q, now_us)
   if new_tat ~= nil then
     sf_throttle_write(key, new_tat)
   end
-  return { allowed, remaining, retry, reset }
-end
-
--- gcra.rs CellReply: [limited, limit, remaining, retry_after_s, reset_after_s].
-local function sf_cl_throttle(key, t, tau, limit, q)
-  local _, now_us = sf_clock()
-  local allowed, remaining, retry, reset, new_tat = sf_throttle_core(key, t, tau, limit, q, now_us)
-  if new_tat ~= nil then
-    sf_throttle_write(key, new_tat)
+  if not cell then
+    return { allowed, remaining, retry, reset }
   end
   local retry_s = -1
   if allowed == 0 and retry ~= nil then
@@ -353,18 +367,26 @@ local function sf_cl_throttle(key, t, tau, limit, q)
   return { 1 - allowed, limit, remaining, retry_s, sf_ceil_div(reset, 1000) }
 end
 
+local function sf_throttle_command(key, line, cell)
+  local t, tau, limit, q = sf_parse_throttle_parts(line, cell)
+  local _, now_us = sf_clock()
+  return sf_throttle_reply(key, sf_stored_tat(key), now_us, t, tau, limit, q, cell)
+end
+
 COMMANDS['rl.throttle'] = function(key, line)
-  return sf_rl_throttle(key, sf_parse_throttle_parts(line, false))
+  return sf_throttle_command(key, line, false)
 end
 
 COMMANDS['cl.throttle'] = function(key, line)
-  return sf_cl_throttle(key, sf_parse_throttle_parts(line, true))
+  return sf_throttle_command(key, line, true)
 end
 
 -- The common line `max_burst count period` (quantity 1) with every number
--- in range: sf_gcra of it, else nil (the full parser then answers, errors
--- included; quantity 1 never exceeds max_burst + 1).
-local function sf_plain_rate(args, cell)
+-- in range and a rate rl accepts, on a key absent or holding a TAT as rl
+-- writes it: the reply, else nil before anything is written (the full
+-- path then answers, errors included; quantity 1 never exceeds
+-- max_burst + 1).
+local function sf_plain_throttle(key, args, cell)
   if #args ~= 3 then
     return nil
   end
@@ -373,21 +395,22 @@ local function sf_plain_rate(args, cell)
     or period == nil or period < 1 or period > (cell and SF.MAX_PERIOD_S or SF.MAX_PERIOD_MS) then
     return nil
   end
-  return sf_gcra(max_burst, count, period * (cell and 1000000 or 1000))
+  local t, tau, limit = sf_rate(max_burst, count, period * (cell and 1000000 or 1000))
+  if t == nil then
+    return nil
+  end
+  local _, now_us = sf_clock()
+  local tat = sf_quick_tat(key)
+  if tat == false then
+    return nil
+  end
+  return sf_throttle_reply(key, tat, now_us, t, tau, limit, 1, cell)
 end
 
 PLAIN['rl.throttle'] = function(key, args)
-  local t, tau, limit = sf_plain_rate(args, false)
-  if t == nil then
-    return nil
-  end
-  return sf_rl_throttle(key, t, tau, limit, 1)
+  return sf_plain_throttle(key, args, false)
 end
 
 PLAIN['cl.throttle'] = function(key, args)
-  local t, tau, limit = sf_plain_rate(args, true)
-  if t == nil then
-    return nil
-  end
-  return sf_cl_throttle(key, t, tau, limit, 1)
+  return sf_plain_throttle(key, args, true)
 end
