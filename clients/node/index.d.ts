@@ -62,7 +62,8 @@ export declare class RlStore implements Store {
   localKeys: boolean;
   windowMs: number | undefined;
   prefixKey(key: string): string;
-  init(options: RateLimitOptions): Promise<'module' | 'functions'>;
+  /** Takes windowMs; rejects with RlNotLoadedError when the server has neither edition (express-rate-limit logs it). */
+  init(options: RateLimitOptions): Promise<void>;
   ready(): Promise<'module' | 'functions'>;
   increment(key: string): Promise<IncrementResponse>;
   decrement(key: string): Promise<void>;

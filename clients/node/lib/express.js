@@ -40,7 +40,7 @@ class RlStore {
   /** Called by express-rate-limit with its options; finds the edition (a failure is logged by express-rate-limit and fails each hit until rl is loaded). */
   init(options) {
     this.windowMs = options.windowMs;
-    return this.ready();
+    return this.ready().then(() => undefined);
   }
 
   /** Resolves with 'module' or 'functions'; rejects saying how to load rl. */
