@@ -169,7 +169,7 @@ let serial = 0;
  * kind: 'redis7' (module) | 'valkey9' (library) | 'valkey9-bare' (neither).
  * clock: stop the server's clock (Valkey only), moved with advance(ms).
  */
-async function start(kind, { clock = false } = {}) {
+async function start(kind, { clock = false, args: extra = [] } = {}) {
   const flavor = kind.startsWith('valkey9') ? 'valkey9' : 'redis7';
   const binary = need(BINARIES[flavor], `the ${flavor} server`, 'run make deps');
   const args = [];
@@ -190,7 +190,7 @@ async function start(kind, { clock = false } = {}) {
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort();
     const log = path.join(dir, `server-${port}.log`);
-    const child = spawn(binary, ['--port', port, '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--logfile', log, ...args].map(String), {
+    const child = spawn(binary, ['--port', port, '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--logfile', log, ...args, ...extra].map(String), {
       env,
       stdio: 'ignore',
     });
@@ -262,4 +262,38 @@ async function start(kind, { clock = false } = {}) {
   throw new Error(`${kind} did not start; its log:\n${lastLog}`);
 }
 
-module.exports = { start, raw, ROOT, LIBRARY };
+// A cluster of `n` primaries, each a server of `kind`, slots split evenly.
+async function startCluster(kind, n = 3) {
+  const nodes = [];
+  try {
+    for (let i = 0; i < n; i++) nodes.push(await start(kind, { args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', '5000'] }));
+    const per = Math.ceil(16384 / n);
+    for (let i = 0; i < n; i++) {
+      await nodes[i].call('CLUSTER', 'ADDSLOTSRANGE', i * per, Math.min(16383, (i + 1) * per - 1));
+    }
+    for (let i = 1; i < n; i++) await nodes[0].call('CLUSTER', 'MEET', '127.0.0.1', nodes[i].port);
+    const deadline = Date.now() + 30000;
+    for (;;) {
+      const states = await Promise.all(nodes.map(async (node) => {
+        const info = await node.call('CLUSTER', 'INFO');
+        const known = (await node.call('CLUSTER', 'NODES')).trim().split('\n').length;
+        return /cluster_state:ok/.test(info) && known === n;
+      }));
+      if (states.every(Boolean)) break;
+      if (Date.now() > deadline) throw new Error(`the ${kind} cluster did not come up`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  } catch (err) {
+    for (const node of nodes) await node.stop();
+    throw err;
+  }
+  return {
+    nodes,
+    rootNodes: nodes.map((node) => ({ host: '127.0.0.1', port: node.port })),
+    stop: async () => {
+      for (const node of nodes) await node.stop();
+    },
+  };
+}
+
+module.exports = { start, startCluster, raw, ROOT, LIBRARY };
