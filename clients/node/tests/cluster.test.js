@@ -40,6 +40,16 @@ async function clusterClient(kind, cluster) {
   };
 }
 
+// MOVED replies the primaries gave so far.
+async function moved(cluster) {
+  let n = 0;
+  for (const node of cluster.nodes) {
+    const m = (await node.call('INFO', 'errorstats')).match(/errorstat_MOVED:count=(\d+)/);
+    if (m) n += Number(m[1]);
+  }
+  return n;
+}
+
 // A key's slot, as the server computes it.
 async function slotOf(cluster, key) {
   return cluster.nodes[0].call('CLUSTER', 'KEYSLOT', key);
@@ -79,13 +89,16 @@ for (const kind of ['redis7', 'valkey9']) {
           assert.equal((await limiter.get('alice')).remainingPoints, 0);
           assert.equal(await limiter.delete('alice'), true);
           assert.equal((await limiter.consume('alice')).remainingPoints, 2);
-          // Routed to the key's primary at once: one command over the whole
-          // cluster (a MOVED and a retry would show two).
+          // Routed to each key's primary at once: one command per hit over
+          // the whole cluster, and no MOVED (a redirected command never runs,
+          // so MONITOR would not show it; the server's error count does).
+          const movedBefore = await moved(cluster);
           const monitors = await Promise.all(cluster.nodes.map((node) => node.monitor()));
-          await limiter.consume('zed');
+          for (const subject of SUBJECTS) await limiter.consume(`${subject}-2`);
           const seen = (await Promise.all(monitors.map((m) => m.settle()))).flat();
           monitors.forEach((m) => m.close());
-          assert.equal(seen.length, 1, seen.join(' | '));
+          assert.equal(seen.length, SUBJECTS.length, seen.join(' | '));
+          assert.equal(await moved(cluster), movedBefore);
           // A key with a `}` and no hash tag cannot have its block key in its slot.
           await assert.rejects(limiter.consume('a}b'), /CROSSSLOT/);
         } finally {
@@ -98,6 +111,7 @@ for (const kind of ['redis7', 'valkey9']) {
         try {
           const store = new RlStore({ sendCommandCluster: conn.sendCommandCluster, prefix: `s-${client}:` });
           await store.init({ windowMs: 60000 });
+          const movedBefore = await moved(cluster);
           for (const subject of SUBJECTS) {
             const hits = [];
             for (let i = 0; i < 3; i++) hits.push((await store.increment(subject)).totalHits);
@@ -105,6 +119,8 @@ for (const kind of ['redis7', 'valkey9']) {
             await store.decrement(subject);
             assert.equal((await store.get(subject)).totalHits, 2);
           }
+          // Each command went to its key's primary (no MOVED).
+          assert.equal(await moved(cluster), movedBefore);
         } finally {
           await conn.close();
         }
