@@ -239,3 +239,28 @@ test.describe('RateLimiterRl when the server is gone', () => {
     });
   }
 });
+
+// At maxmemory the server refuses rl's writes with OOM: both adapters surface
+// it as their frameworks' errors, never as an admission.
+for (const kind of ['redis7', 'valkey9']) {
+  test(`${kind}: an OOM refusal is an error for both adapters, never an admission`, async () => {
+    const server = await servers.start(kind);
+    const conn = await connect('ioredis', server.url);
+    try {
+      const limiter = new RateLimiterRl({ storeClient: conn.client, points: 5, duration: 60, keyPrefix: 'oom' });
+      const { RlStore } = require('rl-stores');
+      const store = new RlStore({ sendCommand: conn.sendCommand, prefix: 'oom:' });
+      store.init({ windowMs: 60000 });
+      assert.equal((await limiter.consume('user')).remainingPoints, 4);
+      assert.equal((await store.increment('ip')).totalHits, 1);
+      await server.call('CONFIG', 'SET', 'maxmemory', '1');
+      await assert.rejects(limiter.consume('user'), (e) => e instanceof Error && !(e instanceof RateLimiterRes) && /^OOM/.test(e.message));
+      await assert.rejects(store.increment('ip'), (e) => /^OOM/.test(e.message));
+      await server.call('CONFIG', 'SET', 'maxmemory', '0');
+      assert.equal((await limiter.consume('user')).remainingPoints, 3);
+    } finally {
+      await conn.close();
+      await server.stop();
+    }
+  });
+}
