@@ -6,7 +6,6 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('fs');
 const Redis = require('ioredis');
-const { createCluster } = require('redis5');
 const { RateLimiterRes } = require('rate-limiter-flexible');
 const { RateLimiterRl, RlStore } = require('rl-stores');
 const servers = require('./helpers/servers');
@@ -29,6 +28,7 @@ async function clusterClient(kind, cluster) {
       close: () => client.disconnect(),
     };
   }
+  const { createCluster } = require(kind);
   const client = createCluster({ rootNodes: cluster.rootNodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
   client.on('error', () => {});
   await client.connect();
@@ -36,7 +36,7 @@ async function clusterClient(kind, cluster) {
     client,
     // rate-limit-redis's README form.
     sendCommandCluster: ({ key, isReadOnly, command }) => client.sendCommand(key, isReadOnly, command),
-    close: () => client.close(),
+    close: () => (typeof client.close === 'function' ? client.close() : client.disconnect()),
   };
 }
 
@@ -65,7 +65,7 @@ for (const kind of ['redis7', 'valkey9']) {
       if (cluster) await cluster.stop();
     });
 
-    for (const client of ['redis5', 'ioredis']) {
+    for (const client of ['redis4', 'redis5', 'ioredis']) {
       test(`${client}: RateLimiterRl admits exactly points per key, keys spread over the primaries, and blocks`, async () => {
         const conn = await clusterClient(client, cluster);
         try {
