@@ -1,4 +1,9 @@
 #!lua name=rl
+-- Generated from functions/src/ by scripts/assemble-functions.sh: edit
+-- the files there and run `make functions`, never this file (a test
+-- fails when it differs from the assembly).
+
+-- ---- functions/src/prelude/errors.lua
 --[[
 rl, the function edition: rl's limiters as one server-function library, for
 servers that cannot load the module (managed services) but run functions
@@ -31,11 +36,13 @@ totals (up to 999,999,999,999,999,999), CL.THROTTLE's quantity (up to
 decimal strings (`dec_*`, or a section's own) or split into exact parts,
 never as rounded numbers.
 
-Layout: shared helpers (errors, argument parsing, decimal strings, the
-clock, keys), then one section per limiter, each a table registered in
-LIMITERS under its token with the same interface (see `LIMITERS`), then the
-commands that dispatch over limiters (rl_peek, rl_refund, rl_all), then the
-registrations.
+Layout: the source is functions/src/, one file per part, assembled in
+the order scripts/assemble-functions.sh lists (`make functions`): the
+prelude (prelude/: errors, arguments, decimal strings, the clock, keys),
+then one file per limiter, each a table registered in LIMITERS under its
+token with the same interface (see `LIMITERS`), then the commands that
+dispatch over limiters (all.lua: rl_peek, rl_refund, rl_all), then the
+registrations (dispatch.lua).
 ]]
 
 local VERSION = '0.1.0'
@@ -136,6 +143,7 @@ local function wrong_keys(name, want)
   fail("ERR wrong number of keys for '" .. name .. "' (numkeys must be " .. want .. ')')
 end
 
+-- ---- functions/src/prelude/args.lua
 -- ------------------------------------------------------ integer arguments
 
 -- A decimal integer written as the server writes integers: digits only, no
@@ -310,6 +318,7 @@ local function stored_unsigned(s)
   return digits
 end
 
+-- ---- functions/src/prelude/keys.lua
 -- --------------------------------------------------------------- the clock
 
 -- The server's clock, read once per call: ms and µs. The module reads
@@ -383,6 +392,7 @@ local COMMANDS = {}
 -- COMMANDS[name] reads the line, errors included). No line is built.
 local PLAIN = {}
 
+-- ---- functions/src/slide.lua
 -- ================================================================ SLIDE
 -- RL.SLIDE key limit window [COST cost]: src/core/slide/.
 --
@@ -793,10 +803,7 @@ end
 
 -- ============================================================ end SLIDE
 
-
-
-
-
+-- ---- functions/src/buckets/state.lua
 -- ======================================================= BUCKETS, COUNT
 -- RL.BUCKETS key limit window [PRECISION ms] [COST cost],
 -- RL.COUNT key window field [BY n] [PRECISION ms],
@@ -1344,6 +1351,10 @@ function bk.precision_option(value, window, set)
   set_once(set, 'PRECISION', precision)
 end
 
+-- ---- functions/src/buckets/buckets.lua
+-- ---- RL.BUCKETS (src/core/buckets/): the limiter over the hash layout of
+-- buckets/state.lua.
+
 local BUCKETS = {
   token = 'BUCKETS',
   usage = 'BUCKETS key limit window [PRECISION ms] [COST cost]',
@@ -1507,6 +1518,7 @@ COMMANDS['rl.buckets'] = function(key, line)
   return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
 end
 
+-- ---- functions/src/count.lua
 -- ---- RL.COUNT, RL.TOTALS
 
 BK.COUNT_SYNTAX = syntax('rl.count', 3, { 'BY', 'PRECISION' })
@@ -1806,10 +1818,7 @@ end
 
 -- =================================================== end BUCKETS, COUNT
 
-
-
-
-
+-- ---- functions/src/throttle.lua
 -- ====================================================== THROTTLE, FIXED
 -- RL.THROTTLE key max_burst count period [quantity],
 -- CL.THROTTLE key max_burst count period [quantity],
@@ -2204,6 +2213,10 @@ PLAIN['cl.throttle'] = function(key, args)
   return sf_cl_throttle(key, t, tau, limit, 1)
 end
 
+-- ---- functions/src/fixed.lua
+-- ---- RL.FIXED (src/core/fixed/). Shares SF, sf_divmod, sf_clock and
+-- sf_string_key with throttle.lua, which comes first.
+
 -- fixed/request.rs: limit window [COST cost].
 local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST' })
 
@@ -2356,10 +2369,7 @@ end
 
 -- ================================================== end THROTTLE, FIXED
 
-
-
-
-
+-- ---- functions/src/leases.lua
 -- ================================================================ LEASES
 -- RL.ACQUIRE key limit lease_ms [ID id], RL.RELEASE key lease,
 -- RL.RENEW key lease lease_ms: src/core/lease/.
@@ -2842,10 +2852,7 @@ end
 
 -- ============================================================ end LEASES
 
-
-
-
-
+-- ---- functions/src/all.lua
 -- ======================================================= PEEK, REFUND, ALL
 
 local function unknown_limiter(token)
@@ -3033,6 +3040,7 @@ local function all(keys, line)
   return reply
 end
 
+-- ---- functions/src/dispatch.lua
 -- ============================================================= commands
 
 -- The server callback around `body(keys, args)`: an rl error raised

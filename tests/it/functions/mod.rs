@@ -12,6 +12,7 @@ use redis::Value;
 use crate::harness::{plain_key, run, Plain, Server};
 
 mod all;
+mod assembly;
 mod buckets;
 mod continuity;
 mod leases;
