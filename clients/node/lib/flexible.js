@@ -74,6 +74,13 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
       throw new Error("rl-stores: precision applies to limiter 'buckets' only");
     }
     this.loadFunctions = Boolean(opts.loadFunctions);
+    // Reading the block key makes each consume an RL.ALL of two clauses,
+    // about 3 times RL.SLIDE's server time; a limiter that never blocks can
+    // send the limiter's own command instead, and then refuses block().
+    this.blocks = opts.blocks === undefined ? true : Boolean(opts.blocks);
+    if (!this.blocks && this.blockDuration > 0) {
+      throw new Error('rl-stores: blockDuration needs blocks (blocks: false reads no block key)');
+    }
     this.client = opts.storeClient;
     this._transport = fromClient(this.client);
   }
@@ -109,7 +116,8 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
     return w[0] === 1 ? { left: w[1] + cost, resetMs: w[3] } : { left: w[1], resetMs: w[3] };
   }
 
-  _peekBlock(blockKey) {
+  async _peekBlock(blockKey) {
+    if (!this.blocks) return [1, 0, 0, 0];
     return this._send(blockKey, (e) => e.named('peek', BLOCK_CHECK[0], blockKey, BLOCK_CHECK.slice(1, 4)), true);
   }
 
@@ -128,6 +136,10 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
     }
     if (cost > this.limiter.maxCost) {
       throw new RangeError(`rl-stores: limiter 'slide' takes at most ${this.limiter.maxCost} points per call (RL.SLIDE's COST); use limiter 'buckets' for larger costs`);
+    }
+    if (!this.blocks) {
+      const w = await this._send(rlKey, (e) => e.command(this.limiter.name, rlKey, this._params(window, cost)));
+      return w[0] === 1 ? { state: 'admitted', left: w[1], resetMs: w[3] } : { state: 'denied', left: w[1], waitMs: w[2] };
     }
     const clauses = [this.limiter.name, ...this._params(window, cost), ...BLOCK_CHECK];
     const [allowed, , w, b] = await this._send(rlKey, (e) => e.all([rlKey, blockKey], clauses));
@@ -229,6 +241,7 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
   }
 
   async _writeBlock(rlKey, msDuration) {
+    if (!this.blocks) throw new Error(`rl-stores: block() on ${rlKey} needs blocks (this limiter has blocks: false)`);
     const blockKey = blockKeyOf(rlKey);
     const period = windowMs(msDuration);
     const edition = await this._edition();

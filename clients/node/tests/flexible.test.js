@@ -142,6 +142,18 @@ for (const kind of ['redis7', 'valkey9']) {
       assert.equal((await limiter.consume('user')).remainingPoints, 1);
     });
 
+    test('blocks: false admits exactly points without a block key, and refuses block() and blockDuration', async () => {
+      const limiter = new RateLimiterRl({ storeClient: conns.ioredis.client, points: 3, duration: 60, blocks: false, keyPrefix: 'noblocks' });
+      const out = await drive(limiter, 'user', 5);
+      assert.deepEqual(out.map((o) => o.ok), [true, true, true, false, false]);
+      assert.ok(out[3].res instanceof RateLimiterRes);
+      assert.equal(out[3].res.consumedPoints, 4);
+      assert.equal((await limiter.get('user')).remainingPoints, 0);
+      await assert.rejects(limiter.block('user', 10), /needs blocks/);
+      assert.equal(await server.call('EXISTS', '{noblocks:user}:block'), 0);
+      assert.throws(() => new RateLimiterRl({ storeClient: conns.ioredis.client, points: 3, duration: 60, blocks: false, blockDuration: 5 }), /blockDuration needs blocks/);
+    });
+
     test('set is refused: rl records only what it admits', async () => {
       const limiter = new RateLimiterRl({ storeClient: conns.redis5.client, points: 5, duration: 60, keyPrefix: 'set' });
       await assert.rejects(limiter.set('user', 3, 60), /set\(\) is not supported/);

@@ -64,6 +64,21 @@ for (const kind of ['redis7', 'valkey9']) {
       });
     }
 
+    test('blocks: false sends the limiter\'s own command, one per hit', async () => {
+      const own = { redis7: '"RL.SLIDE"', valkey9: '"FCALL" "rl_slide" "1"' };
+      const limiter = new RateLimiterRl({ storeClient: conns.redis5.client, points: 1, duration: 60, blocks: false, keyPrefix: 'rt-noblocks' });
+      await limiter.ready();
+      for (const expect of ['admitted', 'rejected']) {
+        let outcome;
+        const seen = await commandsOf(server, async () => {
+          outcome = await settle(limiter.consume('user'));
+        });
+        assert.equal(outcome, expect);
+        assert.equal(seen.length, 1, seen.join(' | '));
+        assert.ok(seen[0].startsWith(own[kind]), seen[0]);
+      }
+    });
+
     test('the rejection that starts a block then writes it: three commands in two round trips, as RateLimiterRedis (its script, then a SET)', async () => {
       const limiter = new RateLimiterRl({ storeClient: conns.ioredis.client, points: 1, duration: 60, blockDuration: 60, keyPrefix: 'rt-block' });
       await limiter.consume('user');
