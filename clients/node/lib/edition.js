@@ -6,14 +6,16 @@
 const fs = require('fs');
 const path = require('path');
 
-// The library as this package ships it: rl.lua beside package.json (copied
-// from functions/rl.lua by `npm pack`), or, installed as a link from a
-// checkout of the repository, functions/rl.lua itself.
+// The library this package ships. Installed from a checkout of the
+// repository as a link (`npm install ./clients/node`), the package is the
+// checkout's clients/node and the library is the checkout's
+// functions/rl.lua, whatever an earlier `npm pack` left beside
+// package.json; packed, it is the rl.lua `npm pack` copied in.
 function libraryPath() {
-  const candidates = [
-    path.join(__dirname, '..', 'rl.lua'),
-    path.join(__dirname, '..', '..', '..', 'functions', 'rl.lua'),
-  ];
+  const pkg = path.join(__dirname, '..');
+  const checkout = path.join(pkg, '..', '..', 'functions', 'rl.lua');
+  const inCheckout = path.basename(pkg) === 'node' && path.basename(path.dirname(pkg)) === 'clients';
+  const candidates = inCheckout ? [checkout] : [path.join(pkg, 'rl.lua')];
   const found = candidates.find((p) => fs.existsSync(p));
   if (!found) {
     throw new Error(`rl-stores: the function library is not in this package (looked for ${candidates.join(', ')})`);

@@ -23,11 +23,23 @@ test('the packed package ships functions/rl.lua unchanged, and loads that copy',
   assert.equal(require('rl-stores').libraryPath(), shipped);
 });
 
-test('a linked install uses the application\'s rate-limiter-flexible and finds the library', () => {
-  const app = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-stores-app-'));
+test('a linked install uses the application\'s rate-limiter-flexible and the checkout\'s functions/rl.lua', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rl-stores-'));
+  const app = path.join(tmp, 'app');
   try {
+    // A checkout: functions/rl.lua, and clients/node with a stale rl.lua
+    // that an earlier `npm pack` left beside package.json.
+    const checkout = path.join(tmp, 'checkout');
+    const pkg = path.join(checkout, 'clients', 'node');
+    fs.mkdirSync(path.join(checkout, 'functions'), { recursive: true });
+    fs.copyFileSync(servers.LIBRARY, path.join(checkout, 'functions', 'rl.lua'));
+    fs.mkdirSync(pkg, { recursive: true });
+    for (const f of ['package.json', 'index.js', 'index.d.ts']) fs.copyFileSync(path.join(PACKAGE, f), path.join(pkg, f));
+    fs.cpSync(path.join(PACKAGE, 'lib'), path.join(pkg, 'lib'), { recursive: true });
+    fs.writeFileSync(path.join(pkg, 'rl.lua'), '#!lua name=rl\n-- an older library\n');
+    fs.mkdirSync(app);
     fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', private: true }));
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', PACKAGE], { cwd: app, stdio: 'pipe' });
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', pkg], { cwd: app, stdio: 'pipe' });
     assert.ok(fs.lstatSync(path.join(app, 'node_modules', 'rl-stores')).isSymbolicLink(), 'npm links a folder');
     // The application's own copy of rate-limiter-flexible (not on NODE_PATH).
     fs.symlinkSync(path.join(DEPS, 'node_modules', 'rate-limiter-flexible'), path.join(app, 'node_modules', 'rate-limiter-flexible'));
@@ -45,7 +57,7 @@ test('a linked install uses the application\'s rate-limiter-flexible and finds t
     assert.equal(run.status, 0, run.stderr);
     assert.equal(fs.readFileSync(run.stdout, 'utf8'), fs.readFileSync(servers.LIBRARY, 'utf8'));
   } finally {
-    fs.rmSync(app, { recursive: true, force: true });
+    fs.rmSync(tmp, { recursive: true, force: true });
   }
 });
 
