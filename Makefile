@@ -12,7 +12,7 @@ FUNCTIONS ?=
 HOST ?= 127.0.0.1
 AUTH ?=
 
-.PHONY: help rust-version deps build build-valkey run load-functions test test-docs bench lint fmt clean fuzz check-memory
+.PHONY: help rust-version deps build build-valkey run load-functions functions test test-docs bench lint fmt clean fuzz check-memory
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -36,6 +36,9 @@ run: deps build ## Start a server with the module on PORT (default 6379, else th
 
 load-functions: ## Load (or upgrade) the function edition functions/rl.lua into the server at HOST:PORT (default 127.0.0.1:6379), password AUTH, user AUTH_USER, extra redis-cli options CLI_ARGS
 	@HOST="$(HOST)" PORT="$(PORT)" AUTH="$(AUTH)" scripts/load-functions.sh
+
+functions: ## Assemble the function edition functions/rl.lua from functions/src/ (edit those, then run this; the file stays committed)
+	@scripts/assemble-functions.sh
 
 test: deps build build-valkey ## Unit, property and real-server tests (both builds on Redis 7.0, 8.2, Valkey 9.1), check-memory, the docs examples; ends with "N passed, N failed, N skipped"
 	@scripts/test.sh

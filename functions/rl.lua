@@ -1,4 +1,9 @@
 #!lua name=rl
+-- Generated from functions/src/ by scripts/assemble-functions.sh: edit
+-- the files there and run `make functions`, never this file (a test
+-- fails when it differs from the assembly).
+
+-- ---- functions/src/prelude/errors.lua
 --[[
 rl, the function edition: rl's limiters as one server-function library, for
 servers that cannot load the module (managed services) but run functions
@@ -31,11 +36,13 @@ totals (up to 999,999,999,999,999,999), CL.THROTTLE's quantity (up to
 decimal strings (`dec_*`, or a section's own) or split into exact parts,
 never as rounded numbers.
 
-Layout: shared helpers (errors, argument parsing, decimal strings, the
-clock, keys), then one section per limiter, each a table registered in
-LIMITERS under its token with the same interface (see `LIMITERS`), then the
-commands that dispatch over limiters (rl_peek, rl_refund, rl_all), then the
-registrations.
+Layout: the source is functions/src/, one file per part, assembled in
+the order scripts/assemble-functions.sh lists (`make functions`): the
+prelude (prelude/: errors, arguments, decimal strings, the clock, keys),
+then one file per limiter, each a table registered in LIMITERS under its
+token with the same interface (see `LIMITERS`), then the commands that
+dispatch over limiters (all.lua: rl_peek, rl_refund, rl_all), then the
+registrations (dispatch.lua).
 ]]
 
 local VERSION = '0.1.0'
@@ -136,6 +143,7 @@ local function wrong_keys(name, want)
   fail("ERR wrong number of keys for '" .. name .. "' (numkeys must be " .. want .. ')')
 end
 
+-- ---- functions/src/prelude/args.lua
 -- ------------------------------------------------------ integer arguments
 
 -- A decimal integer written as the server writes integers: digits only, no
@@ -143,13 +151,28 @@ end
 -- maximum read through here is below 10^16, so longer strings are out of
 -- range and shorter ones are exact doubles (CL.THROTTLE's quantity, up to
 -- 2^63 - 1, is read as a string in its section).
+-- Every string that passed, with its value: a call's parameters are mostly
+-- the last call's, and a table lookup costs a tenth of the pattern test.
+-- Cleared when it holds ARGUMENTS_KEPT (memory stays bounded whatever the
+-- callers send); only strings that passed are kept.
+local ARGUMENTS, ARGUMENTS_N, ARGUMENTS_KEPT = {}, 0, 512
+
 local function argument(s)
+  local v = ARGUMENTS[s]
+  if v ~= nil then
+    return v
+  end
   if #s > 16 or not (s == '0' or s:find('^[1-9]%d*$')) then
     return nil
   end
   -- `+ 0`, not tonumber(): one string conversion instead of two (Lua 5.1's
   -- tonumber() converts to test, then again to answer).
-  return s + 0
+  v = s + 0
+  if ARGUMENTS_N >= ARGUMENTS_KEPT then
+    ARGUMENTS, ARGUMENTS_N = {}, 0
+  end
+  ARGUMENTS[s], ARGUMENTS_N = v, ARGUMENTS_N + 1
+  return v
 end
 
 -- An integer in 1..max, else the error naming `arg`.
@@ -310,20 +333,28 @@ local function stored_unsigned(s)
   return digits
 end
 
+-- ---- functions/src/prelude/keys.lua
 -- --------------------------------------------------------------- the clock
 
 -- The server's clock, read once per call: ms and µs. The module reads
 -- the server's µs clock where it has one for modules (Redis 7.2+, every
 -- Valkey) and only ms before (Redis 7.0, 7.1: µs = ms * 1000); so do we,
 -- so that both editions store the same values on every server.
-local function now()
+-- As two values (ms, µs), for the paths that build no table per call.
+-- (`+ 0`, not tonumber(): one string conversion instead of two.)
+local function clock()
   local t = redis.call('TIME')
-  local s, us = tonumber(t[1]), tonumber(t[2])
+  local s, us = t[1] + 0, t[2] + 0
   local ms = s * 1000 + (us - us % 1000) / 1000
   if redis.REDIS_VERSION_NUM < 0x070200 then
-    return { ms = ms, us = ms * 1000 }
+    return ms, ms * 1000
   end
-  return { ms = ms, us = s * 1000000 + us }
+  return ms, s * 1000000 + us
+end
+
+local function now()
+  local ms, us = clock()
+  return { ms = ms, us = us }
 end
 
 -- ---------------------------------------------------------------- keys
@@ -379,10 +410,15 @@ local LIMITERS = {}
 local COMMANDS = {}
 
 -- Fast paths of single-key commands: name -> function(key, args) -> reply,
--- or nil when FCALL's arguments are not the common form they read (then
--- COMMANDS[name] reads the line, errors included). No line is built.
+-- or nil when FCALL's arguments are not the common form they read, or the
+-- key is anything but the plain case (then COMMANDS[name] reads the line
+-- and the key again, errors included). No line is built. A fast path runs
+-- outside the pcall that turns rl errors into replies (dispatch.lua
+-- `single`), so it never raises one, and it returns nil only before it
+-- has written anything.
 local PLAIN = {}
 
+-- ---- functions/src/slide.lua
 -- ================================================================ SLIDE
 -- RL.SLIDE key limit window [COST cost]: src/core/slide/.
 --
@@ -465,6 +501,28 @@ function Slide.is_rl(score, m)
   return #q <= 15 and tonumber(q) == score
 end
 
+-- An entry as the server replies it (member m, score text s): its score
+-- in whole ms when Slide.is_rl accepts it, else nil. What rl writes in
+-- this era, a score's digits then 6 more, is told by one pattern and one
+-- comparison (the server writes a whole score as its digits); anything
+-- else goes through the full test.
+function Slide.entry(m, s)
+  local n = #s
+  if #m == n + 6 and n <= 13 and m:sub(1, n) == s and m:find('^[1-9]%d*$') then
+    -- Digits without a leading zero: s is the whole number they spell.
+    local v = s + 0
+    if v <= Slide.MAX_NOW_MS then
+      return v
+    end
+    return nil
+  end
+  local score = Slide.score(s)
+  if Slide.is_rl(score, m) then
+    return score
+  end
+  return nil
+end
+
 -- The n (0..999999) of an rl member: its last 6 digits.
 function Slide.number(m)
   return tonumber(m:sub(-6))
@@ -495,7 +553,8 @@ function Slide.open(key, trim)
   if trim == 0 then
     last = typed_read('ZRANGE', key, '-1', '-1', 'WITHSCORES')
   else
-    last = typed_read('ZRANGE', key, -1 - trim, -1 - trim, 'WITHSCORES')
+    local r = int(-1 - trim)
+    last = typed_read('ZRANGE', key, r, r, 'WITHSCORES')
   end
   if at == -1 then
     E.foreign_zset()
@@ -518,8 +577,9 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
   if last == nil or #last == 0 then
     return nil, nil, 0, 0, nil, nil
   end
-  local member, score = last[1], Slide.score(last[2])
-  if not Slide.is_rl(score, member) then
+  local member = last[1]
+  local score = Slide.entry(member, last[2])
+  if score == nil then
     E.foreign_zset()
   end
   local total = redis.call('ZCARD', key) - trim
@@ -532,39 +592,37 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
   if score <= cutoff then
     -- Every entry has left: the oldest `read` by rank are the stale ones
     -- the module walks, and the count is the log's.
-    local old = redis.call('ZRANGE', key, 0, math.min(read, total) - 1, 'WITHSCORES')
+    local old = redis.call('ZRANGE', key, '0', int(math.min(read, total) - 1), 'WITHSCORES')
     for i = 1, #old, 2 do
-      if not Slide.is_rl(Slide.score(old[i + 1]), old[i]) then
+      if Slide.entry(old[i], old[i + 1]) == nil then
         E.foreign_zset()
       end
     end
     return score, member, total, 0, old
   end
-  -- The two oldest tell a stale count of 0 or 1 (a log in steady use) in
-  -- one read; only the oldest is checked (the second is stale only when
-  -- the walk below runs, which reads and checks it).
-  local low = redis.call('ZRANGE', key, '0', '1', 'WITHSCORES')
-  local first = Slide.score(low[2])
-  if not Slide.is_rl(first, low[1]) then
+  -- The oldest tells whether any entry has left (none: a key at its limit,
+  -- or called less often than its window); only then are the stale ones
+  -- walked. (Each entry a read returns costs the server a score to
+  -- format: the walk reads no more than it must.)
+  local low = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
+  local first = Slide.entry(low[1], low[2])
+  if first == nil then
     E.foreign_zset()
   end
   if first > cutoff then
     return score, member, 0, total, low, first
   end
-  local second = tonumber(low[4])
-  if second ~= nil and second > cutoff then
-    return score, member, 1, total - 1, low, first
-  end
-  local old = redis.call('ZRANGE', key, '-inf', cutoff, 'BYSCORE', 'LIMIT', 0, read, 'WITHSCORES')
+  local old = redis.call('ZRANGE', key, '-inf', int(cutoff), 'BYSCORE', 'LIMIT', '0', int(read),
+    'WITHSCORES')
   for i = 1, #old, 2 do
-    if not Slide.is_rl(Slide.score(old[i + 1]), old[i]) then
+    if Slide.entry(old[i], old[i + 1]) == nil then
       E.foreign_zset()
     end
   end
   local stale = #old / 2
   if stale == read then
     -- A backlog longer than the walk: the server's rank lookup counts it.
-    stale = redis.call('ZCOUNT', key, '-inf', cutoff)
+    stale = redis.call('ZCOUNT', key, '-inf', int(cutoff))
   end
   return score, member, stale, total - stale, old, nil
 end
@@ -651,11 +709,11 @@ function Slide.write(key, members, at, evict, expiry, window, taken)
     redis.call('ZADD', key, unpack(args))
   end
   if evict > 0 then
-    redis.call('ZREMRANGEBYRANK', key, 0, evict - 1)
+    redis.call('ZREMRANGEBYRANK', key, '0', int(evict - 1))
   end
   local needed = at + window
   if expiry == nil or expiry < needed then
-    redis.call('PEXPIREAT', key, needed + math.max(math.floor(window / 4), 1))
+    redis.call('PEXPIREAT', key, int(needed + math.max(math.floor(window / 4), 1)))
   end
 end
 
@@ -707,7 +765,8 @@ function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
   else
     local s = low and low[2 * rank + 2]
     if s == nil then
-      local at_rank = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
+      local r = int(rank)
+      local at_rank = redis.call('ZRANGE', key, r, r, 'WITHSCORES')
       s = at_rank[2]
     end
     if s ~= nil then
@@ -752,9 +811,9 @@ function Slide.refund(key, req, call)
     return 0
   end
   local newest = redis.call('ZRANGE', key, '+inf', '(' .. int(cutoff), 'BYSCORE', 'REV',
-    'LIMIT', 0, n + 1, 'WITHSCORES')
+    'LIMIT', '0', int(n + 1), 'WITHSCORES')
   for i = 1, #newest, 2 do
-    if not Slide.is_rl(Slide.score(newest[i + 1]), newest[i]) then
+    if Slide.entry(newest[i], newest[i + 1]) == nil then
       E.foreign_zset()
     end
   end
@@ -784,7 +843,7 @@ COMMANDS['rl.slide'] = function(key, line)
     limit, window, cost = req.limit, req.window, req.cost
   end
   local allowed, remaining, retry, reset, members, at, evict, expiry, taken =
-    Slide.decide_at(key, limit, window, cost, now().ms, Slide.budget(cost, 1), 'unchecked', 0)
+    Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost, 1), 'unchecked', 0)
   if members ~= nil then
     Slide.write(key, members, at, evict, expiry, window, taken)
   end
@@ -793,10 +852,7 @@ end
 
 -- ============================================================ end SLIDE
 
-
-
-
-
+-- ---- functions/src/buckets/state.lua
 -- ======================================================= BUCKETS, COUNT
 -- RL.BUCKETS key limit window [PRECISION ms] [COST cost],
 -- RL.COUNT key window field [BY n] [PRECISION ms],
@@ -1344,6 +1400,10 @@ function bk.precision_option(value, window, set)
   set_once(set, 'PRECISION', precision)
 end
 
+-- ---- functions/src/buckets/buckets.lua
+-- ---- RL.BUCKETS (src/core/buckets/): the limiter over the hash layout of
+-- buckets/state.lua.
+
 local BUCKETS = {
   token = 'BUCKETS',
   usage = 'BUCKETS key limit window [PRECISION ms] [COST cost]',
@@ -1507,6 +1567,7 @@ COMMANDS['rl.buckets'] = function(key, line)
   return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
 end
 
+-- ---- functions/src/count.lua
 -- ---- RL.COUNT, RL.TOTALS
 
 BK.COUNT_SYNTAX = syntax('rl.count', 3, { 'BY', 'PRECISION' })
@@ -1806,10 +1867,7 @@ end
 
 -- =================================================== end BUCKETS, COUNT
 
-
-
-
-
+-- ---- functions/src/throttle.lua
 -- ====================================================== THROTTLE, FIXED
 -- RL.THROTTLE key max_burst count period [quantity],
 -- CL.THROTTLE key max_burst count period [quantity],
@@ -1890,18 +1948,31 @@ local function sf_cell_quantity(s)
   return tonumber(s)
 end
 
--- gcra.rs Gcra::new: emission, tolerance, limit.
-local function sf_gcra(max_burst, count, period_us)
+-- gcra.rs Gcra::new: emission, tolerance, limit; nil and which bound a
+-- rate breaks (1: count per period, 2: the tolerance) instead of raising,
+-- for the fast paths.
+local function sf_rate(max_burst, count, period_us)
   if count > period_us then
-    fail('ERR count per period must not exceed 1 per microsecond (1000000 per second)')
+    return nil, 1
   end
   local emission = sf_ceil_div(period_us, count)
   local limit = max_burst + 1
   -- limit * emission <= MAX_TOLERANCE_US, without the product.
   if limit > sf_divmod(SF.MAX_TOLERANCE_US, emission) then
-    fail('ERR max_burst too large: (max_burst + 1) * period / count must not exceed 31 years')
+    return nil, 2
   end
   return emission, limit * emission, limit
+end
+
+local function sf_gcra(max_burst, count, period_us)
+  local emission, tolerance, limit = sf_rate(max_burst, count, period_us)
+  if emission == nil then
+    if tolerance == 1 then
+      fail('ERR count per period must not exceed 1 per microsecond (1000000 per second)')
+    end
+    fail('ERR max_burst too large: (max_burst + 1) * period / count must not exceed 31 years')
+  end
+  return emission, tolerance, limit
 end
 
 -- request.rs ThrottleRequest::parse; cell: CL.THROTTLE's dialect. As
@@ -1988,6 +2059,22 @@ local function sf_stored_tat(key)
   return v
 end
 
+-- sf_stored_tat's common case for the fast paths, raising nothing: the
+-- TAT as rl writes it in this era (16 digits, no leading zero, above
+-- MIN_STORED_TAT) on a key with an expiry; nil for no key; false for
+-- anything else (the full path then reads it again and answers).
+local function sf_quick_tat(key)
+  local bytes = redis.pcall('GET', key)
+  if bytes == false then
+    return nil
+  end
+  if type(bytes) == 'string' and #bytes == 16 and bytes ~= SF.MIN_STORED_TAT
+    and bytes:find('^[1-9]%d*$') and redis.call('PEXPIRETIME', key) ~= -1 then
+    return bytes
+  end
+  return false
+end
+
 -- How far the TAT `tat` (decimal µs) is ahead of `now_us`, never below 0:
 -- a number when below 2^52, else (hi, lo) with the distance
 -- hi * 10^6 + lo, hi >= 4 * 10^9 (far beyond any tolerance).
@@ -2014,12 +2101,12 @@ local function sf_big_ms(hi, lo, delta)
   return (hi + dh) * 1000 + sf_ceil_div(lo + dl, 1000)
 end
 
--- gcra.rs decide + to_decision at now_us, for emission t, tolerance tau,
+-- gcra.rs decide + to_decision at now_us over the stored TAT `tat` (a
+-- decimal string, nil for none), for emission t, tolerance tau,
 -- limit and quantity q, as values (no table, no closure per call):
 -- allowed, remaining, retry_after_ms (nil: never, CL.THROTTLE's oversized
 -- quantity), reset_after_ms, and the TAT an admission stores (nil: none).
-local function sf_throttle_core(key, t, tau, limit, q, now_us)
-  local tat = sf_stored_tat(key)
+local function sf_throttle_core(tat, t, tau, limit, q, now_us)
   local d, bh, bl = 0, nil, nil
   if tat ~= nil then
     d, bh, bl = sf_ahead(tat, now_us)
@@ -2060,7 +2147,8 @@ end
 local function sf_throttle_decide(key, req, call)
   local rate = req.rate
   local allowed, remaining, retry, reset, new_tat =
-    sf_throttle_core(key, rate.emission, rate.tolerance, rate.limit, req.quantity, call.now.us)
+    sf_throttle_core(sf_stored_tat(key), rate.emission, rate.tolerance, rate.limit, req.quantity,
+      call.now.us)
   local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset }
   if retry == nil then
     decision.retry_never = true
@@ -2128,35 +2216,19 @@ LIMITERS.THROTTLE = {
   refund = sf_throttle_refund,
 }
 
--- The server's clock as `now` reads it (ms, µs), as two values: the
--- commands below build no table for it.
-local function sf_clock()
-  local t = redis.call('TIME')
-  -- Digits: `+ 0` converts once where tonumber() converts twice.
-  local s, us = t[1] + 0, t[2] + 0
-  local ms = s * 1000 + (us - us % 1000) / 1000
-  if redis.REDIS_VERSION_NUM < 0x070200 then
-    return ms, ms * 1000
-  end
-  return ms, s * 1000000 + us
-end
+local sf_clock = clock
 
-local function sf_rl_throttle(key, t, tau, limit, q)
-  local _, now_us = sf_clock()
-  -- RL.THROTTLE refuses an oversized quantity: retry is never nil here.
-  local allowed, remaining, retry, reset, new_tat = sf_throttle_core(key, t, tau, limit, q, now_us)
+-- RL.THROTTLE's reply, or with `cell` CL.THROTTLE's (gcra.rs CellReply:
+-- [limited, limit, remaining, retry_after_s, reset_after_s]), for the TAT
+-- read at now_us; an admission written first.
+local function sf_throttle_reply(key, tat, now_us, t, tau, limit, q, cell)
+  -- RL.THROTTLE refuses an oversized quantity: retry is never nil there.
+  local allowed, remaining, retry, reset, new_tat = sf_throttle_core(tat, t, tau, limit, q, now_us)
   if new_tat ~= nil then
     sf_throttle_write(key, new_tat)
   end
-  return { allowed, remaining, retry, reset }
-end
-
--- gcra.rs CellReply: [limited, limit, remaining, retry_after_s, reset_after_s].
-local function sf_cl_throttle(key, t, tau, limit, q)
-  local _, now_us = sf_clock()
-  local allowed, remaining, retry, reset, new_tat = sf_throttle_core(key, t, tau, limit, q, now_us)
-  if new_tat ~= nil then
-    sf_throttle_write(key, new_tat)
+  if not cell then
+    return { allowed, remaining, retry, reset }
   end
   local retry_s = -1
   if allowed == 0 and retry ~= nil then
@@ -2165,18 +2237,26 @@ local function sf_cl_throttle(key, t, tau, limit, q)
   return { 1 - allowed, limit, remaining, retry_s, sf_ceil_div(reset, 1000) }
 end
 
+local function sf_throttle_command(key, line, cell)
+  local t, tau, limit, q = sf_parse_throttle_parts(line, cell)
+  local _, now_us = sf_clock()
+  return sf_throttle_reply(key, sf_stored_tat(key), now_us, t, tau, limit, q, cell)
+end
+
 COMMANDS['rl.throttle'] = function(key, line)
-  return sf_rl_throttle(key, sf_parse_throttle_parts(line, false))
+  return sf_throttle_command(key, line, false)
 end
 
 COMMANDS['cl.throttle'] = function(key, line)
-  return sf_cl_throttle(key, sf_parse_throttle_parts(line, true))
+  return sf_throttle_command(key, line, true)
 end
 
 -- The common line `max_burst count period` (quantity 1) with every number
--- in range: sf_gcra of it, else nil (the full parser then answers, errors
--- included; quantity 1 never exceeds max_burst + 1).
-local function sf_plain_rate(args, cell)
+-- in range and a rate rl accepts, on a key absent or holding a TAT as rl
+-- writes it: the reply, else nil before anything is written (the full
+-- path then answers, errors included; quantity 1 never exceeds
+-- max_burst + 1).
+local function sf_plain_throttle(key, args, cell)
   if #args ~= 3 then
     return nil
   end
@@ -2185,24 +2265,29 @@ local function sf_plain_rate(args, cell)
     or period == nil or period < 1 or period > (cell and SF.MAX_PERIOD_S or SF.MAX_PERIOD_MS) then
     return nil
   end
-  return sf_gcra(max_burst, count, period * (cell and 1000000 or 1000))
+  local t, tau, limit = sf_rate(max_burst, count, period * (cell and 1000000 or 1000))
+  if t == nil then
+    return nil
+  end
+  local _, now_us = sf_clock()
+  local tat = sf_quick_tat(key)
+  if tat == false then
+    return nil
+  end
+  return sf_throttle_reply(key, tat, now_us, t, tau, limit, 1, cell)
 end
 
 PLAIN['rl.throttle'] = function(key, args)
-  local t, tau, limit = sf_plain_rate(args, false)
-  if t == nil then
-    return nil
-  end
-  return sf_rl_throttle(key, t, tau, limit, 1)
+  return sf_plain_throttle(key, args, false)
 end
 
 PLAIN['cl.throttle'] = function(key, args)
-  local t, tau, limit = sf_plain_rate(args, true)
-  if t == nil then
-    return nil
-  end
-  return sf_cl_throttle(key, t, tau, limit, 1)
+  return sf_plain_throttle(key, args, true)
 end
+
+-- ---- functions/src/fixed.lua
+-- ---- RL.FIXED (src/core/fixed/). Shares SF, sf_divmod, sf_clock and
+-- sf_string_key with throttle.lua, which comes first.
 
 -- fixed/request.rs: limit window [COST cost].
 local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST' })
@@ -2341,25 +2426,50 @@ COMMANDS['rl.fixed'] = function(key, line)
   return sf_rl_fixed(key, sf_parse_fixed_parts(line))
 end
 
--- The common line `limit window` (no COST) with both in range; nil for any
--- other (the full parser then answers, errors included).
+-- The common line `limit window` (no COST) with both in range, on a key
+-- that is absent or holds a running window as rl writes it; nil for any
+-- other, before anything is written (the full path then answers, errors
+-- included). It reads no clock: PTTL is the window's end less the
+-- server's now, and SET PX puts a new window's end at the server's now
+-- plus window, the instant the call runs, as the module reads it; both
+-- replicate as absolute times (SET PXAT), and INCRBY keeps the end.
 PLAIN['rl.fixed'] = function(key, args)
   if #args ~= 2 then
     return nil
   end
-  local limit, window = argument(args[1]), argument(args[2])
+  local window_text = args[2]
+  local limit, window = argument(args[1]), argument(window_text)
   if limit == nil or limit < 1 or limit > SF.MAX_LIMIT or window == nil or window < 1 or window > SF.MAX_WINDOW_MS then
     return nil
   end
-  return sf_rl_fixed(key, limit, window, 1)
+  local ttl = redis.call('PTTL', key)
+  if ttl == -2 then
+    redis.call('SET', key, '1', 'PX', window_text)
+    return { 1, limit - 1, 0, window }
+  end
+  -- No expiry (not rl's, or another type), a window that ends at this ms,
+  -- or one too far out for a double: the full path.
+  if ttl < 1 or ttl >= SF.EXACT then
+    return nil
+  end
+  -- Another type answers an error table: the full path refuses it.
+  local bytes = redis.pcall('GET', key)
+  -- What rl writes: 1 to 15 digits without a leading zero (below
+  -- MAX_LIMIT); INCRBY reads them as the same integer.
+  if type(bytes) ~= 'string' or #bytes > 15 or not (bytes == '0' or bytes:find('^[1-9]%d*$')) then
+    return nil
+  end
+  local count = bytes + 0
+  if count < limit then
+    redis.call('INCRBY', key, '1')
+    return { 1, limit - count - 1, 0, ttl }
+  end
+  return { 0, math.max(limit - count, 0), ttl, ttl }
 end
 
 -- ================================================== end THROTTLE, FIXED
 
-
-
-
-
+-- ---- functions/src/leases.lua
 -- ================================================================ LEASES
 -- RL.ACQUIRE key limit lease_ms [ID id], RL.RELEASE key lease,
 -- RL.RENEW key lease lease_ms: src/core/lease/.
@@ -2842,10 +2952,7 @@ end
 
 -- ============================================================ end LEASES
 
-
-
-
-
+-- ---- functions/src/all.lua
 -- ======================================================= PEEK, REFUND, ALL
 
 local function unknown_limiter(token)
@@ -3033,6 +3140,7 @@ local function all(keys, line)
   return reply
 end
 
+-- ---- functions/src/dispatch.lua
 -- ============================================================= commands
 
 -- The server callback around `body(keys, args)`: an rl error raised
@@ -3064,17 +3172,13 @@ local function line_of(command, words, args)
 end
 
 -- A single-key command (RL.SLIDE key ...): FCALL rl_slide 1 key ...
+-- Its fast path (PLAIN) runs first, outside the pcall: it raises no rl
+-- error, so the common call pays for no pcall and no closure.
 local function single(name, command)
   local plain = PLAIN[command]
-  return guarded(function(keys, args)
+  local full = guarded(function(keys, args)
     if #keys ~= 1 then
       wrong_keys(name, 1)
-    end
-    if plain ~= nil then
-      local reply = plain(keys[1], args)
-      if reply ~= nil then
-        return reply
-      end
     end
     local n = #args
     if n <= 8 then
@@ -3088,6 +3192,18 @@ local function single(name, command)
     end
     return COMMANDS[command](keys[1], line)
   end)
+  if plain == nil then
+    return full
+  end
+  return function(keys, args)
+    if #keys == 1 then
+      local reply = plain(keys[1], args)
+      if reply ~= nil then
+        return reply
+      end
+    end
+    return full(keys, args)
+  end
 end
 
 -- RL.PEEK and RL.REFUND name the limiter before the key (RL.PEEK SLIDE key

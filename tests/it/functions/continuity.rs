@@ -6,7 +6,8 @@
 
 use redis::Value;
 
-use super::{fcall_line, start_both, start_functions_only};
+use super::differential::fcall_line;
+use super::{start_both, start_functions_only};
 use crate::harness::all_commands::{mixed_lines, words};
 use crate::harness::raw_resp::XorShift;
 use crate::harness::*;

@@ -1,0 +1,186 @@
+-- ======================================================= PEEK, REFUND, ALL
+
+local function unknown_limiter(token)
+  fail("ERR unknown limiter '" .. E.token_text(token)
+    .. "' (expected SLIDE, BUCKETS, THROTTLE, FIXED or ACQUIRE)")
+end
+
+local function limiter_of(token)
+  return LIMITERS[token:upper()]
+end
+
+-- Parses `line` (token, key, parameters) with the limiter's parser; a
+-- wrong count becomes the usage error for `called`. with_key false drops
+-- ' key' from the usage (an RL.ALL clause lists its key apart).
+local function parse_limited(line, called, with_key)
+  local lim = limiter_of(line[1])
+  if lim == nil then
+    unknown_limiter(line[1])
+  end
+  local ok, req = pcall(lim.parse, line)
+  if ok then
+    return lim, req
+  end
+  if getmetatable(req) == Fail and req.text:find("^ERR wrong number of arguments for '") then
+    local usage = lim.usage
+    if not with_key then
+      usage = usage:gsub(' key', '', 1)
+    end
+    fail("ERR wrong number of arguments for '" .. called .. "' command (expected " .. usage .. ')')
+  end
+  reraise(req)
+end
+
+local NAMED = { positional = 2, options = {}, open = true }
+
+-- `<limiter> key <parameters>` (RL.PEEK, RL.REFUND): the named limiter and
+-- its request, parsed by its own parser; a wrong count of parameters is
+-- restated for `command` with the limiter's usage.
+local function parse_named(line, command)
+  NAMED.command = command
+  check_count(NAMED, line)
+  local rest = {}
+  for i = 2, #line do
+    rest[#rest + 1] = line[i]
+  end
+  return parse_limited(rest, command, true)
+end
+
+local ONE = { slides = 1, buckets = 1 }
+
+local function reply4(d)
+  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
+end
+
+-- RL.PEEK <limiter> key <parameters>
+local function peek(key, line)
+  local lim, req = parse_named(line, 'rl.peek')
+  local d = lim.decide(key, req, { now = now(), shares = ONE, writes = false })
+  return reply4(d)
+end
+
+-- RL.REFUND <limiter> key <parameters>
+local function refund(key, line)
+  NAMED.command = 'rl.refund'
+  check_count(NAMED, line)
+  -- Refused before ACQUIRE's own parser runs (core/refund.rs): no error
+  -- advertises a form that would be refused anyway.
+  if line[2]:upper() == 'ACQUIRE' then
+    fail('ERR RL.REFUND does not apply to ACQUIRE (a lease is given back with RL.RELEASE)')
+  end
+  local lim, req = parse_named(line, 'rl.refund')
+  local t = now()
+  -- The peek after: decided before the write where the write leaves
+  -- fields or entries it did not read (SLIDE, BUCKETS); a string limiter
+  -- reads back only the value it wrote.
+  local refunded, d = lim.refund(key, req, { now = t, shares = ONE, writes = true })
+  d = d or lim.decide(key, lim.unit(req), { now = t, shares = ONE, writes = false })
+  return { refunded, d.remaining, d.retry_after_ms, d.reset_after_ms }
+end
+
+-- An error raised in RL.ALL clause i: 'ERR clause i: ...'; WRONGTYPE keeps
+-- its standard form.
+local function in_clause(i, err)
+  if getmetatable(err) ~= Fail or err.text:find('^WRONGTYPE') then
+    reraise(err)
+  end
+  fail('ERR clause ' .. i .. ': ' .. err.text:gsub('^ERR ', '', 1))
+end
+
+local MAX_CLAUSES = 16
+local MAX_SLIDE_COST = 100
+
+-- RL.ALL numkeys key [key ...] clause [clause ...] (src/core/all/).
+local function all(keys, line)
+  if #line < 4 then
+    E.arity('rl.all')
+  end
+  local numkeys = positive(line[2], 'numkeys', MAX_CLAUSES)
+  local first_clause = 3 + numkeys
+  if #line < first_clause + numkeys - 1 then
+    E.arity('rl.all')
+  end
+  for i = 1, numkeys do
+    for j = 1, i - 1 do
+      if keys[i] == keys[j] then
+        fail('ERR each RL.ALL clause needs its own key')
+      end
+    end
+  end
+  if limiter_of(line[first_clause]) == nil then
+    unknown_limiter(line[first_clause])
+  end
+  -- A clause runs to the next limiter token, except the word after an
+  -- ACQUIRE clause's ID.
+  local starts = {}
+  for i = first_clause, #line do
+    if limiter_of(line[i]) ~= nil and (i == first_clause or line[i - 1]:upper() ~= 'ID') then
+      starts[#starts + 1] = i
+    end
+  end
+  if #starts ~= numkeys then
+    local given = #starts == 1 and '1 clause was given' or (#starts .. ' clauses were given')
+    fail('ERR numkeys is ' .. numkeys .. ' but ' .. given .. ' (one per key)')
+  end
+  local clauses = {}
+  local shares = { slides = 0, buckets = 0 }
+  for i, start in ipairs(starts) do
+    local stop = (starts[i + 1] or #line + 1) - 1
+    local clause = { line[start], keys[i] }
+    for a = start + 1, stop do
+      clause[#clause + 1] = line[a]
+    end
+    local ok, lim, req = pcall(parse_limited, clause, 'rl.all', false)
+    if not ok then
+      in_clause(i, lim)
+    end
+    clauses[i] = { lim = lim, req = req }
+    if lim.token == 'SLIDE' then
+      shares.slides = shares.slides + 1
+    elseif lim.token == 'BUCKETS' then
+      shares.buckets = shares.buckets + 1
+    end
+  end
+  local slide_cost = 0
+  for _, c in ipairs(clauses) do
+    if c.lim.token == 'SLIDE' then
+      slide_cost = slide_cost + c.lim.units(c.req)
+    end
+  end
+  if slide_cost > MAX_SLIDE_COST then
+    fail('ERR the SLIDE clauses\' COST must add up to at most ' .. MAX_SLIDE_COST)
+  end
+  -- Decide every clause first: all keys read, nothing written.
+  local call = { now = now(), shares = shares, writes = true }
+  local allowed, retry = 1, 0
+  local any_lease = false
+  for i, c in ipairs(clauses) do
+    local ok, d, write = pcall(c.lim.decide, keys[i], c.req, call)
+    if not ok then
+      in_clause(i, d)
+    end
+    c.decision, c.write = d, write
+    if d.allowed == 0 then
+      allowed = 0
+      retry = math.max(retry, d.retry_after_ms)
+    end
+    any_lease = any_lease or c.lim.token == 'ACQUIRE'
+  end
+  local reply = { allowed, retry }
+  for i, c in ipairs(clauses) do
+    local r = reply4(c.decision)
+    if any_lease and c.lim.token == 'ACQUIRE' then
+      -- The lease id only when the call records it; false is a nil reply.
+      r[5] = (allowed == 1 and c.decision.lease) or false
+    end
+    reply[2 + i] = r
+  end
+  if allowed == 1 then
+    for _, c in ipairs(clauses) do
+      if c.write then
+        c.write()
+      end
+    end
+  end
+  return reply
+end

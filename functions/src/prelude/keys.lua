@@ -1,0 +1,83 @@
+-- --------------------------------------------------------------- the clock
+
+-- The server's clock, read once per call: ms and µs. The module reads
+-- the server's µs clock where it has one for modules (Redis 7.2+, every
+-- Valkey) and only ms before (Redis 7.0, 7.1: µs = ms * 1000); so do we,
+-- so that both editions store the same values on every server.
+-- As two values (ms, µs), for the paths that build no table per call.
+-- (`+ 0`, not tonumber(): one string conversion instead of two.)
+local function clock()
+  local t = redis.call('TIME')
+  local s, us = t[1] + 0, t[2] + 0
+  local ms = s * 1000 + (us - us % 1000) / 1000
+  if redis.REDIS_VERSION_NUM < 0x070200 then
+    return ms, ms * 1000
+  end
+  return ms, s * 1000000 + us
+end
+
+local function now()
+  local ms, us = clock()
+  return { ms = ms, us = us }
+end
+
+-- ---------------------------------------------------------------- keys
+
+-- The key's absolute expiry in ms; -1 without one, -2 when absent.
+local function expire_at(key)
+  return redis.call('PEXPIRETIME', key)
+end
+
+-- redis.pcall(...) of a read that fails only on another type: its reply,
+-- or WRONGTYPE (what TYPE would have told) raised as rl's error. Saves the
+-- TYPE round trip before a typed read.
+local function typed_read(...)
+  local r = redis.pcall(...)
+  if type(r) == 'table' and r.err ~= nil then
+    if r.err:find('^WRONGTYPE') then
+      E.wrong_type()
+    end
+    error(r, 0)
+  end
+  return r
+end
+
+-- ------------------------------------------------------------- limiters
+--[[
+LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
+
+  token   'SLIDE', 'BUCKETS', 'THROTTLE', 'FIXED' or 'ACQUIRE'
+  usage   its command's synopsis without 'RL.', e.g.
+          'SLIDE key limit window [COST cost]' (error texts restate it)
+  parse(line) -> req
+          line = { name, key, parameters... } shaped like the limiter's own
+          command line (name: its command, 'rl.slide', or the token when
+          RL.PEEK / RL.ALL hand it over); raises the command's errors,
+          E.arity(...) for a wrong count.
+  decide(key, req, call) -> decision, write
+          call = { now = now(), shares = { slides = n, buckets = n },
+                   writes = bool }: writes false for RL.PEEK.
+          decision = { allowed (0|1), remaining, retry_after_ms,
+                       reset_after_ms, lease = id or nil }
+          write = nil, or a function that applies the admission (writes,
+          expiry); called only if the whole call admits. Every check that
+          can refuse (type, foreign state) runs in decide, before any write.
+  units(req) -> n, unit(req) -> req
+          (RL.REFUND) the units the request charges, and the same request
+          for one unit.
+  refund(key, req, call) -> refunded
+          gives back up to units(req), writes it, answers how many.
+]]
+local LIMITERS = {}
+
+-- Single-key commands: name -> function(key, line) -> reply.
+local COMMANDS = {}
+
+-- Fast paths of single-key commands: name -> function(key, args) -> reply,
+-- or nil when FCALL's arguments are not the common form they read, or the
+-- key is anything but the plain case (then COMMANDS[name] reads the line
+-- and the key again, errors included). No line is built. A fast path runs
+-- outside the pcall that turns rl errors into replies (dispatch.lua
+-- `single`), so it never raises one, and it returns nil only before it
+-- has written anything.
+local PLAIN = {}
