@@ -38,8 +38,8 @@ class Server:
     librl.so), "library" (Valkey 9.1 + FUNCTION LOAD functions/rl.lua) or
     "bare" (Valkey 9.1, neither)."""
 
-    def __init__(self, flavor: str, cluster: bool = False):
-        self.flavor, self.cluster = flavor, cluster
+    def __init__(self, flavor: str, cluster: bool = False, tls: bool = False):
+        self.flavor, self.cluster, self.tls = flavor, cluster, tls
         if flavor == "module":
             binary = need(REDIS7, "Redis 7.0 (redis-server)", "run make deps or set RL_REDIS7")
             extra = ["--loadmodule", need(MODULE, "rl's module", "run cargo build --release")]
@@ -51,10 +51,18 @@ class Server:
             extra += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                       "--cluster-port", str(free_port())]
         self.dir = tempfile.mkdtemp(prefix="rl-py-")
+        if tls:
+            cert, key = os.path.join(self.dir, "cert.pem"), os.path.join(self.dir, "key.pem")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert],
+                           check=True, capture_output=True)
+            self.ca = cert
+            extra += ["--tls-cert-file", cert, "--tls-key-file", key, "--tls-auth-clients", "no"]
         for _ in range(5):
             self.port = free_port()
             log = os.path.join(self.dir, f"server-{self.port}.log")
-            cmd = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
+            ports = ["--port", "0", "--tls-port", str(self.port)] if tls else ["--port", str(self.port)]
+            cmd = [binary, *ports, "--bind", "127.0.0.1", "--dir", self.dir,
                    "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", log,
                    "--enable-debug-command", "yes", *extra]
             self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -85,18 +93,23 @@ class Server:
             if self.proc.poll() is not None:
                 return False
             try:
-                if redis.Redis(port=self.port, socket_timeout=2).ping():
+                if self.client(socket_timeout=2).ping():
                     return True
             except redis.ConnectionError:
                 time.sleep(0.02)
         return False
 
     def client(self, **kw) -> redis.Redis:
-        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=30, **kw)
+        kw.setdefault("socket_timeout", 30)
+        if self.tls:
+            kw.update(ssl=True, ssl_ca_certs=self.ca)
+        return redis.Redis(host="127.0.0.1", port=self.port, **kw)
 
     @property
     def uri(self) -> str:
-        return f"rl+cluster://127.0.0.1:{self.port}" if self.cluster else f"rl://127.0.0.1:{self.port}"
+        if self.cluster:
+            return f"rl+cluster://127.0.0.1:{self.port}"
+        return f"{'rls' if self.tls else 'rl'}://127.0.0.1:{self.port}"
 
     def calls(self) -> dict[str, int]:
         """Commands the server ran, by name (INFO commandstats)."""
@@ -104,8 +117,10 @@ class Server:
         return {k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()}
 
     def stop(self) -> None:
-        subprocess.run(["redis-cli", "-p", str(self.port), "SHUTDOWN", "NOSAVE"],
-                       capture_output=True, timeout=10)
+        try:
+            self.client(socket_timeout=5).shutdown(nosave=True)
+        except redis.ConnectionError:
+            pass  # the connection closes as the server stops
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -88,6 +88,9 @@ def test_moving_window_reset_is_when_a_unit_frees(server):
     assert stats.remaining == 0
     # The first entry was written between `first` and the second hit.
     assert first + 60 - 0.05 <= stats.reset_time <= first + 60 + 0.25
+    # The hits' own window is the limit's: rl keeps the log a quarter
+    # window past its newest entry's leaving.
+    assert 60_000 < server.client().pttl("RL:" + item.key_for("m")) <= 75_000
 
 
 def test_fixed_window_counts_every_hit_as_limits_does(server):
@@ -221,5 +224,28 @@ def test_module_keys_continue_under_the_library():
             assert [strategy(library).hit(item, "b") for _ in range(3)] == [True] * 3
             assert [strategy(module).hit(item, "b") for _ in range(2)] == [True, False]
             s.client().flushall()
+    finally:
+        s.stop()
+
+
+def test_rls_speaks_tls():
+    """rls:// (and async+rls://) connect over TLS, options reaching redis-py."""
+    import asyncio
+
+    from limits.aio.strategies import MovingWindowRateLimiter as AsyncMoving
+
+    s = Server("module", tls=True)  # Redis 7.0: the Valkey build here has no TLS
+    try:
+        assert s.uri.startswith("rls://")
+        storage = storage_from_string(s.uri, ssl_ca_certs=s.ca)
+        assert storage.edition == "module"
+        item = limits.parse("2/minute")
+        assert [MovingWindowRateLimiter(storage).hit(item, "t") for _ in range(3)] == [True, True, False]
+        aio = AsyncMoving(storage_from_string("async+" + s.uri, ssl_ca_certs=s.ca))
+
+        async def hits():
+            return [await aio.hit(item, "t"), await aio.hit(item, "u")]
+
+        assert asyncio.run(hits()) == [False, True]
     finally:
         s.stop()
