@@ -3,6 +3,7 @@ copies this file in place of upstream's conftest.py): Redis 7.0 with the
 module and Valkey 9.1 with only the function library, emptied before each
 test."""
 
+import json
 import os
 import sys
 
@@ -36,3 +37,11 @@ def _empty():
     for s in _servers.values():
         s.client().flushall()
     yield
+
+
+def pytest_collection_modifyitems(config, items):
+    # Upstream tests that cannot apply to rl (runner.py says why).
+    for name, why in json.loads(os.environ.get("RL_NOT_APPLICABLE", "{}")).items():
+        for item in items:
+            if item.originalname == name:
+                item.add_marker(pytest.mark.skip(reason=f"not applicable to rl: {why}"))
