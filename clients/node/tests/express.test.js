@@ -6,7 +6,7 @@ const assert = require('node:assert/strict');
 const { rateLimit } = require('express-rate-limit');
 const { RlStore, RedisStore } = require('rl-stores');
 const servers = require('./helpers/servers');
-const { CLIENTS, connect } = require('./helpers/clients');
+const { CLIENTS, connect, suiteServer } = require('./helpers/clients');
 
 const quiet = { error: () => {}, warn: () => {}, info: () => {} };
 
@@ -40,16 +40,7 @@ async function statuses(app, n, path = '/') {
 
 for (const kind of ['redis7', 'valkey9']) {
   test.describe(`express-rate-limit with RlStore on ${kind}`, () => {
-    let server;
-    const conns = {};
-    test.before(async () => {
-      server = await servers.start(kind);
-      for (const c of CLIENTS) conns[c] = await connect(c, server.url);
-    });
-    test.after(async () => {
-      for (const c of Object.values(conns)) await c.close();
-      if (server) await server.stop();
-    });
+    const { server, conns } = suiteServer(kind);
 
     for (const c of CLIENTS) {
       for (const expressName of ['express4', 'express5']) {

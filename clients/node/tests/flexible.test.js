@@ -6,7 +6,7 @@ const assert = require('node:assert/strict');
 const { RateLimiterRes, RateLimiterMemory } = require('rate-limiter-flexible');
 const { RateLimiterRl } = require('rl-stores');
 const servers = require('./helpers/servers');
-const { CLIENTS, connect } = require('./helpers/clients');
+const { CLIENTS, connect, suiteServer } = require('./helpers/clients');
 
 const EDITION = { redis7: 'module', valkey9: 'functions' };
 
@@ -25,16 +25,7 @@ async function drive(limiter, key, n, points = 1) {
 
 for (const kind of ['redis7', 'valkey9']) {
   test.describe(`RateLimiterRl on ${kind} (${EDITION[kind]})`, () => {
-    let server;
-    const conns = {};
-    test.before(async () => {
-      server = await servers.start(kind);
-      for (const c of CLIENTS) conns[c] = await connect(c, server.url);
-    });
-    test.after(async () => {
-      for (const c of Object.values(conns)) await c.close();
-      if (server) await server.stop();
-    });
+    const { server, conns } = suiteServer(kind);
 
     for (const c of CLIENTS) {
       test(`${c}: consume admits exactly points, then rejects with RateLimiterRes`, async () => {
