@@ -46,6 +46,25 @@ for (const kind of ['redis7', 'valkey9']) {
         assert.equal(await server.call('ZCARD', `exact-${c}:user`), 5);
       });
 
+      test(`${c}: switching from RateLimiterRedis is replacing the class: the same options, the same answers`, async () => {
+        const { RateLimiterRedis } = require('rate-limiter-flexible');
+        const shape = (o) => [o.ok, o.res.remainingPoints, o.res.consumedPoints, o.res.isFirstInDuration];
+        const answers = {};
+        for (const [name, Limiter] of [['RateLimiterRedis', RateLimiterRedis], ['RateLimiterRl', RateLimiterRl]]) {
+          // useRedisPackage: RateLimiterRedis's switch for node-redis; RateLimiterRl takes and ignores it.
+          const options = { storeClient: conns[c].client, useRedisPackage: c !== 'ioredis', points: 3, duration: 60, keyPrefix: `switch-${name}-${c}` };
+          answers[name] = await drive(new Limiter(options), 'user', 5);
+        }
+        const theirs = answers.RateLimiterRedis;
+        const ours = answers.RateLimiterRl;
+        assert.deepEqual(theirs.map((o) => o.ok), [true, true, true, false, false]);
+        // Up to the first rejection, field by field; then RateLimiterRedis
+        // counts each rejection on (consumedPoints 5), rl records none (4).
+        assert.deepEqual(ours.slice(0, 4).map(shape), theirs.slice(0, 4).map(shape));
+        assert.deepEqual([ours[4].ok, ours[4].res.consumedPoints, theirs[4].res.consumedPoints], [false, 4, 5]);
+        for (const o of [...ours, ...theirs]) assert.ok(o.res instanceof RateLimiterRes);
+      });
+
       test(`${c}: limiter 'buckets' admits exactly points, with costs above 100`, async () => {
         const limiter = new RateLimiterRl({ storeClient: conns[c].client, points: 500, duration: 60, limiter: 'buckets', keyPrefix: `buckets-${c}` });
         const out = await drive(limiter, 'user', 4, 200);
