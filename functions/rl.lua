@@ -508,7 +508,7 @@ end
 -- else goes through the full test.
 function Slide.entry(m, s)
   local n = #s
-  if #m == n + 6 and n <= 13 and m:sub(1, n) == s and m:find('^[1-9]%d*$') then
+  if #m == n + 6 and n <= 13 and m:find(s, 1, true) == 1 and m:find('^[1-9]%d*$') then
     -- Digits without a leading zero: s is the whole number they spell.
     local v = s + 0
     if v <= Slide.MAX_NOW_MS then
@@ -829,25 +829,43 @@ end
 
 LIMITERS.SLIDE = Slide
 
--- The plain `key limit window` line is read without the option parser
--- (the same checks, in the same order); the decision without the
--- limiter interface's tables and closure.
-COMMANDS['rl.slide'] = function(key, line)
-  local limit, window, cost
-  if #line == 4 then
-    limit = positive(line[3], 'limit', Slide.MAX_LIMIT)
-    window = positive(line[4], 'window', Slide.MAX_WINDOW_MS)
-    cost = 1
-  else
-    local req = Slide.parse(line)
-    limit, window, cost = req.limit, req.window, req.cost
-  end
+-- RL.SLIDE at limit, window and cost: the decision, and the admission
+-- written.
+function Slide.admit(key, limit, window, cost)
   local allowed, remaining, retry, reset, members, at, evict, expiry, taken =
     Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost, 1), 'unchecked', 0)
   if members ~= nil then
     Slide.write(key, members, at, evict, expiry, window, taken)
   end
   return { allowed, remaining, retry, reset }
+end
+
+COMMANDS['rl.slide'] = function(key, line)
+  local req = Slide.parse(line)
+  return Slide.admit(key, req.limit, req.window, req.cost)
+end
+
+-- The plain `key limit window` line with both in range, without the line
+-- and the option parser. An rl error gives nil: every one is raised
+-- before anything is written, and the full path then raises it again
+-- (its reads are the same). A server error goes on as it is.
+PLAIN['rl.slide'] = function(key, args)
+  if #args ~= 2 then
+    return nil
+  end
+  local limit, window = argument(args[1]), argument(args[2])
+  if limit == nil or limit < 1 or limit > Slide.MAX_LIMIT or window == nil or window < 1
+    or window > Slide.MAX_WINDOW_MS then
+    return nil
+  end
+  local ok, reply = pcall(Slide.admit, key, limit, window, 1)
+  if ok then
+    return reply
+  end
+  if getmetatable(reply) == Fail then
+    return nil
+  end
+  reraise(reply)
 end
 
 -- ============================================================ end SLIDE
@@ -1049,6 +1067,8 @@ function bk.open(key)
   if type(key) == 'table' then
     return true, nil, key.set.h
   end
+  -- What an earlier call fetched is not this call's.
+  BK.FETCHED.key = nil
   local at = expire_at(key)
   if at == -2 then
     return false, nil
@@ -1060,12 +1080,47 @@ function bk.open(key)
   return true, at, h
 end
 
+-- Bucket fields of `key` read ahead in one HMGET (bk.fetch), for bk.get:
+-- { key = the key they are of (nil: none), [field] = value or false }.
+BK.FETCHED = {}
+
+-- Reads buckets `bs` of `key` in one HMGET, where a call will read several
+-- of them: one redis.call instead of one each. Each is still decoded (and
+-- checked) only when the call reads it through bk.get, as the module reads
+-- only what it needs.
+function bk.fetch(key, bs)
+  if #bs < 2 then
+    return
+  end
+  local names = {}
+  for i = 1, #bs do
+    names[i] = bk.field_name(bs[i])
+  end
+  bk.fetch_fields(key, names)
+end
+
+function bk.fetch_fields(key, names)
+  if type(key) == 'table' then
+    key = key.name
+  end
+  local got = redis.call('HMGET', key, unpack(names))
+  local f = { key = key }
+  for i = 1, #names do
+    f[names[i]] = got[i]
+  end
+  BK.FETCHED = f
+end
+
 function bk.get(key, field)
   if type(key) == 'table' then
     if key.del[field] then
       return nil
     end
     return key.set[field] or bk.get(key.name, field)
+  end
+  local f = BK.FETCHED
+  if f.key == key and f[field] ~= nil then
+    return f[field] or nil
   end
   local v = redis.call('HGET', key, field)
   if v == false then
@@ -1137,6 +1192,8 @@ function bk.load(key, exists, kind, raw)
   end
   local names = {}
   if kind == 'c' then
+    -- The names and the newest bucket in one read.
+    bk.fetch_fields(key, { 'f', (n_neg and '-' or '') .. n_digits })
     local f = bk.get(key, 'f')
     if f == nil then
       E.foreign_hash()
@@ -1251,6 +1308,7 @@ function bk.slide(key, state, window, precision, now)
     totals = bk.resized({}, width)
   elseif #stale <= #held then
     totals = bk.held_copy(s.totals)
+    bk.fetch(key, stale)
     for k_ = 1, #stale do local b = stale[k_]
       local c = bk.field_counts(key, b, width)
       for i = 1, width do
@@ -1259,6 +1317,11 @@ function bk.slide(key, state, window, precision, now)
     end
   else
     totals = bk.resized(s.current, width)
+    local bs = {}
+    for k_ = 1, #held do
+      bs[k_] = s.newest - 1 - held[k_]
+    end
+    bk.fetch(key, bs)
     for k_ = 1, #held do local i = held[k_]
       local c = bk.field_counts(key, s.newest - 1 - i, width)
       for k = 1, width do
@@ -1477,6 +1540,7 @@ function BUCKETS.decide(key, req, call)
   for j = #win.held, 1, -1 do
     order[#order + 1] = newest - 1 - win.held[j]
   end
+  bk.fetch(key, order)
   order[#order + 1] = newest
   for k_ = 1, #order do local b = order[k_]
     freed = bk.sat_add(freed, bk.read_bucket(key, win, b, 1)[1])
@@ -1519,6 +1583,11 @@ function BUCKETS.refund(key, req, call)
   local fields = {}
   local delete = {}
   local removed = {}
+  local bs = {}
+  for k_ = 1, #win.held do
+    bs[k_] = newest - 1 - win.held[k_]
+  end
+  bk.fetch(key, bs)
   for k_ = 1, #win.held do local i = win.held[k_]
     if left == '0' then
       break
@@ -1589,200 +1658,14 @@ function bk.check_field(field)
   end
 end
 
--- a < b bytewise.
-function bk.bytes_lt(a, b)
-  local n = math.min(#a, #b)
-  for i = 1, n do
-    local x, y = a:byte(i), b:byte(i)
-    if x ~= y then
-      return x < y
-    end
-  end
-  return #a < #b
-end
-
--- decide.rs `sorted`: (name, total) pairs by name (bytewise), then total.
-function bk.sorted(names, totals)
-  local pairs_ = {}
-  for i, name in ipairs(names) do
-    pairs_[i] = { name, totals[i] or '0' }
-  end
-  table.sort(pairs_, function(x, y)
-    if x[1] ~= y[1] then
-      return bk.bytes_lt(x[1], y[1])
-    end
-    return dec_cmp_digits(x[2], y[2]) < 0
-  end)
-  return pairs_
-end
-
--- Name/total pairs as the module replies them, sorted: a map in RESP3, a
--- flat array in RESP2. The server writes a Lua `{ map = t }` in the order
--- `next` visits t (for RESP2 clients as a flat array), which for string
--- keys is the order of the nodes holding them. So the table is built so
--- that the names sit in rising nodes (bk.ordered): it is grown to 64 nodes
--- by fillers that are then removed; each name's main node (the server's
--- string hash: Lua 5.1's on Redis, murmur32 on Valkey; BK.HASHES, the one
--- found by a probe) is taken by a padding key, so every name collides
--- and goes to the highest free node, the last name first; then the padding
--- is removed. 64 nodes less 33 fillers leave room for 15 names (rl writes
--- at most 8). The order is checked with `next` before it is returned: on a
--- Lua that hashes otherwise, the map goes in the order Lua gives.
-
--- Lua 5.1's string hash (lstring.c, Redis), 32 bits.
-function bk.hash_lua(s)
-  local l = #s
-  local h = l
-  for l1 = l, 1, -1 do
-    h = bit.bxor(h, bit.tobit(bit.lshift(h, 5) + bit.rshift(h, 2) + s:byte(l1)))
-  end
-  return h
-end
-
--- a * b mod 2^32 (as a bit-op integer), exact in doubles.
-function bk.mul32(a, b)
-  a = a % 4294967296
-  b = b % 4294967296
-  local lo = b % 65536
-  local hi = (b - lo) / 65536
-  return bit.tobit(a * lo + ((a * hi) % 65536) * 65536)
-end
-
--- Valkey's string hash: murmur32 seeded with the length (lstring.c).
-function bk.hash_murmur(s)
-  local l = #s
-  local h = l
-  local c1, c2 = 0xcc9e2d51, 0x1b873593
-  local blocks = math.floor(l / 4)
-  for i = 0, blocks - 1 do
-    local b0, b1, b2, b3 = s:byte(i * 4 + 1, i * 4 + 4)
-    local k = b0 + b1 * 256 + b2 * 65536 + b3 * 16777216
-    k = bk.mul32(k, c1)
-    k = bit.rol(k, 15)
-    k = bk.mul32(k, c2)
-    h = bit.bxor(h, k)
-    h = bit.rol(h, 13)
-    h = bit.tobit(bk.mul32(h, 5) % 4294967296 + 0xe6546b64)
-  end
-  local rest = l % 4
-  if rest > 0 then
-    local at = blocks * 4
-    local k1 = 0
-    if rest == 3 then
-      k1 = bit.bxor(k1, s:byte(at + 3) * 65536)
-    end
-    if rest >= 2 then
-      k1 = bit.bxor(k1, s:byte(at + 2) * 256)
-    end
-    k1 = bit.bxor(k1, s:byte(at + 1))
-    k1 = bk.mul32(k1, c1)
-    k1 = bit.rol(k1, 15)
-    k1 = bk.mul32(k1, c2)
-    h = bit.bxor(h, k1)
-  end
-  h = bit.bxor(h, l)
-  h = bit.bxor(h, bit.rshift(h, 16))
-  h = bk.mul32(h, 0x85ebca6b)
-  h = bit.bxor(h, bit.rshift(h, 13))
-  h = bk.mul32(h, 0xc2b2ae35)
-  h = bit.bxor(h, bit.rshift(h, 16))
-  return h
-end
-
-BK.HASHES = { bk.hash_lua, bk.hash_murmur }
-BK.NODES = 64
-BK.FILLERS = BK.NODES / 2 + 1
--- Per hash: node -> a key whose main node it is (in BK.NODES nodes).
-BK.PADS = { {}, {} }
--- The hash this server's Lua was found to use (nil: not yet known).
-BK.FOUND = {}
-
-function bk.pad(which, node)
-  local pads = BK.PADS[which]
-  if pads.n == nil then
-    local found, j = 0, 0
-    while found < BK.NODES and j < 100000 do
-      j = j + 1
-      local key = '\2' .. j
-      local at = bit.band(BK.HASHES[which](key), BK.NODES - 1)
-      if pads[at] == nil then
-        pads[at] = key
-        found = found + 1
-      end
-    end
-    pads.n = found
-  end
-  return pads[node]
-end
-
-function bk.ordered_with(which, sorted)
+-- Name/total pairs: a map in RESP3, a flat array in RESP2, in the order
+-- the server's Lua visits the table. Both editions document that order as
+-- unspecified (clients read the reply as a map): an order that copied the
+-- module's sorting would have to follow each server's Lua string hash.
+function bk.totals_reply(names, totals)
   local map = {}
-  local hash = BK.HASHES[which]
-  for j = 1, BK.FILLERS do
-    map['\1' .. j] = true
-  end
-  for j = 1, BK.FILLERS do
-    map['\1' .. j] = nil
-  end
-  local pads = {}
-  for _, pair in ipairs(sorted) do
-    local pad = bk.pad(which, bit.band(hash(pair[1]), BK.NODES - 1))
-    if pad == nil then
-      return nil
-    end
-    if map[pad] == nil then
-      map[pad] = true
-      pads[#pads + 1] = pad
-    end
-  end
-  for i = #sorted, 1, -1 do
-    map[sorted[i][1]] = bk.reply_int(sorted[i][2])
-  end
-  for _, pad in ipairs(pads) do
-    map[pad] = nil
-  end
-  local i = 0
-  for name in pairs(map) do
-    i = i + 1
-    if sorted[i] == nil or sorted[i][1] ~= name then
-      return nil
-    end
-  end
-  if i ~= #sorted then
-    return nil
-  end
-  return map
-end
-
--- Eight names in order: the hash that orders them is this server's (a
--- wrong hash orders eight names by chance once in 40,320).
-BK.PROBE = {
-  { 'a1', '0' }, { 'b2', '0' }, { 'c3', '0' }, { 'd4', '0' },
-  { 'e5', '0' }, { 'f6', '0' }, { 'g7', '0' }, { 'h8', '0' },
-}
-
-function bk.ordered(sorted)
-  if BK.FOUND.which == nil then
-    BK.FOUND.which = 0
-    for which = 1, #BK.HASHES do
-      if BK.FOUND.which == 0 and bk.ordered_with(which, BK.PROBE) ~= nil then
-        BK.FOUND.which = which
-      end
-    end
-  end
-  if #sorted < 2 or #sorted > 15 or BK.FOUND.which == 0 then
-    return nil
-  end
-  return bk.ordered_with(BK.FOUND.which, sorted)
-end
-
-function bk.totals_reply(sorted)
-  local map = bk.ordered(sorted)
-  if map == nil then
-    map = {}
-    for _, pair in ipairs(sorted) do
-      map[pair[1]] = bk.reply_int(pair[2])
-    end
+  for i = 1, #names do
+    map[names[i]] = bk.reply_int(totals[i] or '0')
   end
   return { map = map }
 end
@@ -1842,7 +1725,7 @@ COMMANDS['rl.count'] = function(key, line)
     changed = names
   end
   bk.record(key, bk.write(win, 'c', bucket, totals, changed), at)
-  return bk.totals_reply(bk.sorted(names, totals))
+  return bk.totals_reply(names, totals)
 end
 
 -- Never writes: buckets that left are subtracted on the fly.
@@ -1858,11 +1741,11 @@ COMMANDS['rl.totals'] = function(key, line)
   local exists, _, h = bk.open(key)
   local state = bk.load(key, exists, 'c', h)
   if state == nil then
-    return bk.totals_reply({})
+    return bk.totals_reply({}, {})
   end
   local precision = bk.resolve_precision(window, set.PRECISION, state)
   local win = bk.slide(key, state, window, precision, now().ms)
-  return bk.totals_reply(bk.sorted(state.names, win.totals))
+  return bk.totals_reply(state.names, win.totals)
 end
 
 -- =================================================== end BUCKETS, COUNT
@@ -2574,23 +2457,27 @@ do
     return out
   end
 
+  -- The counts the ranges below are called with, as the strings redis.call
+  -- takes without formatting a number.
+  local LEASE_COUNTS = { [1] = '1', [2] = '2', [LEASE_EVICT] = '16', [LEASE_WALK] = '64' }
+
   -- The first n held leases (expiry > now), earliest first.
   local function lease_first_held(key, now, n)
     return lease_entries(redis.call('ZRANGEBYSCORE', key, '(' .. int(now), '+inf',
-      'WITHSCORES', 'LIMIT', 0, n))
+      'WITHSCORES', 'LIMIT', '0', LEASE_COUNTS[n] or int(n)))
   end
 
   -- The first n expired entries (expiry <= now), oldest first; past the
   -- header's score 0, as every range below.
   local function lease_expired(key, now, n)
-    return lease_entries(redis.call('ZRANGEBYSCORE', key, '(0', now,
-      'WITHSCORES', 'LIMIT', 0, n))
+    return lease_entries(redis.call('ZRANGEBYSCORE', key, '(0', int(now),
+      'WITHSCORES', 'LIMIT', '0', LEASE_COUNTS[n] or int(n)))
   end
 
   -- The last n entries, latest expiry first.
   local function lease_newest(key, n)
     return lease_entries(redis.call('ZREVRANGEBYSCORE', key, '+inf', '(0',
-      'WITHSCORES', 'LIMIT', 0, n))
+      'WITHSCORES', 'LIMIT', '0', LEASE_COUNTS[n] or int(n)))
   end
 
   -- Leases held at now: walked (each checked) in a set of at most 64
@@ -2603,7 +2490,7 @@ do
     if total <= LEASE_WALK then
       return #lease_first_held(key, now, LEASE_WALK)
     end
-    return math.max(total - redis.call('ZCOUNT', key, '-inf', now), 0)
+    return math.max(total - redis.call('ZCOUNT', key, '-inf', int(now)), 0)
   end
 
   -- The k-th held lease (k >= 2; the first is lease_first_held's) when
@@ -2613,8 +2500,8 @@ do
     if k > held then
       return nil
     end
-    local e = lease_entries(redis.call('ZRANGE', key, total - held + k - 1,
-      total - held + k - 1, 'WITHSCORES'))[1]
+    local rank = int(total - held + k - 1)
+    local e = lease_entries(redis.call('ZRANGE', key, rank, rank, 'WITHSCORES'))[1]
     if e == nil or e.expiry <= now then
       fail('ERR rl internal error: could not read a lease by rank')
     end
@@ -2648,7 +2535,7 @@ do
     end
     local header = redis.call('ZSCORE', key, LEASE_HEADER)
     if not header or tonumber(header) ~= 0 then
-      local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+      local first = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
       if first[1] ~= nil then
         -- The first entry checked as any entry is: only a log's refusal
         -- is kept.
@@ -2682,7 +2569,7 @@ do
     if current ~= nil and current >= needed then
       return
     end
-    redis.call('PEXPIREAT', key, needed + math.max(math.floor(lease_ms / 4), 1))
+    redis.call('PEXPIREAT', key, int(needed + math.max(math.floor(lease_ms / 4), 1)))
   end
 
   -- The nonce of a generated id: 64 bits (two 32-bit halves) of
@@ -2777,9 +2664,9 @@ do
     return d, function()
       if set then
         if total == 0 then
-          redis.call('ZADD', key, 0, LEASE_HEADER, expiry_at, id)
+          redis.call('ZADD', key, '0', LEASE_HEADER, int(expiry_at), id)
         else
-          redis.call('ZADD', key, expiry_at, id)
+          redis.call('ZADD', key, int(expiry_at), id)
         end
       end
       if #remove > 0 then
@@ -2944,7 +2831,7 @@ do
       -- Already lasts that long: renewed, and nothing to write.
       return after
     end
-    redis.call('ZADD', key, new_at, lease)
+    redis.call('ZADD', key, int(new_at), lease)
     lease_keep_alive(key, current, t + after[4], lease_ms)
     return after
   end
@@ -2986,19 +2873,16 @@ local function parse_limited(line, called, with_key)
   reraise(req)
 end
 
-local NAMED = { positional = 2, options = {}, open = true }
-
--- `<limiter> key <parameters>` (RL.PEEK, RL.REFUND): the named limiter and
--- its request, parsed by its own parser; a wrong count of parameters is
--- restated for `command` with the limiter's usage.
-local function parse_named(line, command)
-  NAMED.command = command
-  check_count(NAMED, line)
-  local rest = {}
-  for i = 2, #line do
-    rest[#rest + 1] = line[i]
+-- `<limiter> key <parameters>` (RL.PEEK, RL.REFUND), as `clause`: the
+-- limiter's token first, then the key and its parameters (the shape its
+-- parser takes). The named limiter and its request, parsed by its own
+-- parser; a wrong count of parameters is restated for `command` with the
+-- limiter's usage.
+local function parse_named(clause, command)
+  if clause[1] == nil then
+    E.arity(command)
   end
-  return parse_limited(rest, command, true)
+  return parse_limited(clause, command, true)
 end
 
 local ONE = { slides = 1, buckets = 1 }
@@ -3008,22 +2892,23 @@ local function reply4(d)
 end
 
 -- RL.PEEK <limiter> key <parameters>
-local function peek(key, line)
-  local lim, req = parse_named(line, 'rl.peek')
+local function peek(key, clause)
+  local lim, req = parse_named(clause, 'rl.peek')
   local d = lim.decide(key, req, { now = now(), shares = ONE, writes = false })
   return reply4(d)
 end
 
 -- RL.REFUND <limiter> key <parameters>
-local function refund(key, line)
-  NAMED.command = 'rl.refund'
-  check_count(NAMED, line)
+local function refund(key, clause)
+  if clause[1] == nil then
+    E.arity('rl.refund')
+  end
   -- Refused before ACQUIRE's own parser runs (core/refund.rs): no error
   -- advertises a form that would be refused anyway.
-  if line[2]:upper() == 'ACQUIRE' then
+  if clause[1]:upper() == 'ACQUIRE' then
     fail('ERR RL.REFUND does not apply to ACQUIRE (a lease is given back with RL.RELEASE)')
   end
-  local lim, req = parse_named(line, 'rl.refund')
+  local lim, req = parse_named(clause, 'rl.refund')
   local t = now()
   -- The peek after: decided before the write where the write leaves
   -- fields or entries it did not read (SLIDE, BUCKETS); a string limiter
@@ -3208,18 +3093,23 @@ end
 
 -- RL.PEEK and RL.REFUND name the limiter before the key (RL.PEEK SLIDE key
 -- ...); the function takes it first after the key (FCALL rl_peek 1 key
--- SLIDE ...).
-local function named(name, command, body)
+-- SLIDE ...). `body` gets the clause { token, key, parameters... }.
+local function named(name, body)
   return guarded(function(keys, args)
     if #keys ~= 1 then
       wrong_keys(name, 1)
     end
-    local rest = {}
-    for i = 2, #args do
-      rest[#rest + 1] = args[i]
+    local n = #args
+    if n <= 8 then
+      -- One constructor (unpack sizes it); a long line is copied, unpack's
+      -- stack being bounded.
+      return body(keys[1], { args[1], keys[1], unpack(args, 2) })
     end
-    local words = args[1] and { args[1], keys[1] } or { keys[1] }
-    return body(keys[1], line_of(command, words, rest))
+    local clause = { args[1], keys[1] }
+    for i = 2, n do
+      clause[i + 1] = args[i]
+    end
+    return body(keys[1], clause)
   end)
 end
 
@@ -3251,10 +3141,10 @@ register('rl_renew', single('rl_renew', 'rl.renew'))
 register('rl_release', single('rl_release', 'rl.release'), { 'allow-oom' })
 -- Read-only: FCALL_RO, replicas.
 register('rl_totals', single('rl_totals', 'rl.totals'), { 'no-writes' })
-register('rl_peek', named('rl_peek', 'rl.peek', peek), { 'no-writes' })
+register('rl_peek', named('rl_peek', peek), { 'no-writes' })
 -- A refund never grows a key: it may give back at maxmemory (the module's
 -- RL.REFUND is not deny-oom either).
-register('rl_refund', named('rl_refund', 'rl.refund', refund), { 'allow-oom' })
+register('rl_refund', named('rl_refund', refund), { 'allow-oom' })
 register('rl_all', guarded(function(keys, args)
   -- More keys than RL.ALL takes: its numkeys error, before the keys are
   -- copied (unpack's stack is bounded).

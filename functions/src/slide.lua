@@ -87,7 +87,7 @@ end
 -- else goes through the full test.
 function Slide.entry(m, s)
   local n = #s
-  if #m == n + 6 and n <= 13 and m:sub(1, n) == s and m:find('^[1-9]%d*$') then
+  if #m == n + 6 and n <= 13 and m:find(s, 1, true) == 1 and m:find('^[1-9]%d*$') then
     -- Digits without a leading zero: s is the whole number they spell.
     local v = s + 0
     if v <= Slide.MAX_NOW_MS then
@@ -408,25 +408,43 @@ end
 
 LIMITERS.SLIDE = Slide
 
--- The plain `key limit window` line is read without the option parser
--- (the same checks, in the same order); the decision without the
--- limiter interface's tables and closure.
-COMMANDS['rl.slide'] = function(key, line)
-  local limit, window, cost
-  if #line == 4 then
-    limit = positive(line[3], 'limit', Slide.MAX_LIMIT)
-    window = positive(line[4], 'window', Slide.MAX_WINDOW_MS)
-    cost = 1
-  else
-    local req = Slide.parse(line)
-    limit, window, cost = req.limit, req.window, req.cost
-  end
+-- RL.SLIDE at limit, window and cost: the decision, and the admission
+-- written.
+function Slide.admit(key, limit, window, cost)
   local allowed, remaining, retry, reset, members, at, evict, expiry, taken =
     Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost, 1), 'unchecked', 0)
   if members ~= nil then
     Slide.write(key, members, at, evict, expiry, window, taken)
   end
   return { allowed, remaining, retry, reset }
+end
+
+COMMANDS['rl.slide'] = function(key, line)
+  local req = Slide.parse(line)
+  return Slide.admit(key, req.limit, req.window, req.cost)
+end
+
+-- The plain `key limit window` line with both in range, without the line
+-- and the option parser. An rl error gives nil: every one is raised
+-- before anything is written, and the full path then raises it again
+-- (its reads are the same). A server error goes on as it is.
+PLAIN['rl.slide'] = function(key, args)
+  if #args ~= 2 then
+    return nil
+  end
+  local limit, window = argument(args[1]), argument(args[2])
+  if limit == nil or limit < 1 or limit > Slide.MAX_LIMIT or window == nil or window < 1
+    or window > Slide.MAX_WINDOW_MS then
+    return nil
+  end
+  local ok, reply = pcall(Slide.admit, key, limit, window, 1)
+  if ok then
+    return reply
+  end
+  if getmetatable(reply) == Fail then
+    return nil
+  end
+  reraise(reply)
 end
 
 -- ============================================================ end SLIDE

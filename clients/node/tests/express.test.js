@@ -6,7 +6,7 @@ const assert = require('node:assert/strict');
 const { rateLimit } = require('express-rate-limit');
 const { RlStore, RedisStore } = require('rl-stores');
 const servers = require('./helpers/servers');
-const { CLIENTS, connect } = require('./helpers/clients');
+const { CLIENTS, connect, suiteServer } = require('./helpers/clients');
 
 const quiet = { error: () => {}, warn: () => {}, info: () => {} };
 
@@ -40,16 +40,7 @@ async function statuses(app, n, path = '/') {
 
 for (const kind of ['redis7', 'valkey9']) {
   test.describe(`express-rate-limit with RlStore on ${kind}`, () => {
-    let server;
-    const conns = {};
-    test.before(async () => {
-      server = await servers.start(kind);
-      for (const c of CLIENTS) conns[c] = await connect(c, server.url);
-    });
-    test.after(async () => {
-      for (const c of Object.values(conns)) await c.close();
-      if (server) await server.stop();
-    });
+    const { server, conns } = suiteServer(kind);
 
     for (const c of CLIENTS) {
       for (const expressName of ['express4', 'express5']) {
@@ -72,6 +63,32 @@ for (const kind of ['redis7', 'valkey9']) {
         });
       }
     }
+
+    test('switching from rate-limit-redis is replacing the import: the same options, the same answers', async () => {
+      const { RedisStore: TheirStore } = require('rate-limit-redis');
+      const answers = {};
+      for (const [name, Store] of [['rate-limit-redis', TheirStore], ['rl-stores', RedisStore]]) {
+        const options = { sendCommand: conns.redis5.sendCommand, prefix: `switch-${name}:` };
+        const limiter = rateLimit({ windowMs: 60000, limit: 3, store: new Store(options), logger: quiet });
+        const app = await serve('express5', limiter);
+        try {
+          answers[name] = await statuses(app, 5);
+        } finally {
+          await app.close();
+        }
+      }
+      assert.deepEqual(answers['rate-limit-redis'], [200, 200, 200, 429, 429]);
+      assert.deepEqual(answers['rl-stores'], answers['rate-limit-redis']);
+      // Why rl-stores's default prefix is not rate-limit-redis's "rl:": its
+      // keys are strings, which rl refuses until they expire.
+      const samePrefix = new RlStore({ sendCommand: conns.redis5.sendCommand, prefix: 'switch-rate-limit-redis:' });
+      await samePrefix.init({ windowMs: 60000 });
+      await assert.rejects(samePrefix.increment('127.0.0.1'), (e) => /^WRONGTYPE/.test(e.message));
+      const theirDefault = new TheirStore({ sendCommand: conns.redis5.sendCommand });
+      // (Its constructor loads its scripts: let that finish inside the test.)
+      await Promise.all([theirDefault.incrementScriptSha, theirDefault.getScriptSha]);
+      assert.notEqual(new RlStore({ sendCommand: conns.redis5.sendCommand }).prefix, theirDefault.prefix);
+    });
 
     test('skipFailedRequests takes failed requests back through decrement (RL.REFUND)', async () => {
       const store = new RlStore({ sendCommand: conns.ioredis.sendCommand, prefix: 'skip:' });

@@ -6,7 +6,7 @@ const assert = require('node:assert/strict');
 const { RateLimiterRes, RateLimiterMemory } = require('rate-limiter-flexible');
 const { RateLimiterRl } = require('rl-stores');
 const servers = require('./helpers/servers');
-const { CLIENTS, connect } = require('./helpers/clients');
+const { CLIENTS, connect, suiteServer } = require('./helpers/clients');
 
 const EDITION = { redis7: 'module', valkey9: 'functions' };
 
@@ -25,16 +25,7 @@ async function drive(limiter, key, n, points = 1) {
 
 for (const kind of ['redis7', 'valkey9']) {
   test.describe(`RateLimiterRl on ${kind} (${EDITION[kind]})`, () => {
-    let server;
-    const conns = {};
-    test.before(async () => {
-      server = await servers.start(kind);
-      for (const c of CLIENTS) conns[c] = await connect(c, server.url);
-    });
-    test.after(async () => {
-      for (const c of Object.values(conns)) await c.close();
-      if (server) await server.stop();
-    });
+    const { server, conns } = suiteServer(kind);
 
     for (const c of CLIENTS) {
       test(`${c}: consume admits exactly points, then rejects with RateLimiterRes`, async () => {
@@ -53,6 +44,25 @@ for (const kind of ['redis7', 'valkey9']) {
         }
         // RL.SLIDE's log: one member per admitted point, nothing for the rejections.
         assert.equal(await server.call('ZCARD', `exact-${c}:user`), 5);
+      });
+
+      test(`${c}: switching from RateLimiterRedis is replacing the class: the same options, the same answers`, async () => {
+        const { RateLimiterRedis } = require('rate-limiter-flexible');
+        const shape = (o) => [o.ok, o.res.remainingPoints, o.res.consumedPoints, o.res.isFirstInDuration];
+        const answers = {};
+        for (const [name, Limiter] of [['RateLimiterRedis', RateLimiterRedis], ['RateLimiterRl', RateLimiterRl]]) {
+          // useRedisPackage: RateLimiterRedis's switch for node-redis; RateLimiterRl takes and ignores it.
+          const options = { storeClient: conns[c].client, useRedisPackage: c !== 'ioredis', points: 3, duration: 60, keyPrefix: `switch-${name}-${c}` };
+          answers[name] = await drive(new Limiter(options), 'user', 5);
+        }
+        const theirs = answers.RateLimiterRedis;
+        const ours = answers.RateLimiterRl;
+        assert.deepEqual(theirs.map((o) => o.ok), [true, true, true, false, false]);
+        // Up to the first rejection, field by field; then RateLimiterRedis
+        // counts each rejection on (consumedPoints 5), rl records none (4).
+        assert.deepEqual(ours.slice(0, 4).map(shape), theirs.slice(0, 4).map(shape));
+        assert.deepEqual([ours[4].ok, ours[4].res.consumedPoints, theirs[4].res.consumedPoints], [false, 4, 5]);
+        for (const o of [...ours, ...theirs]) assert.ok(o.res instanceof RateLimiterRes);
       });
 
       test(`${c}: limiter 'buckets' admits exactly points, with costs above 100`, async () => {

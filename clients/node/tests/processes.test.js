@@ -19,12 +19,17 @@ function startWorker(args) {
   child.stderr.on('data', (d) => (err += d));
   const ready = new Promise((resolve, reject) => {
     child.stdout.on('data', () => out.includes('ready\n') && resolve());
-    child.once('exit', (code) => reject(new Error(`worker exited ${code} before it was ready: ${err}`)));
+    child.once('close', (code) => reject(new Error(`worker exited ${code} before it was ready: ${err}`)));
   });
+  // 'close', not 'exit': a child may exit before its last output is read.
   const done = new Promise((resolve, reject) => {
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       if (code !== 0) return reject(new Error(`worker exited ${code}: ${err}`));
-      resolve(JSON.parse(out.trim().split('\n').pop()).admitted);
+      try {
+        resolve(JSON.parse(out.trim().split('\n').pop()).admitted);
+      } catch (e) {
+        reject(new Error(`worker printed no count (${e.message}): ${out}${err}`));
+      }
     });
   });
   return { ready, done, go: () => child.stdin.write('go\n') };

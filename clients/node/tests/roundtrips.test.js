@@ -4,8 +4,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { RateLimiterRl, RlStore } = require('rl-stores');
-const servers = require('./helpers/servers');
-const { CLIENTS, connect } = require('./helpers/clients');
+const { CLIENTS, suiteServer } = require('./helpers/clients');
 
 const HIT = { redis7: '"RL.ALL" "2"', valkey9: '"FCALL" "rl_all" "2"' };
 const COUNT = { redis7: '"RL.BUCKETS"', valkey9: '"FCALL" "rl_buckets" "1"' };
@@ -24,16 +23,7 @@ const settle = (p) => p.then(() => 'admitted', () => 'rejected');
 
 for (const kind of ['redis7', 'valkey9']) {
   test.describe(`round trips on ${kind}`, () => {
-    let server;
-    const conns = {};
-    test.before(async () => {
-      server = await servers.start(kind);
-      for (const c of CLIENTS) conns[c] = await connect(c, server.url);
-    });
-    test.after(async () => {
-      for (const c of Object.values(conns)) await c.close();
-      if (server) await server.stop();
-    });
+    const { server, conns } = suiteServer(kind);
 
     for (const c of CLIENTS) {
       test(`${c}: a consume is one command, admitted, rejected or blocked`, async () => {

@@ -107,11 +107,41 @@ pub struct Answer {
     pub state: Vec<(Plain, i64)>,
 }
 
+/// RL.COUNT and RL.TOTALS reply name/total pairs in an order both editions
+/// leave unspecified (the library's is its server's Lua table order): as
+/// compared, the pairs sorted by name, a RESP2 flat array still an array
+/// and a RESP3 map a map. Other replies as they are.
+pub fn pairs_sorted(command: &str, reply: Result<Value, String>) -> Result<Value, String> {
+    let command = command.to_ascii_uppercase();
+    if command != "RL.COUNT" && command != "RL.TOTALS" {
+        return reply;
+    }
+    let by_name = |p: &mut Vec<(Value, Value)>| p.sort_by_key(|(name, _)| format!("{name:?}"));
+    match reply {
+        Ok(Value::Array(flat)) => {
+            let mut p: Vec<(Value, Value)> = flat
+                .chunks(2)
+                .map(|c| (c[0].clone(), c.get(1).cloned().unwrap_or(Value::Nil)))
+                .collect();
+            by_name(&mut p);
+            Ok(Value::Array(
+                p.into_iter().flat_map(|(n, t)| [n, t]).collect(),
+            ))
+        }
+        Ok(Value::Map(mut p)) => {
+            by_name(&mut p);
+            Ok(Value::Map(p))
+        }
+        other => other,
+    }
+}
+
 /// Runs `module` (a module command line) through the module on `m:` keys,
 /// then `library` (the same command, its words as the library's side is
 /// to get them) through the library on `f:` keys, on `c`; each side's
 /// state is read on `state` when given (a RESP2 connection while `c`
-/// speaks RESP3), else on `c`. The module's answer first.
+/// speaks RESP3), else on `c`. The module's answer first; name/total
+/// pairs as [`pairs_sorted`] has them.
 pub fn pair(
     c: &mut redis::Connection,
     mut state: Option<&mut redis::Connection>,
@@ -120,10 +150,10 @@ pub fn pair(
 ) -> (Answer, Answer) {
     let (m_line, m_keys) = with_prefix(module, "m:");
     let (f_line, f_keys) = with_prefix(library, "f:");
-    let m_reply = run_line(c, &m_line);
+    let m_reply = pairs_sorted(module[0], run_line(c, &m_line));
     let sc = state.as_deref_mut().unwrap_or(&mut *c);
     let m_state = m_keys.iter().map(|k| plain_key(sc, k.as_bytes())).collect();
-    let f_reply = run_line(c, &fcall_line(&words(&f_line)));
+    let f_reply = pairs_sorted(library[0], run_line(c, &fcall_line(&words(&f_line))));
     let sc = state.unwrap_or(&mut *c);
     let f_state = f_keys.iter().map(|k| plain_key(sc, k.as_bytes())).collect();
     (

@@ -148,6 +148,19 @@ fn foreign_shapes() -> Vec<(Vec<Vec<&'static str>>, &'static str)> {
             vec![vec!["ZADD", "K", "-1", "-1000000"], ttl.clone()],
             FOREIGN,
         ),
+        // The score's digits then six more bytes, not all digits: the
+        // shape rl writes but for the member's number.
+        (
+            vec![vec!["ZADD", "K", "5", "5x00000"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![
+                vec!["ZADD", "K", "1764000000123", "1764000000123abcdef"],
+                ttl.clone(),
+            ],
+            FOREIGN,
+        ),
         (vec![vec!["ZADD", "K", "+inf", "x"], ttl.clone()], FOREIGN),
         (vec![vec!["ZADD", "K", "1e300", "x"], ttl.clone()], FOREIGN),
         (

@@ -36,4 +36,24 @@ async function connect(kind, url) {
   };
 }
 
-module.exports = { CLIENTS, connect };
+// For a test.describe: a server of `kind` and a connection of every client
+// to it, started before the suite's tests and stopped after. `server`
+// stands for the started one (a proxy, since it starts later).
+function suiteServer(kind) {
+  const test = require('node:test');
+  const servers = require('./servers');
+  let started;
+  const conns = {};
+  test.before(async () => {
+    started = await servers.start(kind);
+    for (const c of CLIENTS) conns[c] = await connect(c, started.url);
+  });
+  test.after(async () => {
+    for (const c of Object.values(conns)) await c.close();
+    if (started) await started.stop();
+  });
+  const server = new Proxy({}, { get: (_, name) => started[name] });
+  return { server, conns };
+}
+
+module.exports = { CLIENTS, connect, suiteServer };

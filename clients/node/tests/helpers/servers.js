@@ -238,11 +238,15 @@ async function start(kind, { clock = false, args: extra = [] } = {}) {
           fs.writeFileSync(`${clockFile}.part`, faketimeText(now));
           fs.renameSync(`${clockFile}.part`, clockFile);
         },
+        // Kills the server and removes its directory (its log included:
+        // a failing test's message carries what it needs).
         async stop() {
-          if (exited) return;
-          const gone = new Promise((res) => child.once('exit', res));
-          child.kill('SIGKILL');
-          await gone;
+          if (!exited) {
+            const gone = new Promise((res) => child.once('exit', res));
+            child.kill('SIGKILL');
+            await gone;
+          }
+          fs.rmSync(dir, { recursive: true, force: true });
         },
       };
       if (kind === 'valkey9') await server.call('FUNCTION', 'LOAD', fs.readFileSync(LIBRARY, 'utf8'));
