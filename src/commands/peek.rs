@@ -1,4 +1,4 @@
-//! `RL.PEEK <SLIDE|BUCKETS|THROTTLE|FIXED|ACQUIRE> key <parameters>`: what the named
+//! `RL.PEEK <SLIDE|BUCKETS|THROTTLE|FIXED|ACQUIRE> key <parameters> [OLDEST]`: what the named
 //! limiter would answer, without recording anything. Read-only: runs on
 //! replicas and in read-only scripts.
 
@@ -14,13 +14,17 @@ fn peek(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let req = parse_peek(args)?;
     // Opened for reading only: no write, eviction, expiry change,
     // notification or modified-key signal can follow.
-    Ok(Reply::Decision(limit::peek_any(cmd, &req, PEEK_KEY)?))
+    if req.oldest {
+        let (decision, wait) = limit::peek_oldest(cmd, &req.limit, PEEK_KEY)?;
+        return Ok(Reply::DecisionOldest(decision, wait));
+    }
+    Ok(Reply::Decision(limit::peek_any(cmd, &req.limit, PEEK_KEY)?))
 }
 
 command!(PEEK_COMMAND = {
     syntax: &PEEK,
     flags: c"readonly",
-    summary: c"What RL.SLIDE, RL.BUCKETS, RL.THROTTLE, RL.FIXED or RL.ACQUIRE would answer for this request, without recording it: same parameters after the limiter's name, same reply [allowed, remaining, retry_after_ms, reset_after_ms]. Never writes; runs on replicas and in read-only scripts.",
+    summary: c"What RL.SLIDE, RL.BUCKETS, RL.THROTTLE, RL.FIXED or RL.ACQUIRE would answer for this request, without recording it: same parameters after the limiter's name, same reply [allowed, remaining, retry_after_ms, reset_after_ms]; with OLDEST (SLIDE and BUCKETS only) a fifth integer, the ms until the oldest counted unit leaves the window (0 when it counts nothing). Never writes; runs on replicas and in read-only scripts.",
     complexity: c"That of the named limiter's decision (its write excluded).",
     since: c"0.1.0",
     key: KeyAccess::ReadOnlyAt(PEEK_KEY as i32),

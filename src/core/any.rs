@@ -110,6 +110,9 @@ impl LimitRequest {
                 command: called.name(),
                 usage: algorithm.usage(with_key),
             },
+            RlError::OldestOnlyInPeek { .. } => RlError::OldestOnlyInPeek {
+                command: called.name().to_string(),
+            },
             e => e,
         })
     }

@@ -81,6 +81,9 @@ pub enum RlError {
     NotRefundable { limiter: &'static str },
     /// A lease id (`ID`, or `lease`) that rl could not store as one.
     BadLeaseId { arg: &'static str },
+    /// `OLDEST` given to a command or limiter other than `RL.PEEK SLIDE`
+    /// and `RL.PEEK BUCKETS` (`command` as the error names it).
+    OldestOnlyInPeek { command: String },
     /// An error in `RL.ALL` clause `clause` (1-based).
     InClause { clause: usize, error: Box<RlError> },
 }
@@ -110,6 +113,10 @@ impl fmt::Display for RlError {
             }
             RlError::CostAboveLimit => write!(f, "ERR COST must not exceed limit"),
             RlError::UnknownOption(token) => write!(f, "ERR unknown option '{token}'"),
+            RlError::OldestOnlyInPeek { command } => write!(
+                f,
+                "ERR OLDEST is an option of RL.PEEK SLIDE and RL.PEEK BUCKETS only, not of '{command}'"
+            ),
             RlError::MissingValue { option } => write!(f, "ERR {option} needs a value"),
             RlError::DuplicateOption { option } => write!(f, "ERR {option} given more than once"),
             RlError::WrongType => write!(

@@ -17,6 +17,8 @@ pub enum ArgKind {
     Keys,
     /// One or more strings.
     Strings,
+    /// A token alone, without a value (`OLDEST`).
+    Flag,
 }
 
 /// One argument, in command-line order after the command name.
@@ -91,6 +93,7 @@ impl Syntax {
         for arg in self.args {
             let name = arg.name.to_string_lossy();
             let mut word = match arg.token_str() {
+                Some(token) if arg.kind == ArgKind::Flag => token.to_string(),
                 Some(token) => format!("{token} {name}"),
                 None => name.to_string(),
             };
@@ -119,6 +122,13 @@ impl Syntax {
         let mut at = 1 + self.args.iter().filter(|a| a.token.is_none()).count();
         while at < line.len() {
             let given = line[at];
+            // RL.PEEK takes OLDEST off its line before the limiter's parser
+            // runs: anywhere else it is refused by name.
+            if given.eq_ignore_ascii_case(b"OLDEST") {
+                return Err(RlError::OldestOnlyInPeek {
+                    command: self.name().to_string(),
+                });
+            }
             let token = self
                 .args
                 .iter()

@@ -133,6 +133,36 @@ pub fn peek_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Deci
     with_store(req, Peek { cmd, key })
 }
 
+/// `RL.PEEK SLIDE|BUCKETS ... OLDEST`: what the limiter would answer, and
+/// the wait until the oldest unit its window counts leaves, both over one
+/// key opened once for reading. Another limiter is refused (the parser
+/// already refuses it by name).
+pub fn peek_oldest(
+    cmd: &CommandCtx,
+    req: &LimitRequest,
+    key: usize,
+) -> Result<(Decision, u64), RlError> {
+    let call = Call::read(cmd.now());
+    match req {
+        LimitRequest::Slide(r) => {
+            let mut log = ZsetLog::open(cmd, key, Access::Read)?;
+            let decision = r.decide(&mut log, &call)?.decision;
+            Ok((decision, oldest::slide(&mut log, r, call.now.ms)?))
+        }
+        LimitRequest::Buckets(r) => {
+            let mut hash = HashState::open(cmd, key, Access::Read)?;
+            let decision = r.decide(&mut hash, &call)?.decision;
+            Ok((decision, oldest::buckets(&mut hash, r, call.now.ms)?))
+        }
+        _ => Err(RlError::Internal("OLDEST for a limiter without it")),
+    }
+}
+
+mod oldest {
+    pub use crate::core::buckets::oldest::oldest_wait as buckets;
+    pub use crate::core::slide::oldest::oldest_wait as slide;
+}
+
 /// A limiter decided over its open key, nothing written yet (an `RL.ALL`
 /// clause).
 pub trait Pending {

@@ -24,6 +24,8 @@ impl Ended {
         match reply {
             Reply::Decision(d) if d.allowed => Ended::Admitted,
             Reply::Decision(_) => Ended::Denied,
+            Reply::DecisionOldest(d, _) if d.allowed => Ended::Admitted,
+            Reply::DecisionOldest(..) => Ended::Denied,
             Reply::Cell(c) if c.limited => Ended::Denied,
             Reply::Cell(_) => Ended::Admitted,
             Reply::All(c) if c.allowed => Ended::Admitted,

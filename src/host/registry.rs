@@ -332,6 +332,7 @@ fn command_arg(arg: &ArgSpec) -> ffi::CommandArg {
         ArgKind::Integer => ffi::ARG_TYPE_INTEGER,
         ArgKind::String | ArgKind::Strings => ffi::ARG_TYPE_STRING,
         ArgKind::Keys => ffi::ARG_TYPE_KEY,
+        ArgKind::Flag => ffi::ARG_TYPE_PURE_TOKEN,
     };
     let mut out = zeroed_arg();
     out.name = arg.name.as_ptr();

@@ -18,6 +18,9 @@ use crate::core::throttle::gcra::CellReply;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
     Decision(Decision),
+    /// RL.PEEK ... OLDEST: the decision's four integers, then the wait
+    /// until the oldest counted unit leaves the window.
+    DecisionOldest(Decision, u64),
     /// Name/total pairs: a map in RESP3, a flat array in RESP2.
     Totals(Vec<(Vec<u8>, u64)>),
     /// redis-cell's five integers (CL.THROTTLE).
@@ -42,6 +45,11 @@ pub enum Reply {
 pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
     match reply {
         Reply::Decision(d) => write_integers(ctx, &d.to_reply()),
+        Reply::DecisionOldest(d, wait) => {
+            let [a, r, retry, reset] = d.to_reply();
+            let wait = i64::try_from(*wait).unwrap_or(i64::MAX);
+            write_integers(ctx, &[a, r, retry, reset, wait])
+        }
         Reply::Cell(c) => write_integers(ctx, &c.to_reply()),
         Reply::Totals(pairs) => write_totals(ctx, pairs),
         Reply::All(c) => write_combined(ctx, c),

@@ -5,6 +5,7 @@
 pub mod decide;
 pub mod held;
 pub mod layout;
+pub mod oldest;
 pub mod refund;
 pub mod request;
 pub mod window;

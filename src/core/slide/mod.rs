@@ -14,6 +14,7 @@
 
 pub mod decide;
 pub mod log;
+pub mod oldest;
 pub mod refund;
 pub mod request;
 
