@@ -107,6 +107,13 @@ function E.unknown_option(token)
   fail("ERR unknown option '" .. E.token_text(token) .. "'")
 end
 
+-- RL.PEEK takes OLDEST off its line before the limiter's parser runs:
+-- anywhere else it is refused by name (core/error.rs OldestOnlyInPeek).
+function E.oldest_only_in_peek(command)
+  fail('ERR OLDEST is an option of RL.PEEK SLIDE and RL.PEEK BUCKETS only, not of \'' .. command
+    .. "'")
+end
+
 function E.missing_value(option)
   fail('ERR ' .. option .. ' needs a value')
 end
@@ -215,6 +222,9 @@ local function options(syn, line, on_option)
   local at = 2 + syn.positional
   while at <= #line do
     local given = line[at]:upper()
+    if given == 'OLDEST' then
+      E.oldest_only_in_peek(syn.command)
+    end
     local token = nil
     for _, t in ipairs(syn.options) do
       if t == given then
@@ -825,6 +835,23 @@ function Slide.refund(key, req, call)
     writes = false }, #members)
   redis.call('ZREM', key, unpack(members))
   return #members, after
+end
+
+-- oldest.rs `oldest_wait`: the wait until the oldest entry still in the
+-- window leaves (RL.PEEK SLIDE ... OLDEST), 0 when it counts nothing.
+function Slide.oldest_wait(key, req, now)
+  local window = req.window
+  local cutoff = now - window
+  local _, last = Slide.open(key, 0)
+  local _, _, stale, held, _, first = Slide.ends(key, last, now, cutoff, 0, 0)
+  if held == 0 then
+    return 0
+  end
+  if first == nil then
+    local r = int(stale)
+    first = Slide.score(redis.call('ZRANGE', key, r, r, 'WITHSCORES')[2])
+  end
+  return Slide.wait_after(first, window, now)
 end
 
 LIMITERS.SLIDE = Slide
@@ -1623,6 +1650,35 @@ function BUCKETS.refund(key, req, call)
     { now = call.now, shares = BK.ONE, writes = false })
   bk.record(key, w, at)
   return tonumber(refunded), after
+end
+
+-- oldest.rs `oldest_wait`: the wait until the oldest bucket that still
+-- counts and holds a count leaves (RL.PEEK BUCKETS ... OLDEST), 0 when the
+-- window counts nothing.
+function BUCKETS.oldest_wait(key, req, now)
+  local exists, _, h = bk.open(key)
+  local state = bk.load(key, exists, 'b', h)
+  local precision = bk.resolve_precision(req.window, req.precision, state)
+  local win = bk.slide(key, state, req.window, precision, now)
+  local newest = win.newest
+  if newest == nil then
+    return 0
+  end
+  local b = nil
+  if #win.held > 0 then
+    -- The highest bit is the oldest bucket held.
+    b = newest - 1 - win.held[#win.held]
+  elseif newest >= win.live_from then
+    for k_ = 1, #win.newest_counts do
+      if dec_cmp_digits(win.newest_counts[k_], '0') > 0 then
+        b = newest
+      end
+    end
+  end
+  if b == nil then
+    return 0
+  end
+  return math.max(bk.leaves_at(win, b) - now, 1)
 end
 
 LIMITERS.BUCKETS = BUCKETS
@@ -2863,6 +2919,9 @@ local function parse_limited(line, called, with_key)
   if ok then
     return lim, req
   end
+  if getmetatable(req) == Fail and req.text:find('^ERR OLDEST is an option of') then
+    E.oldest_only_in_peek(called)
+  end
   if getmetatable(req) == Fail and req.text:find("^ERR wrong number of arguments for '") then
     local usage = lim.usage
     if not with_key then
@@ -2891,10 +2950,47 @@ local function reply4(d)
   return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
 end
 
--- RL.PEEK <limiter> key <parameters>
+-- RL.PEEK's OLDEST, anywhere after the key (core/peek.rs `parse_peek`):
+-- the clause without it, and whether it was there.
+local function take_oldest(clause)
+  local flags = 0
+  for i = 3, #clause do
+    if clause[i]:upper() == 'OLDEST' then
+      flags = flags + 1
+    end
+  end
+  if flags == 0 then
+    return clause, false
+  end
+  local lim = limiter_of(clause[1])
+  if lim == nil then
+    unknown_limiter(clause[1])
+  end
+  if flags > 1 then
+    E.duplicate_option('OLDEST')
+  end
+  if lim.oldest_wait == nil then
+    E.oldest_only_in_peek('rl.peek ' .. lim.token)
+  end
+  local line = { clause[1], clause[2] }
+  for i = 3, #clause do
+    if clause[i]:upper() ~= 'OLDEST' then
+      line[#line + 1] = clause[i]
+    end
+  end
+  return line, true
+end
+
+-- RL.PEEK <limiter> key <parameters> [OLDEST]
 local function peek(key, clause)
-  local lim, req = parse_named(clause, 'rl.peek')
-  local d = lim.decide(key, req, { now = now(), shares = ONE, writes = false })
+  local line, oldest = take_oldest(clause)
+  local lim, req = parse_named(line, 'rl.peek')
+  local t = now()
+  local d = lim.decide(key, req, { now = t, shares = ONE, writes = false })
+  if oldest then
+    return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms,
+      lim.oldest_wait(key, req, t.ms) }
+  end
   return reply4(d)
 end
 

@@ -21,6 +21,9 @@ local function parse_limited(line, called, with_key)
   if ok then
     return lim, req
   end
+  if getmetatable(req) == Fail and req.text:find('^ERR OLDEST is an option of') then
+    E.oldest_only_in_peek(called)
+  end
   if getmetatable(req) == Fail and req.text:find("^ERR wrong number of arguments for '") then
     local usage = lim.usage
     if not with_key then
@@ -49,10 +52,47 @@ local function reply4(d)
   return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
 end
 
--- RL.PEEK <limiter> key <parameters>
+-- RL.PEEK's OLDEST, anywhere after the key (core/peek.rs `parse_peek`):
+-- the clause without it, and whether it was there.
+local function take_oldest(clause)
+  local flags = 0
+  for i = 3, #clause do
+    if clause[i]:upper() == 'OLDEST' then
+      flags = flags + 1
+    end
+  end
+  if flags == 0 then
+    return clause, false
+  end
+  local lim = limiter_of(clause[1])
+  if lim == nil then
+    unknown_limiter(clause[1])
+  end
+  if flags > 1 then
+    E.duplicate_option('OLDEST')
+  end
+  if lim.oldest_wait == nil then
+    E.oldest_only_in_peek('rl.peek ' .. lim.token)
+  end
+  local line = { clause[1], clause[2] }
+  for i = 3, #clause do
+    if clause[i]:upper() ~= 'OLDEST' then
+      line[#line + 1] = clause[i]
+    end
+  end
+  return line, true
+end
+
+-- RL.PEEK <limiter> key <parameters> [OLDEST]
 local function peek(key, clause)
-  local lim, req = parse_named(clause, 'rl.peek')
-  local d = lim.decide(key, req, { now = now(), shares = ONE, writes = false })
+  local line, oldest = take_oldest(clause)
+  local lim, req = parse_named(line, 'rl.peek')
+  local t = now()
+  local d = lim.decide(key, req, { now = t, shares = ONE, writes = false })
+  if oldest then
+    return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms,
+      lim.oldest_wait(key, req, t.ms) }
+  end
   return reply4(d)
 end
 

@@ -406,6 +406,23 @@ function Slide.refund(key, req, call)
   return #members, after
 end
 
+-- oldest.rs `oldest_wait`: the wait until the oldest entry still in the
+-- window leaves (RL.PEEK SLIDE ... OLDEST), 0 when it counts nothing.
+function Slide.oldest_wait(key, req, now)
+  local window = req.window
+  local cutoff = now - window
+  local _, last = Slide.open(key, 0)
+  local _, _, stale, held, _, first = Slide.ends(key, last, now, cutoff, 0, 0)
+  if held == 0 then
+    return 0
+  end
+  if first == nil then
+    local r = int(stale)
+    first = Slide.score(redis.call('ZRANGE', key, r, r, 'WITHSCORES')[2])
+  end
+  return Slide.wait_after(first, window, now)
+end
+
 LIMITERS.SLIDE = Slide
 
 -- RL.SLIDE at limit, window and cost: the decision, and the admission

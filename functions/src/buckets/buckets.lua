@@ -159,6 +159,35 @@ function BUCKETS.refund(key, req, call)
   return tonumber(refunded), after
 end
 
+-- oldest.rs `oldest_wait`: the wait until the oldest bucket that still
+-- counts and holds a count leaves (RL.PEEK BUCKETS ... OLDEST), 0 when the
+-- window counts nothing.
+function BUCKETS.oldest_wait(key, req, now)
+  local exists, _, h = bk.open(key)
+  local state = bk.load(key, exists, 'b', h)
+  local precision = bk.resolve_precision(req.window, req.precision, state)
+  local win = bk.slide(key, state, req.window, precision, now)
+  local newest = win.newest
+  if newest == nil then
+    return 0
+  end
+  local b = nil
+  if #win.held > 0 then
+    -- The highest bit is the oldest bucket held.
+    b = newest - 1 - win.held[#win.held]
+  elseif newest >= win.live_from then
+    for k_ = 1, #win.newest_counts do
+      if dec_cmp_digits(win.newest_counts[k_], '0') > 0 then
+        b = newest
+      end
+    end
+  end
+  if b == nil then
+    return 0
+  end
+  return math.max(bk.leaves_at(win, b) - now, 1)
+end
+
 LIMITERS.BUCKETS = BUCKETS
 
 COMMANDS['rl.buckets'] = function(key, line)

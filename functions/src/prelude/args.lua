@@ -69,6 +69,9 @@ local function options(syn, line, on_option)
   local at = 2 + syn.positional
   while at <= #line do
     local given = line[at]:upper()
+    if given == 'OLDEST' then
+      E.oldest_only_in_peek(syn.command)
+    end
     local token = nil
     for _, t in ipairs(syn.options) do
       if t == given then

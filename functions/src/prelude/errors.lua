@@ -101,6 +101,13 @@ function E.unknown_option(token)
   fail("ERR unknown option '" .. E.token_text(token) .. "'")
 end
 
+-- RL.PEEK takes OLDEST off its line before the limiter's parser runs:
+-- anywhere else it is refused by name (core/error.rs OldestOnlyInPeek).
+function E.oldest_only_in_peek(command)
+  fail('ERR OLDEST is an option of RL.PEEK SLIDE and RL.PEEK BUCKETS only, not of \'' .. command
+    .. "'")
+end
+
 function E.missing_value(option)
   fail('ERR ' .. option .. ' needs a value')
 end

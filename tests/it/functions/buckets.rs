@@ -160,6 +160,12 @@ fn bad_lines() -> Vec<Vec<String>> {
         vec!["RL.TOTALS", "c1", "1000", "PRECISION"],
         vec!["RL.PEEK", "BUCKETS", "a", "10"],
         vec!["RL.PEEK", "BUCKETS", "a", "10", "1000", "COST", "11"],
+        vec!["RL.PEEK", "BUCKETS", "a", "10", "1000", "OLDEST", "OLDEST"],
+        vec!["RL.PEEK", "BUCKETS", "a", "10", "1000", "PRECISION", "OLDEST"],
+        vec!["RL.BUCKETS", "a", "10", "1000", "OLDEST"],
+        vec!["RL.COUNT", "c1", "1000", "ok", "OLDEST"],
+        vec!["RL.REFUND", "BUCKETS", "a", "10", "1000", "OLDEST"],
+        vec!["RL.ALL", "1", "a", "BUCKETS", "10", "1000", "OLDEST"],
         vec!["RL.REFUND", "BUCKETS", "a", "10"],
         vec!["RL.REFUND", "buckets", "a", "10", "1000", "PRECISION", "3"],
         vec![
@@ -251,6 +257,9 @@ fn random_line(r: &mut XorShift, bad: &[Vec<String>]) -> Vec<String> {
     };
     let key = line[line.len() - 1].clone();
     line.extend(bucket_params(r, &key));
+    if line[0] == "RL.PEEK" && r.below(2) == 0 {
+        line.push(s("OLDEST"));
+    }
     line
 }
 
@@ -409,7 +418,9 @@ fn stream(seed: u64, steps: usize) {
             && seen.get("denied") > 20
             && errors > 50
             && errors < steps * 2 / 3
-            && seen.get("totals") > 50,
+            && seen.get("totals") > 50
+            && seen.get("peek oldest counted") > 3
+            && seen.get("peek oldest empty") > 0,
         "the stream reached every outcome: {seen:#?}"
     );
 }

@@ -341,7 +341,8 @@ pub fn run_stream(
 }
 
 /// What a stream reached, by outcome ("admitted", "denied", "peeked" and
-/// "peek admitted" or "peek denied", "refunded", "nothing refunded", "all admitted", "all denied", "totals",
+/// "peek admitted" or "peek denied", with OLDEST "peek oldest counted" or
+/// "peek oldest empty", "refunded", "nothing refunded", "all admitted", "all denied", "totals",
 /// "error", and what a test adds of its own), and the error texts met.
 #[derive(Debug, Default)]
 pub struct Tally {
@@ -379,6 +380,15 @@ impl Tally {
         let name = line[0].to_ascii_uppercase();
         if name == "RL.PEEK" {
             self.add("peeked");
+            // OLDEST's fifth integer: the wait until the oldest counted
+            // unit leaves, 0 for a window that counts nothing.
+            if let Value::Array(items) = v {
+                match items.get(4) {
+                    Some(Value::Int(0)) => self.add("peek oldest empty"),
+                    Some(Value::Int(_)) => self.add("peek oldest counted"),
+                    _ => {}
+                }
+            }
         }
         let what = match (name.as_str(), first) {
             ("RL.COUNT" | "RL.TOTALS", _) => "totals",

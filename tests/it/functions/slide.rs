@@ -98,6 +98,16 @@ fn bad_lines() -> Vec<Vec<&'static str>> {
         vec!["RL.PEEK", "SLIDE", "K", "3", "100", "COST", "4"],
         vec!["RL.PEEK", "SLIDE", "K", "0", "100"],
         vec!["RL.PEEK", "SLIDES", "K", "3", "100"],
+        vec!["RL.PEEK", "SLIDE", "K", "3", "100", "OLDEST", "oldest"],
+        vec!["RL.PEEK", "SLIDES", "K", "3", "100", "OLDEST"],
+        vec!["RL.PEEK", "SLIDE", "K", "3", "OLDEST"],
+        vec!["RL.PEEK", "THROTTLE", "K", "1", "1", "1000", "OLDEST"],
+        vec!["RL.PEEK", "FIXED", "K", "1", "1000", "OLDEST"],
+        vec!["RL.PEEK", "ACQUIRE", "K", "1", "1000", "OLDEST"],
+        vec!["RL.SLIDE", "K", "10", "1000", "OLDEST"],
+        vec!["RL.SLIDE", "K", "10", "1000", "COST", "1", "oldest"],
+        vec!["RL.REFUND", "SLIDE", "K", "3", "100", "OLDEST"],
+        vec!["RL.ALL", "1", "K", "SLIDE", "3", "100", "OLDEST"],
         vec!["RL.REFUND", "SLIDE", "K", "3"],
         vec!["RL.REFUND", "SLIDE", "K", "3", "100", "COST", "101"],
         vec!["RL.REFUND", "Slide", "K", "3", "100", "PRECISION", "1"],
@@ -266,6 +276,11 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                 let token = rng.pick(&["SLIDE", "slide"]).to_string();
                 let mut line = vec!["RL.PEEK".to_string(), token, key.to_string()];
                 line.extend(params_words(l, w, cost, given, &mut rng));
+                // OLDEST anywhere after the key, in either case.
+                if rng.below(2) == 0 {
+                    let at = 3 + rng.below(line.len() as u64 - 2) as usize;
+                    line.insert(at, rng.pick(&["OLDEST", "oldest"]).to_string());
+                }
                 line
             }
             45..=54 => {
@@ -511,6 +526,7 @@ fn require_everything(seen: &Tally, timing_free: bool) {
         ("admitted", 21),
         ("denied", 6),
         ("peeked", 11),
+        ("peek oldest counted", 3),
         ("refunded", 6),
         ("all admitted", 4),
         ("all denied", 1),
