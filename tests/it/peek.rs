@@ -191,3 +191,146 @@ fn peek_runs_in_read_only_scripts_and_functions() {
         assert_eq!(frozen_state(&mut c, "f"), before, "{f:?}");
     });
 }
+
+fn ints(c: &mut redis::Connection, line: &[&str]) -> Vec<i64> {
+    let mut cmd = redis::cmd(line[0]);
+    for a in &line[1..] {
+        cmd.arg(*a);
+    }
+    cmd.query(c).unwrap_or_else(|e| panic!("{line:?}: {e}"))
+}
+
+/// `OLDEST`'s fifth integer is the wait until the oldest unit the window
+/// counts leaves it, full or not: exact on a stopped clock, bounded by the
+/// waits the steps allow on a running one (which only runs later, so the
+/// wait only shrinks). RESP3 answers the same flat array.
+#[test]
+fn oldest_is_the_wait_until_the_oldest_counted_unit_leaves() {
+    on_every_server_clocked(|server| {
+        let f = server.flavor;
+        let exact = server.clock_stopped();
+        let mut c = server.conn();
+        let mut c3 = server.conn_resp3();
+        let peek = &["RL.PEEK", "SLIDE", "s", "5", "60000", "OLDEST"];
+        assert_eq!(ints(&mut c, peek), [1, 4, 0, 60000, 0], "{f:?}: empty");
+        ints(&mut c, &["RL.SLIDE", "s", "5", "60000"]);
+        server.advance(30);
+        ints(&mut c, &["RL.SLIDE", "s", "5", "60000", "COST", "2"]);
+        for conn in [&mut c, &mut c3] {
+            let r = ints(conn, peek);
+            assert_eq!(r.len(), 5, "{f:?}: {r:?}");
+            assert_eq!(r[..2], [1, 1], "{f:?}: {r:?}");
+            if exact {
+                assert_eq!(r[2..], [0, 60000, 59970], "{f:?}");
+            } else {
+                // Partly full: the oldest (30 ms older than the newest)
+                // leaves before the window empties.
+                assert!(r[4] <= 59970 && r[4] + 30 <= r[3], "{f:?}: {r:?}");
+            }
+        }
+        // COST plays no part in the figure; a denial's wait for the
+        // oldest agrees with it.
+        let r = ints(
+            &mut c,
+            &["RL.PEEK", "SLIDE", "s", "3", "60000", "COST", "1", "OLDEST"],
+        );
+        assert_eq!((r[0], r[2]), (0, r[4]), "{f:?}: {r:?}");
+        // A 50 ms window, 60 ms after the first unit: it has left and
+        // only the later two count (the reset is that of the admission
+        // the peek would make).
+        server.advance(30);
+        let r = ints(&mut c, &["RL.PEEK", "slide", "s", "5", "50", "oldest"]);
+        if exact {
+            assert_eq!(r, [1, 2, 0, 50, 20], "{f:?}");
+        } else {
+            assert!(r[4] <= 20, "{f:?}: {r:?}");
+        }
+        server.advance(20);
+        assert_eq!(
+            ints(&mut c, &["RL.PEEK", "SLIDE", "s", "5", "50", "OLDEST"])[4],
+            0,
+            "{f:?}: all left"
+        );
+
+        // BUCKETS: 1000 ms buckets; bucket b leaves at (b+1)*1000 - 1 + window.
+        let t0 = exact.then(|| server.clock_ms());
+        ints(
+            &mut c,
+            &["RL.BUCKETS", "b", "5", "60000", "PRECISION", "1000"],
+        );
+        let r = ints(&mut c, &["RL.PEEK", "BUCKETS", "b", "5", "60000", "OLDEST"]);
+        match t0 {
+            Some(t) => {
+                let leaves = (t.div_euclid(1000) + 1) * 1000 - 1 + 60000;
+                assert_eq!(r, [1, 3, 0, leaves - t, leaves - t], "{f:?}");
+            }
+            None => assert!(r[4] > 0 && r[4] <= 60999 && r[4] <= r[3], "{f:?}: {r:?}"),
+        }
+        let r = ints(
+            &mut c,
+            &["RL.PEEK", "BUCKETS", "none", "5", "60000", "OLDEST"],
+        );
+        assert_eq!(r[4], 0, "{f:?}: a missing key counts nothing");
+        server.assert_alive();
+    });
+}
+
+#[test]
+fn oldest_is_refused_by_name_outside_peek_slide_and_buckets() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let not_of = |command: &str| {
+            format!(
+                "OLDEST is an option of RL.PEEK SLIDE and RL.PEEK BUCKETS only, not of '{command}'"
+            )
+        };
+        let cases: &[(&[&str], String)] = &[
+            (
+                &["RL.PEEK", "THROTTLE", "t", "5", "1", "1000", "OLDEST"],
+                not_of("rl.peek THROTTLE"),
+            ),
+            (
+                &["RL.PEEK", "FIXED", "f", "5", "1000", "OLDEST"],
+                not_of("rl.peek FIXED"),
+            ),
+            (
+                &["RL.SLIDE", "s", "5", "1000", "OLDEST"],
+                not_of("rl.slide"),
+            ),
+            (
+                &["RL.BUCKETS", "b", "5", "1000", "OLDEST"],
+                not_of("rl.buckets"),
+            ),
+            (
+                &["RL.REFUND", "SLIDE", "s", "5", "1000", "OLDEST"],
+                not_of("rl.refund"),
+            ),
+            (
+                &["RL.ALL", "1", "s", "SLIDE", "5", "1000", "OLDEST"],
+                format!("clause 1: {}", not_of("rl.all")),
+            ),
+            (
+                &["RL.PEEK", "SLIDE", "s", "5", "1000", "OLDEST", "OLDEST"],
+                "OLDEST given more than once".into(),
+            ),
+        ];
+        for (line, want) in cases {
+            let err = run(&mut c, line).expect_err("refused");
+            assert_eq!(error_text(&err), format!("ERR {want}"), "{f:?}: {line:?}");
+        }
+        let keys: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
+        assert_eq!(keys, 0, "{f:?}: nothing written");
+        // COMMAND DOCS lists it, a token without a value.
+        let docs: redis::Value = redis::cmd("COMMAND")
+            .arg("DOCS")
+            .arg("rl.peek")
+            .query(&mut c)
+            .unwrap();
+        let text = format!("{docs:?}");
+        assert!(
+            text.contains("oldest") && text.contains("pure-token"),
+            "{f:?}: {text}"
+        );
+    });
+}

@@ -161,7 +161,15 @@ fn bad_lines() -> Vec<Vec<String>> {
         vec!["RL.PEEK", "BUCKETS", "a", "10"],
         vec!["RL.PEEK", "BUCKETS", "a", "10", "1000", "COST", "11"],
         vec!["RL.PEEK", "BUCKETS", "a", "10", "1000", "OLDEST", "OLDEST"],
-        vec!["RL.PEEK", "BUCKETS", "a", "10", "1000", "PRECISION", "OLDEST"],
+        vec![
+            "RL.PEEK",
+            "BUCKETS",
+            "a",
+            "10",
+            "1000",
+            "PRECISION",
+            "OLDEST",
+        ],
         vec!["RL.BUCKETS", "a", "10", "1000", "OLDEST"],
         vec!["RL.COUNT", "c1", "1000", "ok", "OLDEST"],
         vec!["RL.REFUND", "BUCKETS", "a", "10", "1000", "OLDEST"],
@@ -1017,4 +1025,49 @@ fn a_refund_checks_what_its_peek_reads_before_writing_alike() {
     for (k, was) in ["m:b", "f:b"].iter().zip(&before) {
         assert_eq!(&crate::harness::frozen_state(&mut c, k), was, "{k}");
     }
+}
+
+/// RL.PEEK BUCKETS ... OLDEST on both editions: the oldest counted bucket
+/// held apart from the newest, then the newest alone, then none.
+#[test]
+fn oldest_is_the_same_wait_on_both_editions() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let peek = [
+        "RL.PEEK",
+        "BUCKETS",
+        "o",
+        "5",
+        "1000",
+        "PRECISION",
+        "100",
+        "OLDEST",
+    ];
+    let five = |c: &mut redis::Connection| match same(c, &peek) {
+        Ok(v) => super::differential::ints(&v),
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(five(&mut c)[4], 0);
+    let t0 = server.clock_ms();
+    let leaves = |b: i64| (b + 1) * 100 - 1 + 1000;
+    let b0 = t0.div_euclid(100);
+    same(
+        &mut c,
+        &["RL.BUCKETS", "o", "5", "1000", "PRECISION", "100"],
+    )
+    .unwrap();
+    server.advance(300);
+    same(&mut c, &["RL.BUCKETS", "o", "5", "1000", "COST", "2"]).unwrap();
+    server.advance(300);
+    same(&mut c, &["RL.BUCKETS", "o", "5", "1000"]).unwrap();
+    assert_eq!(five(&mut c)[4], leaves(b0) - (t0 + 600));
+    // Bucket b0 has left; b0 + 3, held apart from the newest, is the
+    // oldest counted, then the newest (b0 + 6) alone.
+    let t1 = leaves(b0);
+    server.advance((t1 - t0 - 600) as u64);
+    assert_eq!(five(&mut c)[4], 300);
+    server.advance(300);
+    assert_eq!(five(&mut c)[4], 300);
+    server.advance(300);
+    assert_eq!(five(&mut c)[4], 0);
 }

@@ -1332,3 +1332,29 @@ fn a_fractional_score_where_the_wait_is_read() {
     );
     assert_eq!(MAX_NOW_MS, 9_223_372_036_853);
 }
+
+/// RL.PEEK SLIDE ... OLDEST on both editions, stepping through a window
+/// that fills, partly empties (stale entries ahead of the oldest counted
+/// one: the rank lookup) and empties.
+#[test]
+fn oldest_is_the_same_wait_on_both_editions() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let peek = |cost: &'static str| ["RL.PEEK", "SLIDE", "o", "5", "1000", "COST", cost, "OLDEST"];
+    assert_eq!(same4(&mut c, &peek("1")), [1, 4, 0, 1000, 0]);
+    same4(&mut c, &["RL.SLIDE", "o", "5", "1000"]);
+    server.advance(100);
+    same4(&mut c, &["RL.SLIDE", "o", "5", "1000", "COST", "2"]);
+    server.advance(100);
+    same4(&mut c, &["RL.SLIDE", "o", "5", "1000"]);
+    assert_eq!(same4(&mut c, &peek("1")), [1, 0, 0, 1000, 800]);
+    assert_eq!(same4(&mut c, &peek("2")), [0, 1, 800, 1000, 800]);
+    server.advance(850);
+    // The first entry has left: three count, the oldest from 100 ms later.
+    assert_eq!(same4(&mut c, &peek("1")), [1, 1, 0, 1000, 50]);
+    assert_eq!(same4(&mut c, &peek("5")), [0, 2, 150, 150, 50]);
+    server.advance(100);
+    assert_eq!(same4(&mut c, &peek("1")), [1, 3, 0, 1000, 50]);
+    server.advance(50);
+    assert_eq!(same4(&mut c, &peek("1")), [1, 4, 0, 1000, 0]);
+}
