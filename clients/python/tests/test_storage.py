@@ -93,6 +93,22 @@ def test_moving_window_reset_is_when_a_unit_frees(server):
     assert 60_000 < server.client().pttl("RL:" + item.key_for("m")) <= 75_000
 
 
+def test_moving_window_reset_is_the_oldest_entrys_leaving_when_partly_full(server):
+    """Partly full: the window starts at the oldest counted entry (RL.PEEK
+    SLIDE ... OLDEST), not the newest, in the one command of the stats."""
+    limiter = MovingWindowRateLimiter(storage_from_string(server.uri))
+    item = limits.parse("5/minute")
+    first = time.time()
+    assert limiter.hit(item, "p")
+    time.sleep(0.5)
+    assert limiter.hit(item, "p")
+    stats = limiter.get_window_stats(item, "p")
+    assert stats.remaining == 3
+    assert first + 60 - 0.05 <= stats.reset_time <= first + 60 + 0.25
+    start, count = limiter.storage.get_moving_window(item.key_for("p"), 5, 60)
+    assert count == 2 and first - 0.05 <= start <= first + 0.25
+
+
 def test_fixed_window_counts_every_hit_as_limits_does(server):
     """limits' incr has no limit: a denied hit is counted too (limits' own
     Redis storage does the same), and the window's end never moves."""

@@ -96,13 +96,13 @@ class Commands:
         return self.call("SLIDE", key, limit, expiry * 1000, "COST", amount)
 
     def moving_window(self, key, limit, expiry):
-        return self.peek("SLIDE", key, limit, expiry * 1000)
+        return self.peek("SLIDE", key, limit, expiry * 1000, "OLDEST")
 
     def acquire_sliding(self, key, limit, expiry, amount):
         return self.call("BUCKETS", key, limit, expiry * 1000, "COST", amount)
 
     def sliding_window(self, key, expiry):
-        return self.peek("BUCKETS", key, FIXED_UNCAPPED, expiry * 1000)
+        return self.peek("BUCKETS", key, FIXED_UNCAPPED, expiry * 1000, "OLDEST")
 
     def incr(self, key, expiry, amount):
         return self.call("FIXED", key, FIXED_UNCAPPED, expiry * 1000, "COST", amount)
@@ -116,21 +116,17 @@ def counted(reply, limit: int) -> int:
 
 
 def moving_window(reply, limit: int, expiry: int) -> tuple[float, int]:
-    """limits' (start of the window, entries in it) from `RL.PEEK SLIDE`.
+    """limits' (start of the window, entries in it) from `RL.PEEK SLIDE ...
+    OLDEST`.
 
     The start is the oldest counted entry's time (limits' reset is start +
-    expiry). When the window is full that is exactly `retry_after_ms` of one
-    more unit; when it is empty, now."""
+    expiry): OLDEST's fifth integer is the wait until that entry leaves,
+    full window or not; when the window is empty, now."""
     now = time.time()
     count = counted(reply, limit)
     if count == 0:
         return now, 0
-    retry_after_ms = int(reply[2])
-    if retry_after_ms:
-        return now + retry_after_ms / 1000 - expiry, count
-    # Partly full: the oldest entry is not in this reply; the newest is
-    # (reset_after_ms), so the window reads as starting at the newest entry.
-    return now + int(reply[3]) / 1000 - expiry, count
+    return now + int(reply[4]) / 1000 - expiry, count
 
 
 def sliding_window(reply, expiry: int) -> tuple[int, float, int, float]:
@@ -140,8 +136,9 @@ def sliding_window(reply, expiry: int) -> tuple[int, float, int, float]:
     count = counted(reply, FIXED_UNCAPPED)
     if count == 0:
         return 0, 0.0, 0, 0.0
-    # limits reads the reset as now + current_ttl % expiry.
-    reset_s = min(int(reply[3]) / 1000, expiry - 0.001)
+    # limits reads the reset as now + current_ttl % expiry: the moment the
+    # oldest counted bucket leaves (OLDEST's fifth integer).
+    reset_s = min(int(reply[4]) / 1000, expiry - 0.001)
     return 0, 0.0, count, reset_s
 
 
