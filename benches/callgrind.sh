@@ -4,25 +4,39 @@
 # the module under callgrind, loads the Lua references, then for each row
 # zeroes the counters, sends N requests with redis-benchmark and dumps.
 #   benches/callgrind.sh [row ...]   (rows: see ROWS below; default all)
-# Env: SERVER, MODULE, N (default 20000), R (keyspace, default 100000),
+# The peer rows (PEERS below) run the scripts of the libraries users have
+# now, as those libraries call them: benches/peers/fetch.sh reads them from
+# the packages (PyPI, npm) into target/bench-peers/ at bench time. With
+# them, a closing table pairs each rl row with its peers (PAIRS) and the
+# script exits 1 if an rl row costs more than a peer it is paired with.
+# Env: SERVER, MODULE, N (default 5000), R (keyspace, default 2000),
 # P (pipeline, default 16),
-# OUT (dump dir, default target/callgrind). Inspect a row's profile with
+# OUT (dump dir, default target/callgrind), RL_REDIS_CELL (path of redis-cell's
+# libredis_cell.so: loaded beside rl, which then leaves CL.THROTTLE to it, for
+# the cl_* rows; without it those rows are skipped). Inspect a row's profile with
 #   callgrind_annotate --inclusive=yes target/callgrind/<row>.out
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SERVER=${SERVER:-/usr/bin/redis-server}
 MODULE=${MODULE:-$PWD/target/release/librl.so}
-N=${N:-20000}
-R=${R:-100000}
+N=${N:-5000}
+R=${R:-2000}
 P=${P:-16}
 OUT=${OUT:-$PWD/target/callgrind}
 PORT=${PORT:-$((20000 + RANDOM % 20000))}
 mkdir -p "$OUT"
 rm -f "$OUT"/*.out*
 
+CELL=()
+if [ -n "${RL_REDIS_CELL:-}" ]; then
+  CELL=(--loadmodule "$RL_REDIS_CELL")
+  RL_ARGS=(CL.THROTTLE off)
+else
+  RL_ARGS=()
+fi
 valgrind --tool=callgrind --callgrind-out-file="$OUT/server.out" \
   "$SERVER" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
-  --loadmodule "$MODULE" --logfile "$OUT/server.log" &
+  --loadmodule "$MODULE" "${RL_ARGS[@]}" "${CELL[@]}" --logfile "$OUT/server.log" &
 VG=$!
 trap 'kill $VG 2>/dev/null; wait $VG 2>/dev/null' EXIT
 cli() { redis-cli -p "$PORT" "$@"; }
@@ -77,19 +91,86 @@ declare -A ROWS=(
   [fn_refund_fixed]="FCALL rl_refund 1 ff:__rand_int__ FIXED 100 60000"
   [fn_acquire]="FCALL rl_acquire 1 fa:__rand_int__ 1000 50"
   [fn_release]="FCALL rl_release 1 fa:__rand_int__ gone-1"
+  # redis-cell's GCRA (needs RL_REDIS_CELL): the throttle row's limit, in
+  # redis-cell's syntax (period in seconds), on keys of its own.
+  [cl_throttle]="CL.THROTTLE cl:__rand_int__ 10 100 60"
   [ping]="PING"
   [incr]="INCR i:__rand_int__"
   [zadd]="ZADD z:__rand_int__ __rand_int__ __rand_int__"
   [hincrby]="HINCRBY h:__rand_int__ __rand_int__ 1"
+  # What clients/node's express-rate-limit store sends per hit (a sliding
+  # count: express-rate-limit never passes its limit to the store).
+  [express_store]="RL.COUNT rle:__rand_int__ 60000 hits"
+)
+# Peer scripts (benches/peers/fetch.sh): limits_moving (_hot, _full),
+# limits_sliding, limits_fixed: Python limits' moving window, sliding
+# window counter and fixed window; rlf_redis: rate-limiter-flexible's
+# RateLimiterRedis; upstash_sliding, upstash_token: @upstash/ratelimit's
+# slidingWindow and tokenBucket; rlr_express: rate-limit-redis. go-redis's
+# redis_rate (GCRA) has no row: it is a Go module, and the Go module proxy
+# is not among the registries this project builds from.
+PEERS=(limits_moving limits_moving_hot limits_moving_full limits_sliding limits_fixed rlf_redis upstash_sliding upstash_token rlr_express)
+# rl row, the peer rows it replaces, what is compared.
+PAIRS=(
+  "fn_slide|limits_moving|rl_slide / limits moving window"
+  "fn_slide_hot|limits_moving_hot|rl_slide, hot key / the same"
+  "fn_slide_full|limits_moving_full|rl_slide, key full (denied) / the same"
+  "fn_buckets|upstash_sliding limits_sliding|rl_buckets / upstash slidingWindow, limits sliding window counter"
+  "fn_fixed|limits_fixed rlf_redis|rl_fixed / limits fixed window, rate-limiter-flexible"
+  "fn_throttle|upstash_token|rl_throttle / upstash tokenBucket"
+  "slide|limits_moving|RL.SLIDE (module) / limits moving window"
+  "express_store|rlr_express|express store's RL.COUNT / rate-limit-redis"
+  "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE / RateLimiterRedis"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_acquire fn_release)
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_acquire fn_release express_store cl_throttle "${PEERS[@]}")
+if [ -z "${RL_REDIS_CELL:-}" ]; then
+  kept=()
+  for r in "${rows[@]}"; do
+    if [[ $r == cl_* ]]; then
+      echo "skipping $r: set RL_REDIS_CELL to redis-cell's libredis_cell.so" >&2
+    else
+      kept+=("$r")
+    fi
+  done
+  rows=("${kept[@]}")
+fi
+for r in "${rows[@]}"; do
+  if [[ " ${PEERS[*]} " == *" $r "* ]]; then
+    benches/peers/fetch.sh
+    for p in "${PEERS[@]}"; do
+      script=$(cat "target/bench-peers/calls/$p.lua")
+      sha=$(cli SCRIPT LOAD "$script")
+      if [[ ! $sha =~ ^[0-9a-f]{40}$ && $script == '#!lua'* ]]; then
+        # @upstash/ratelimit's scripts open with `#!lua
+        # flags=allow-key-locking`, a flag of Upstash's own server that
+        # Redis and Valkey refuse; without that line they run as plain
+        # EVAL scripts, as they would for a user of these servers.
+        echo "$p: the server refused its shebang ($sha); loaded without it" >&2
+        sha=$(cli SCRIPT LOAD "${script#*$'\n'}")
+      fi
+      [[ $sha =~ ^[0-9a-f]{40}$ ]] || { echo "$p: SCRIPT LOAD failed: $sha" >&2; exit 1; }
+      ROWS[$p]="EVALSHA $sha $(tr '\n' ' ' <"target/bench-peers/calls/$p.args")"
+    done
+    break
+  fi
+done
+# A row whose command fails would measure its error path: one call of each
+# first, on a key of its own, must not answer an error.
+for r in "${rows[@]}"; do
+  # shellcheck disable=SC2086
+  reply=$(cli ${ROWS[$r]//__rand_int__/probe} 2>&1 | head -1)
+  case $reply in
+    ERR* | WRONGTYPE* | NOSCRIPT* | "Could not connect"*) echo "row $r fails: $reply" >&2; exit 1 ;;
+  esac
+done
 # Warm up (fills the keyspace, so rows measure steady state).
 for r in "${rows[@]}"; do
   # shellcheck disable=SC2086
   redis-benchmark -p "$PORT" -c 10 -P "$P" -n "$N" -r "$R" ${ROWS[$r]} >/dev/null
 done
-printf '%-16s %12s\n' row instr/op
+printf '%-20s %12s\n' row instr/op
+declare -A COST=()
 for r in "${rows[@]}"; do
   callgrind_control -z "$VG" >/dev/null 2>&1
   # shellcheck disable=SC2086
@@ -98,5 +179,31 @@ for r in "${rows[@]}"; do
   f=$(ls -t "$OUT"/server.out.* | head -1)
   mv "$f" "$OUT/$r.out"
   total=$(grep -E '^(summary|totals):' "$OUT/$r.out" | head -1 | awk '{print $2}')
-  printf '%-16s %12d\n' "$r" $((total / N))
+  COST[$r]=$((total / N))
+  printf '%-20s %12d\n' "$r" "${COST[$r]}"
 done
+
+# Each rl row against the scripts it replaces, both measured in this run.
+over=()
+printed=
+for pair in "${PAIRS[@]}"; do
+  IFS='|' read -r mine peers what <<<"$pair"
+  [ -n "${COST[$mine]:-}" ] || continue
+  for p in $peers; do
+    [ -n "${COST[$p]:-}" ] || continue
+    if [ -z "$printed" ]; then
+      printf '\n%-16s %10s  %-20s %10s %8s  %s\n' rl instr/op peer instr/op rl/peer compared
+      printed=1
+    fi
+    ratio=$(awk -v a="${COST[$mine]}" -v b="${COST[$p]}" 'BEGIN { printf "%.2f", a / b }')
+    printf '%-16s %10d  %-20s %10d %7sx  %s\n' "$mine" "${COST[$mine]}" "$p" "${COST[$p]}" "$ratio" "$what"
+    [ "${COST[$mine]}" -le "${COST[$p]}" ] || over+=("$mine ${ratio}x $p")
+  done
+done
+if [ ${#over[@]} -gt 0 ]; then
+  echo >&2
+  echo "FAIL: ${#over[@]} rl row(s) cost more per call than the script they replace:" >&2
+  printf '  %s\n' "${over[@]}" >&2
+  exit 1
+fi
+[ -z "$printed" ] || echo "every rl row is at or under its peers"

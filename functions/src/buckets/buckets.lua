@@ -74,6 +74,7 @@ function BUCKETS.decide(key, req, call)
   for j = #win.held, 1, -1 do
     order[#order + 1] = newest - 1 - win.held[j]
   end
+  bk.fetch(key, order)
   order[#order + 1] = newest
   for k_ = 1, #order do local b = order[k_]
     freed = bk.sat_add(freed, bk.read_bucket(key, win, b, 1)[1])
@@ -116,6 +117,11 @@ function BUCKETS.refund(key, req, call)
   local fields = {}
   local delete = {}
   local removed = {}
+  local bs = {}
+  for k_ = 1, #win.held do
+    bs[k_] = newest - 1 - win.held[k_]
+  end
+  bk.fetch(key, bs)
   for k_ = 1, #win.held do local i = win.held[k_]
     if left == '0' then
       break

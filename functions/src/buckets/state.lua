@@ -194,6 +194,8 @@ function bk.open(key)
   if type(key) == 'table' then
     return true, nil, key.set.h
   end
+  -- What an earlier call fetched is not this call's.
+  BK.FETCHED.key = nil
   local at = expire_at(key)
   if at == -2 then
     return false, nil
@@ -205,12 +207,47 @@ function bk.open(key)
   return true, at, h
 end
 
+-- Bucket fields of `key` read ahead in one HMGET (bk.fetch), for bk.get:
+-- { key = the key they are of (nil: none), [field] = value or false }.
+BK.FETCHED = {}
+
+-- Reads buckets `bs` of `key` in one HMGET, where a call will read several
+-- of them: one redis.call instead of one each. Each is still decoded (and
+-- checked) only when the call reads it through bk.get, as the module reads
+-- only what it needs.
+function bk.fetch(key, bs)
+  if #bs < 2 then
+    return
+  end
+  local names = {}
+  for i = 1, #bs do
+    names[i] = bk.field_name(bs[i])
+  end
+  bk.fetch_fields(key, names)
+end
+
+function bk.fetch_fields(key, names)
+  if type(key) == 'table' then
+    key = key.name
+  end
+  local got = redis.call('HMGET', key, unpack(names))
+  local f = { key = key }
+  for i = 1, #names do
+    f[names[i]] = got[i]
+  end
+  BK.FETCHED = f
+end
+
 function bk.get(key, field)
   if type(key) == 'table' then
     if key.del[field] then
       return nil
     end
     return key.set[field] or bk.get(key.name, field)
+  end
+  local f = BK.FETCHED
+  if f.key == key and f[field] ~= nil then
+    return f[field] or nil
   end
   local v = redis.call('HGET', key, field)
   if v == false then
@@ -282,6 +319,8 @@ function bk.load(key, exists, kind, raw)
   end
   local names = {}
   if kind == 'c' then
+    -- The names and the newest bucket in one read.
+    bk.fetch_fields(key, { 'f', (n_neg and '-' or '') .. n_digits })
     local f = bk.get(key, 'f')
     if f == nil then
       E.foreign_hash()
@@ -396,6 +435,7 @@ function bk.slide(key, state, window, precision, now)
     totals = bk.resized({}, width)
   elseif #stale <= #held then
     totals = bk.held_copy(s.totals)
+    bk.fetch(key, stale)
     for k_ = 1, #stale do local b = stale[k_]
       local c = bk.field_counts(key, b, width)
       for i = 1, width do
@@ -404,6 +444,11 @@ function bk.slide(key, state, window, precision, now)
     end
   else
     totals = bk.resized(s.current, width)
+    local bs = {}
+    for k_ = 1, #held do
+      bs[k_] = s.newest - 1 - held[k_]
+    end
+    bk.fetch(key, bs)
     for k_ = 1, #held do local i = held[k_]
       local c = bk.field_counts(key, s.newest - 1 - i, width)
       for k = 1, width do

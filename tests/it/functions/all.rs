@@ -2,7 +2,8 @@
 //! limiters, against RL.ALL, RL.PEEK and RL.REFUND: random multi-limit
 //! streams on Valkey's stopped clock, and every error of their own syntax.
 
-use super::{same, start_both};
+use super::differential::same;
+use super::start_both;
 use crate::harness::raw_resp::XorShift;
 use crate::harness::Flavor;
 

@@ -6,7 +6,8 @@
 
 use redis::Value;
 
-use super::{fcall_line, start_both, start_functions_only};
+use super::differential::{fcall_line, pairs_sorted};
+use super::{start_both, start_functions_only};
 use crate::harness::all_commands::{mixed_lines, words};
 use crate::harness::raw_resp::XorShift;
 use crate::harness::*;
@@ -60,13 +61,14 @@ fn on(line: &[String], key: &str) -> Vec<String> {
 
 /// The reply, or the error text, of a line run by the module or, `fcall`
 /// true, by the functions.
+/// (RL.COUNT / RL.TOTALS pairs sorted, their order being unspecified.)
 fn answer(c: &mut redis::Connection, line: &[String], fcall: bool) -> Result<Value, String> {
-    let line = if fcall {
+    let sent = if fcall {
         fcall_line(&words(line))
     } else {
         line.to_vec()
     };
-    run(c, &words(&line)).map_err(|e| error_text(&e))
+    pairs_sorted(&line[0], run(c, &words(&sent)).map_err(|e| error_text(&e)))
 }
 
 /// The state of every key of a line's limiter under `key`.

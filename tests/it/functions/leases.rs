@@ -15,7 +15,8 @@ use std::collections::HashMap;
 
 use redis::Value;
 
-use super::{fcall_line, start_both, with_prefix, Answer};
+use super::differential::{pair, set_clock, ClockSteps};
+use super::start_both;
 use crate::harness::raw_resp::XorShift;
 use crate::harness::{error_text, plain_key, run, Flavor, Plain, Server};
 
@@ -218,7 +219,7 @@ fn check(
 /// (a RESP2 connection while `c` speaks RESP3).
 fn check_on(
     c: &mut redis::Connection,
-    mut state: Option<&mut redis::Connection>,
+    state: Option<&mut redis::Connection>,
     ids: &mut Ids,
     line: &[Word],
     exact: bool,
@@ -227,29 +228,7 @@ fn check_on(
     let f_words = ids.render(line, false);
     let m_refs: Vec<&str> = m_words.iter().map(String::as_str).collect();
     let f_refs: Vec<&str> = f_words.iter().map(String::as_str).collect();
-    let (m_line, m_keys) = with_prefix(&m_refs, "m:");
-    let (f_line, f_keys) = with_prefix(&f_refs, "f:");
-    let f_line_refs: Vec<&str> = f_line.iter().map(String::as_str).collect();
-    let m_reply = run_line(c, &m_line);
-    let sc = match state.as_deref_mut() {
-        Some(s) => s,
-        None => &mut *c,
-    };
-    let m_state: Vec<(Plain, i64)> = m_keys.iter().map(|k| plain_key(sc, k.as_bytes())).collect();
-    let module = Answer {
-        reply: m_reply,
-        state: m_state,
-    };
-    let f_reply = run_line(c, &fcall_line(&f_line_refs));
-    let sc = match state {
-        Some(s) => s,
-        None => &mut *c,
-    };
-    let f_state: Vec<(Plain, i64)> = f_keys.iter().map(|k| plain_key(sc, k.as_bytes())).collect();
-    let functions = Answer {
-        reply: f_reply,
-        state: f_state,
-    };
+    let (module, functions) = pair(c, state, &m_refs, &f_refs);
     if let (Ok(m), Ok(f)) = (&module.reply, &functions.reply) {
         ids.pair(m, f, exact);
     }
@@ -328,6 +307,10 @@ struct Stream {
 }
 
 const LEASE_KEYS: [&str; 3] = ["a", "b", "c"];
+const CLOCK: ClockSteps = ClockSteps {
+    one_in: 3,
+    ms: &[0, 0, 1, 2, 5, 10, 29, 100, 250, 999, 1000, 7000],
+};
 const NAMED: [&str; 7] = ["w1", "w2", "w3", "job-7", "-", "0-0", "x.y:z"];
 
 /// The errors of docs/commands.md's tables for these commands, and the
@@ -619,11 +602,7 @@ impl Stream {
     /// between them (exact streams: by 0 to 7 s, often by nothing).
     fn run(&mut self, server: &Server, c: &mut redis::Connection, steps: usize) {
         for _ in 0..steps {
-            if self.exact && self.below(3) == 0 {
-                let steps = [0, 0, 1, 2, 5, 10, 29, 100, 250, 999, 1000, 7000];
-                let ms = steps[self.below(steps.len() as u64) as usize];
-                server.advance(ms);
-            }
+            CLOCK.maybe_step(server, &mut self.rng);
             let line = self.line();
             let reply = check(c, &mut self.ids, &line, self.exact);
             self.tally(&line, &reply);
@@ -1069,35 +1048,6 @@ fn replies_agree_over_resp3() {
         2,
         "the ids of RL.ALL and of the last acquire"
     );
-}
-
-/// Sets a stopped clock to `ms` (Unix ms), backwards too: writes the
-/// libfaketime file as the harness does (`Server::advance` only steps
-/// forward). The harness's own idea of the time is left behind: the test
-/// reads the time with TIME after this.
-fn set_clock(server: &Server, ms: i64) {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let text = format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{:03}000500\n",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60,
-        ms.rem_euclid(1000)
-    );
-    let file = server.dir.join("faketime");
-    let part = file.with_extension("part");
-    std::fs::write(&part, text).unwrap();
-    std::fs::rename(&part, &file).unwrap();
 }
 
 /// A clock stepped back (a failover onto a replica behind): leases taken

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use redis::Value;
 
-use super::{fcall_line, load, start_functions_only};
+use super::differential::fcall_line;
+use super::{load, start_functions_only};
 use crate::harness::all_commands::{mixed_lines, words, Writer, LONG_MS, WRITERS};
 use crate::harness::cluster::Cluster;
 use crate::harness::*;

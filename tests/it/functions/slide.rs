@@ -6,46 +6,16 @@
 
 use redis::Value;
 
-use super::{both, same, start_both, Answer};
+use super::differential::{both, ints, on_both, run_stream, same, words, Answer, Step, Tally};
+use super::start_both;
 use crate::harness::raw_resp::XorShift;
-use crate::harness::{plain_key, run, Flavor, Plain, Server};
+use crate::harness::{plain_key, Flavor, Plain, Server};
 
 const MAX_NOW_MS: i64 = i64::MAX / 1_000_000 - 1;
 
 /// The member rl numbers `n` at `score`.
 fn member(score: i64, n: i64) -> String {
     (score as i128 * 1_000_000 + n as i128).to_string()
-}
-
-/// Runs `line` on both editions' copies of key `k` (`m:k` and `f:k`),
-/// `K` standing for the key: writes the same foreign or prepared state in
-/// both.
-fn on_both(c: &mut redis::Connection, k: &str, line: &[&str]) {
-    for prefix in ["m:", "f:"] {
-        let key = format!("{prefix}{k}");
-        let words: Vec<&str> = line
-            .iter()
-            .map(|w| if *w == "K" { key.as_str() } else { w })
-            .collect();
-        run(c, &words).unwrap_or_else(|e| panic!("{words:?}: {e}"));
-    }
-}
-
-fn words(line: &[String]) -> Vec<&str> {
-    line.iter().map(String::as_str).collect()
-}
-
-fn ints(v: &Value) -> Vec<i64> {
-    match v {
-        Value::Array(items) => items
-            .iter()
-            .map(|i| match i {
-                Value::Int(n) => *n,
-                other => panic!("not an integer: {other:?}"),
-            })
-            .collect(),
-        other => panic!("not an array: {other:?}"),
-    }
 }
 
 /// `same`, answering the four integers (panics on an error reply).
@@ -281,38 +251,25 @@ fn params_words(
     out
 }
 
-/// What a stream saw, so a test can require it exercised everything.
-#[derive(Debug, Default)]
-struct Seen {
-    admitted: u32,
-    denied: u32,
-    peeks: u32,
-    refunded: u32,
-    all_admitted: u32,
-    all_denied: u32,
-    errors: u32,
-    foreign: u32,
-    wrongtype: u32,
-    removed: u32,
-    /// Calls made to read up to a prepared foreign entry.
-    prepared: u32,
-}
-
 /// How the two answers of a timing-dependent line are compared.
 type Compare = fn(&mut redis::Connection, &[&str]) -> Result<Value, String>;
 
 /// A random stream of every command this section owns over keys `a`, `b`,
 /// `c` (and foreign keys `x`, `y`), `steps` steps, each checked with
 /// `compare`. `server` steps the clock (stopped: by exactly the step;
-/// real: the stream is timing-free and does not step).
-fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_free: bool) -> Seen {
+/// real: the stream is timing-free and does not step). Besides the
+/// outcomes, the tally counts "removed" (an admission that removed stale
+/// entries), "prepared" (a call made to read up to a prepared foreign
+/// entry), "foreign" and "wrongtype" (those refusals).
+fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_free: bool) -> Tally {
     let mut c = server.conn();
     let mut rng = XorShift(seed);
-    let mut seen = Seen::default();
+    let mut tally = Tally::default();
     let keys = ["a", "b", "c"];
     let bad = bad_lines();
     let shapes = foreign_shapes();
-    for _ in 0..steps {
+    let (mut prepared, mut removed) = (0, 0);
+    let next = |c: &mut redis::Connection, _: &Tally| -> Step {
         let roll = rng.below(100);
         // A key spoiled for this step only (deleted after it).
         let mut spoiled = None;
@@ -371,10 +328,10 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
             70..=76 => {
                 // A foreign value under x or y, then a command on it.
                 let target = *rng.pick(&["x", "y"]);
-                on_both(&mut c, target, &["DEL", "K"]);
+                on_both(c, target, &["DEL", "K"]);
                 let (setup, _) = rng.pick(&shapes);
                 for l in setup {
-                    on_both(&mut c, target, l);
+                    on_both(c, target, l);
                 }
                 let (l, w, cost, given) = random_params(&mut rng, timing_free);
                 let mut line = match rng.below(4) {
@@ -398,7 +355,7 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
             77..=81 if timing_free => {
                 // No clock to step: start the keys afresh now and then.
                 for k in keys {
-                    on_both(&mut c, k, &["DEL", "K"]);
+                    on_both(c, k, &["DEL", "K"]);
                 }
                 vec![
                     "RL.PEEK".into(),
@@ -430,10 +387,10 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                             .arg(range)
                             .arg(range)
                             .arg("WITHSCORES")
-                            .query(&mut c)
+                            .query(c)
                             .unwrap_or_default();
                         if let Some((_, score)) = at.first() {
-                            on_both(&mut c, key, &["ZADD", "K", score, name]);
+                            on_both(c, key, &["ZADD", "K", score, name]);
                         }
                         spoiled = Some(key);
                         // Mostly, the call that reads up to it: a
@@ -442,7 +399,7 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                         let newer: Option<i64> = redis::cmd("ZREVRANK")
                             .arg(format!("m:{key}"))
                             .arg(name)
-                            .query(&mut c)
+                            .query(c)
                             .unwrap_or(None);
                         let newer_text = newer.unwrap_or(0).to_string();
                         forced = match (rng.below(4), name, newer) {
@@ -466,17 +423,17 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                         let at = now + *rng.pick(&[1i64, 5, 100, 3000]);
                         let m = member(at, 0);
                         let (s, e) = (at.to_string(), (at + 100_000).to_string());
-                        on_both(&mut c, key, &["ZADD", "K", "NX", &s, &m]);
-                        on_both(&mut c, key, &["PEXPIREAT", "K", &e]);
+                        on_both(c, key, &["ZADD", "K", "NX", &s, &m]);
+                        on_both(c, key, &["PEXPIREAT", "K", &e]);
                     }
                     2 => {
                         let at = (now - *rng.pick(&[0i64, 1, 5, 500, 5000])).to_string();
-                        on_both(&mut c, key, &["ZADD", "K", &at, "foreign"]);
-                        on_both(&mut c, key, &["PEXPIRE", "K", "100000"]);
+                        on_both(c, key, &["ZADD", "K", &at, "foreign"]);
+                        on_both(c, key, &["PEXPIRE", "K", "100000"]);
                         spoiled = Some(key);
                     }
                     _ => {
-                        on_both(&mut c, key, &["PERSIST", "K"]);
+                        on_both(c, key, &["PERSIST", "K"]);
                         spoiled = Some(key);
                     }
                 }
@@ -505,7 +462,7 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                 line
             }
             82..=84 => {
-                on_both(&mut c, key, &["DEL", "K"]);
+                on_both(c, key, &["DEL", "K"]);
                 let (l, w, cost, given) = random_params(&mut rng, timing_free);
                 let mut line = vec!["RL.SLIDE".to_string(), key.to_string()];
                 line.extend(params_words(l, w, cost, given, &mut rng));
@@ -523,67 +480,68 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
             }
         };
         if forced.is_some() {
-            seen.prepared += 1;
+            prepared += 1;
         }
-        let line = forced.unwrap_or(line);
-        let w = words(&line);
-        let before: Option<i64> =
-            (w[0] == "RL.SLIDE").then(|| zcard(&mut c, &format!("m:{}", w[1])));
-        let reply = compare(&mut c, &w);
-        if let Some(k) = spoiled {
-            on_both(&mut c, k, &["DEL", "K"]);
+        Step {
+            line: forced.unwrap_or(line),
+            undo: spoiled.map(|k: &str| (k.to_string(), vec!["DEL".to_string(), "K".to_string()])),
         }
-        let kind = w[0];
-        match &reply {
-            Err(e) if e == FOREIGN || e.ends_with(&FOREIGN[4..]) => seen.foreign += 1,
-            Err(e) if e == WRONGTYPE => seen.wrongtype += 1,
-            Err(_) => seen.errors += 1,
-            Ok(v) => {
-                if kind == "RL.ALL" {
-                    match v {
-                        Value::Array(items) if items[0] == Value::Int(1) => seen.all_admitted += 1,
-                        _ => seen.all_denied += 1,
-                    }
-                } else {
-                    let r = ints(v);
-                    match kind {
-                        "RL.PEEK" => seen.peeks += 1,
-                        "RL.REFUND" if r[0] > 0 => seen.refunded += 1,
-                        "RL.SLIDE" if r[0] == 1 => {
-                            seen.admitted += 1;
-                            let after = zcard(&mut c, &format!("m:{}", w[1]));
-                            let cost = w
-                                .iter()
-                                .position(|t| t.eq_ignore_ascii_case("COST"))
-                                .map_or(1, |i| w[i + 1].parse::<i64>().unwrap());
-                            if after < before.unwrap() + cost {
-                                seen.removed += 1;
-                            }
-                        }
-                        "RL.SLIDE" => seen.denied += 1,
-                        _ => {}
-                    }
+    };
+    let compare = |c: &mut redis::Connection, w: &[&str]| {
+        let module_key = format!("m:{}", w.get(1).unwrap_or(&""));
+        let before = (w[0] == "RL.SLIDE").then(|| zcard(c, &module_key));
+        let reply = compare(c, w);
+        if let (Some(before), Ok(v)) = (before, &reply) {
+            if ints(v)[0] == 1 {
+                let cost = w
+                    .iter()
+                    .position(|t| t.eq_ignore_ascii_case("COST"))
+                    .map_or(1, |i| w[i + 1].parse::<i64>().unwrap());
+                if zcard(c, &module_key) < before + cost {
+                    removed += 1;
                 }
             }
         }
+        reply
+    };
+    run_stream(&mut c, steps, &mut tally, next, compare);
+    let errors: Vec<(String, usize)> = tally.errors.clone().into_iter().collect();
+    for (e, n) in errors {
+        let kind = if e.ends_with(&FOREIGN[4..]) {
+            "foreign"
+        } else if e == WRONGTYPE {
+            "wrongtype"
+        } else {
+            "other error"
+        };
+        for _ in 0..n {
+            tally.add(kind);
+        }
     }
-    seen
+    for _ in 0..prepared {
+        tally.add("prepared");
+    }
+    for _ in 0..removed {
+        tally.add("removed");
+    }
+    tally
 }
 
-fn require_everything(seen: &Seen, timing_free: bool) {
+fn require_everything(seen: &Tally, timing_free: bool) {
     eprintln!("{seen:?}");
-    assert!(seen.admitted > 20, "{seen:?}");
-    assert!(seen.denied > 5, "{seen:?}");
-    assert!(seen.peeks > 10, "{seen:?}");
-    assert!(seen.refunded > 5, "{seen:?}");
-    assert!(seen.all_admitted > 3, "{seen:?}");
-    assert!(seen.all_denied > 0, "{seen:?}");
-    assert!(seen.errors > 10, "{seen:?}");
-    assert!(seen.foreign > 5, "{seen:?}");
-    assert!(seen.wrongtype > 2, "{seen:?}");
+    seen.require(&[
+        ("admitted", 21),
+        ("denied", 6),
+        ("peeked", 11),
+        ("refunded", 6),
+        ("all admitted", 4),
+        ("all denied", 1),
+        ("other error", 11),
+        ("foreign", 6),
+        ("wrongtype", 3),
+    ]);
     if !timing_free {
-        assert!(seen.removed > 3, "{seen:?}");
-        assert!(seen.prepared > 5, "{seen:?}");
+        seen.require(&[("removed", 4), ("prepared", 6)]);
     }
 }
 

@@ -11,66 +11,14 @@
 
 use redis::Value;
 
-use super::{both, start_both, Answer};
+use super::differential::{
+    alike, both, idle_tat, ints, run_stream, same_stepping, states_agree, words, Step, Tally,
+};
+use super::start_both;
 use crate::harness::raw_resp::XorShift;
-use crate::harness::{run, Flavor, Plain, Server};
+use crate::harness::{run, Flavor, Plain};
 
 // ------------------------------------------------------------- comparing
-
-fn ints(v: &Value) -> Vec<i64> {
-    match v {
-        Value::Array(items) => items
-            .iter()
-            .map(|i| match i {
-                Value::Int(n) => *n,
-                other => panic!("not an integer: {other:?}"),
-            })
-            .collect(),
-        other => panic!("not an array: {other:?}"),
-    }
-}
-
-fn words(line: &[String]) -> Vec<&str> {
-    line.iter().map(String::as_str).collect()
-}
-
-/// A TAT refunded to `now` on a whole-ms clock (the stopped clock reads
-/// whole µs of whole ms) expires at `now`: the module keeps it until the
-/// ms passes (RedisModule_SetAbsExpire), while the library's `SET ... PXAT
-/// now` is deleted at once by the server (as any SET with an expiry that
-/// has come). Both say "idle". The module's key is taken as absent here.
-fn idle_tat(state: &(Plain, i64), now_ms: i64) -> bool {
-    let tat = (now_ms * 1000).to_string().into_bytes();
-    matches!(&state.0, Plain::String(v) if *v == tat) && state.1 == now_ms
-}
-
-/// Runs `line` through both editions on the stopped clock and requires
-/// the same reply and state (see `idle_tat`). When the module kept an
-/// idle TAT the clock steps 1 ms, so the next step sees no key on either
-/// side. The module's reply.
-fn check(s: &Server, c: &mut redis::Connection, line: &[&str]) -> Result<Value, String> {
-    let (mut m, f) = both(c, line);
-    let now = s.clock_ms();
-    let mut idle = false;
-    for (ms, fs) in m.state.iter_mut().zip(&f.state) {
-        if fs.1 == -2 && idle_tat(ms, now) {
-            *ms = fs.clone();
-            idle = true;
-        }
-    }
-    assert_eq!(
-        m, f,
-        "{line:?}: the module (left) and the library (right) differ"
-    );
-    if idle {
-        s.advance(1);
-    }
-    m.reply
-}
-
-fn check_owned(s: &Server, c: &mut redis::Connection, line: &[String]) -> Result<Value, String> {
-    check(s, c, &words(line))
-}
 
 fn server_us(c: &mut redis::Connection) -> i64 {
     let (s, us): (i64, i64) = redis::cmd("TIME").query(c).unwrap();
@@ -140,21 +88,10 @@ fn timeless(line: &[&str], reply: &Result<Value, String>) -> Result<Value, Strin
 
 /// Runs `line` through both editions on a running clock and requires the
 /// same timeless reply and state shapes. The module's reply.
-fn check_timeless(c: &mut redis::Connection, line: &[String]) -> Result<Value, String> {
-    let line = words(line);
-    let (m, f): (Answer, Answer) = both(c, &line);
+fn check_timeless(c: &mut redis::Connection, line: &[&str]) -> Result<Value, String> {
+    let (m, f) = alike(c, line, |a| timeless(line, &a.reply));
     let now = server_us(c);
-    assert_eq!(
-        timeless(&line, &m.reply),
-        timeless(&line, &f.reply),
-        "{line:?}: the module (left) and the library (right) differ"
-    );
-    for (ms, fs) in m.state.iter().zip(&f.state) {
-        assert!(
-            same_shape(ms, fs, now),
-            "{line:?}: states differ: module {ms:?}, library {fs:?}"
-        );
-    }
+    states_agree(line, &m, &f, |ms, fs| same_shape(ms, fs, now));
     m.reply
 }
 
@@ -464,51 +401,24 @@ fn bad_queue(g: &mut Gen) -> Vec<Vec<String>> {
     all
 }
 
-/// Replies counted over a stream, to show it covered what it should.
-#[derive(Default, Debug)]
-struct Seen {
-    admitted: usize,
-    denied: usize,
-    refunded: usize,
-    errors: usize,
-    /// The distinct error texts.
-    texts: std::collections::BTreeSet<String>,
+/// What a stream must have reached: admissions and denials (of the
+/// limiters, their peeks and RL.ALL), refunds, and 30 distinct errors.
+fn require_reached(seen: &Tally, admitted: usize, denied: usize, refunded: usize) {
+    eprintln!("{seen:#?}");
+    let sum = |whats: &[&str]| whats.iter().map(|w| seen.get(w)).sum::<usize>();
+    let (a, d) = (
+        sum(&["admitted", "peek admitted", "all admitted"]),
+        sum(&["denied", "peek denied", "all denied"]),
+    );
+    assert!(
+        a > admitted && d > denied && seen.get("refunded") > refunded && seen.errors.len() >= 30,
+        "the stream should admit, deny, refund and refuse: {a} admitted, {d} denied: {seen:?}"
+    );
 }
 
-impl Seen {
-    fn count(&mut self, line: &[String], reply: &Result<Value, String>) {
-        match reply {
-            Err(e) => {
-                self.errors += 1;
-                self.texts.insert(e.clone());
-            }
-            Ok(v) => {
-                let n = match v {
-                    Value::Array(items) => match &items[0] {
-                        Value::Int(n) => *n,
-                        _ => return,
-                    },
-                    _ => return,
-                };
-                let first = match line[0].as_str() {
-                    "CL.THROTTLE" => 1 - n,
-                    _ => n,
-                };
-                if line[0] == "RL.REFUND" {
-                    if first > 0 {
-                        self.refunded += 1;
-                    }
-                } else if first == 1 {
-                    self.admitted += 1;
-                } else {
-                    self.denied += 1;
-                }
-            }
-        }
-    }
-}
-
-/// The stopped-clock stream: `steps` random lines, each compared whole.
+/// The stopped-clock stream: `steps` random lines, each compared whole;
+/// one step in four a line of `bad_queue` (each must fail) while it lasts,
+/// the clock stepped after every other line.
 fn exact_stream(seed: u64, steps: usize) {
     let server = start_both(Flavor::Valkey9);
     let mut c = server.conn();
@@ -517,19 +427,27 @@ fn exact_stream(seed: u64, steps: usize) {
         rng: XorShift(seed),
         timeless: false,
     };
-    let mut seen = Seen::default();
+    let mut seen = Tally::default();
     let mut bad = bad_queue(&mut g);
-    for step in 0..steps {
-        if step % 4 == 3 {
+    let (mut step, mut stepped_after) = (0, false);
+    // Set by `next` for a line that must fail, read by `compare`.
+    let expect_error = std::cell::Cell::new(false);
+    let next = |_: &mut redis::Connection, _: &Tally| -> Step {
+        if stepped_after {
+            server.advance(g.step());
+        }
+        step += 1;
+        expect_error.set(false);
+        stepped_after = false;
+        if step % 4 == 0 {
             if let Some(line) = bad.pop() {
-                let reply = check_owned(&server, &mut c, &line);
-                assert!(reply.is_err(), "{line:?}: {reply:?}");
-                seen.count(&line, &reply);
-                continue;
+                expect_error.set(true);
+                return line.into();
             }
         }
-        let line = if g.chance(15) {
-            odd_line(&mut g, &FOREIGN)
+        stepped_after = true;
+        if g.chance(15) {
+            odd_line(&mut g, &FOREIGN).into()
         } else {
             // Throttle keys for throttle forms and fixed keys for fixed
             // ones; now and then the other kind's key.
@@ -538,21 +456,17 @@ fn exact_stream(seed: u64, steps: usize) {
             if g.chance(15) {
                 std::mem::swap(&mut t[0], &mut f[g.below(2) as usize]);
             }
-            g.line(t, f)
-        };
-        let reply = check_owned(&server, &mut c, &line);
-        seen.count(&line, &reply);
-        server.advance(g.step());
-    }
-    eprintln!("{seen:#?}");
-    assert!(
-        seen.admitted > steps / 10
-            && seen.denied > steps / 20
-            && seen.refunded > steps / 50
-            && bad.is_empty()
-            && seen.texts.len() >= 30,
-        "the stream should admit, deny, refund and refuse: {seen:?}"
-    );
+            g.line(t, f).into()
+        }
+    };
+    let compare = |c: &mut redis::Connection, line: &[&str]| {
+        let reply = same_stepping(&server, c, line);
+        assert!(!expect_error.get() || reply.is_err(), "{line:?}: {reply:?}");
+        reply
+    };
+    run_stream(&mut c, steps, &mut seen, next, compare);
+    assert!(bad.is_empty(), "{} bad lines left", bad.len());
+    require_reached(&seen, steps / 10, steps / 20, steps / 50);
 }
 
 #[test]
@@ -578,53 +492,52 @@ fn timeless_stream(flavor: Flavor, seed: u64, steps: usize) {
     let mut c = server.conn();
     let now_ms = server_us(&mut c) / 1000;
     seed_foreign(&mut c, now_ms);
-    let s = |w: &str| w.to_string();
-    let seed_t = [s("RL.THROTTLE"), s("t"), s("0"), s("1"), s("1000000000")];
+    let seed_t = ["RL.THROTTLE", "t", "0", "1", "1000000000"];
     let first = check_timeless(&mut c, &seed_t).unwrap();
     assert_eq!(ints(&first)[..2], [1, 0]);
     let mut g = Gen {
         rng: XorShift(seed),
         timeless: true,
     };
-    let mut seen = Seen::default();
+    let mut seen = Tally::default();
     let mut bad = bad_queue(&mut g);
-    for step in 0..steps {
-        if step % 4 == 3 {
+    let mut step = 0;
+    // Set by `next` for a line that must fail, read by `compare`.
+    let expect_error = std::cell::Cell::new(false);
+    let next = |_: &mut redis::Connection, _: &Tally| -> Step {
+        step += 1;
+        expect_error.set(false);
+        if step % 4 == 0 {
             if let Some(line) = bad.pop() {
-                let reply = check_timeless(&mut c, &line);
-                assert!(reply.is_err(), "{line:?}: {reply:?}");
-                seen.count(&line, &reply);
-                continue;
+                expect_error.set(true);
+                return line.into();
             }
         }
-        let line = if g.chance(15) {
+        if g.chance(15) {
             // Not `n`: a throttle form makes it a TAT that may be refunded
             // to idle, and an idle TAT lingers for up to a ms.
-            odd_line(&mut g, &["x", "y", "z", "h", "l", "g", "u"])
+            odd_line(&mut g, &["x", "y", "z", "h", "l", "g", "u"]).into()
         } else if g.chance(8) {
             // The other limiter on a key that holds a state far from idle:
             // throttle forms on the counter `g`, fixed ones on the TAT `t`.
             if g.chance(50) {
-                g.line(["g", "b"], ["t", "d"])
+                g.line(["g", "b"], ["t", "d"]).into()
             } else {
-                g.line(["b", "g"], ["d", "t"])
+                g.line(["b", "g"], ["d", "t"]).into()
             }
         } else {
             let t = if g.chance(50) { ["a", "b"] } else { ["b", "a"] };
             let f = if g.chance(50) { ["c", "d"] } else { ["d", "c"] };
-            g.line(t, f)
-        };
-        let reply = check_timeless(&mut c, &line);
-        seen.count(&line, &reply);
-    }
-    eprintln!("{seen:#?}");
-    assert!(
-        seen.admitted > steps / 20
-            && seen.denied > steps / 10
-            && seen.refunded > steps / 50
-            && seen.texts.len() >= 30,
-        "the stream should admit, deny, refund and refuse: {seen:?}"
-    );
+            g.line(t, f).into()
+        }
+    };
+    let compare = |c: &mut redis::Connection, line: &[&str]| {
+        let reply = check_timeless(c, line);
+        assert!(!expect_error.get() || reply.is_err(), "{line:?}: {reply:?}");
+        reply
+    };
+    run_stream(&mut c, steps, &mut seen, next, compare);
+    require_reached(&seen, steps / 20, steps / 10, steps / 50);
 }
 
 #[test]
@@ -821,7 +734,7 @@ fn throttle_arguments_at_their_maxima() {
         ),
     ];
     for (line, error) in rows {
-        let reply = check(&s, &mut c, line);
+        let reply = same_stepping(&s, &mut c, line);
         assert_eq!(reply.as_ref().err().map(String::as_str), *error, "{line:?}");
     }
     // Then every form on those keys, at now and further on.
@@ -922,7 +835,7 @@ fn throttle_arguments_at_their_maxima() {
     for step in [0, 1, 999, 86_400_000] {
         s.advance(step);
         for line in follow {
-            check(&s, &mut c, line).ok();
+            same_stepping(&s, &mut c, line).ok();
         }
     }
 }
@@ -1013,7 +926,7 @@ fn stored_tats_near_and_past_2_to_the_53() {
                 .iter()
                 .map(|w| if *w == "K" { k.as_str() } else { w })
                 .collect();
-            if check(&s, &mut c, &line).is_ok() {
+            if same_stepping(&s, &mut c, &line).is_ok() {
                 answered += 1;
             }
             // and the same TAT without a TTL: refused
@@ -1023,7 +936,7 @@ fn stored_tats_near_and_past_2_to_the_53() {
                 .iter()
                 .map(|w| if *w == "K" { k.as_str() } else { w })
                 .collect();
-            let reply = check(&s, &mut c, &line);
+            let reply = same_stepping(&s, &mut c, &line);
             assert!(reply.is_err(), "{line:?} without a TTL: {reply:?}");
         }
     }
@@ -1037,7 +950,7 @@ fn a_refund_far_ahead_writes_an_exact_tat() {
     let mut c = s.conn();
     let ttl = s.clock_ms() + 100_000_000;
     set_both(&mut c, "k", "12345678901234567", Some(ttl));
-    let reply = check(
+    let reply = same_stepping(
         &s,
         &mut c,
         &["RL.REFUND", "THROTTLE", "k", "4", "3", "1000", "5"],
@@ -1050,7 +963,7 @@ fn a_refund_far_ahead_writes_an_exact_tat() {
     assert_eq!(at, 12_345_678_899_568);
     // redis-cell's ns: rounded up to µs, then written back in µs.
     set_both(&mut c, "n", "18446744073709551615", Some(ttl));
-    check(
+    same_stepping(
         &s,
         &mut c,
         &["RL.REFUND", "THROTTLE", "n", "0", "1", "1", "1"],
@@ -1118,7 +1031,7 @@ fn fixed_counters_at_the_edges() {
                 .iter()
                 .map(|w| if *w == "K" { k.as_str() } else { w })
                 .collect();
-            if check(&s, &mut c, &line).is_err() {
+            if same_stepping(&s, &mut c, &line).is_err() {
                 refused += 1;
             }
             run(&mut c, &["DEL", "m:other", "f:other"]).unwrap();
@@ -1183,7 +1096,7 @@ fn states_ahead_of_the_clock() {
     ];
     let mut denied = 0;
     for line in lines {
-        let v = check(&s, &mut c, line).unwrap();
+        let v = same_stepping(&s, &mut c, line).unwrap();
         let n = ints(&v);
         if (line[0] == "CL.THROTTLE" && n[0] == 1)
             || (line[0].starts_with("RL.") && line[0] != "RL.REFUND" && n[0] == 0)
@@ -1241,7 +1154,7 @@ fn the_documented_examples() {
         ),
     ];
     for (line, want) in lines {
-        let v = check(&s, &mut c, line).unwrap();
+        let v = same_stepping(&s, &mut c, line).unwrap();
         assert_eq!(ints(&v), *want, "{line:?}");
     }
     // RL.PEEK's forms run read-only (FCALL_RO), as the module's RL.PEEK
@@ -1266,7 +1179,7 @@ fn the_documented_examples() {
     let tat: String = redis::cmd("GET").arg("f:u").query(&mut c).unwrap();
     assert_eq!(tat, ((s.clock_ms() + 300) * 1000).to_string());
     s.advance(100);
-    let v = check(&s, &mut c, &["RL.THROTTLE", "u", "2", "10", "1000"]).unwrap();
+    let v = same_stepping(&s, &mut c, &["RL.THROTTLE", "u", "2", "10", "1000"]).unwrap();
     assert_eq!(ints(&v), [1, 0, 0, 300]);
 }
 
@@ -1277,7 +1190,7 @@ fn the_documented_examples() {
 fn a_refund_to_now_says_idle_on_both() {
     let s = start_both(Flavor::Valkey9);
     let mut c = s.conn();
-    check(&s, &mut c, &["RL.THROTTLE", "k", "4", "10", "1000", "3"]).unwrap();
+    same_stepping(&s, &mut c, &["RL.THROTTLE", "k", "4", "10", "1000", "3"]).unwrap();
     let (m, f) = both(
         &mut c,
         &["RL.REFUND", "THROTTLE", "k", "4", "10", "1000", "5"],
@@ -1355,7 +1268,7 @@ fn random_stored_tats_of_any_size() {
             };
         }
         line.push(&q);
-        if check(&s, &mut c, &line).is_ok() {
+        if same_stepping(&s, &mut c, &line).is_ok() {
             answered += 1;
         }
     }
