@@ -51,3 +51,102 @@ fn exporter_exports_every_rl_counter_with_its_value() {
         assert_eq!(again.get("rl_slide_denied"), Some(&2), "{f:?}");
     });
 }
+
+/// Every PromQL expression of `contrib/grafana/rl-dashboard.json` (panel
+/// targets, then template variable queries).
+fn dashboard_queries() -> Vec<String> {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/grafana/rl-dashboard.json");
+    let text = std::fs::read_to_string(&path).expect("read the dashboard");
+    let dash: serde_json::Value = serde_json::from_str(&text).expect("the dashboard is JSON");
+    let mut queries: Vec<String> = dash["panels"]
+        .as_array()
+        .expect("panels")
+        .iter()
+        .flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["expr"].as_str().map(str::to_string))
+        .collect();
+    for var in dash["templating"]["list"].as_array().expect("templating") {
+        if let Some(q) = var["query"]["query"].as_str() {
+            queries.push(q.to_string());
+        }
+    }
+    queries
+}
+
+#[test]
+fn dashboard_queries_only_what_the_exporter_emits() {
+    let selector = regex::Regex::new(r"([A-Za-z_:][A-Za-z0-9_:]*)\{([^}]*)\}").unwrap();
+    let matcher = regex::Regex::new(r#"(\w+)\s*(=~|!~|!=|=)\s*"([^"]*)""#).unwrap();
+    let label_values = regex::Regex::new(r"label_values\(\s*([A-Za-z_:][A-Za-z0-9_:]*)").unwrap();
+    // What may remain of an expression once its selectors, strings, ranges
+    // and grouping clauses are gone: PromQL's own words, never a metric.
+    let promql = ["sum", "rate", "label_replace", "by", "on", "label_values"];
+    let ident = regex::Regex::new(r"[A-Za-z_:][A-Za-z0-9_:]*").unwrap();
+    let strings = regex::Regex::new(r#""[^"]*""#).unwrap();
+    let grouping = regex::Regex::new(r"\b(by|on|without|ignoring)\s*\([^)]*\)").unwrap();
+    let label_values_call = regex::Regex::new(r"label_values\([^)]*\)").unwrap();
+    let ranges = regex::Regex::new(r"\[[^\]]*\]").unwrap();
+    let queries = dashboard_queries();
+    assert!(queries.len() >= 4, "{queries:?}");
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        slide(&mut c, "s", 1, 600_000);
+        slide(&mut c, "s", 1, 600_000);
+        let exporter = Exporter::start(server);
+        let scraped = samples(&exporter.scrape());
+        for q in &queries {
+            let mut selected = 0;
+            for sel in selector.captures_iter(q) {
+                let name = &sel[1];
+                let series: Vec<&String> = scraped
+                    .keys()
+                    .filter(|(n, _)| n == name)
+                    .map(|(_, labels)| labels)
+                    .collect();
+                assert!(!series.is_empty(), "{f:?}: {name} is not exported ({q})");
+                for m in matcher.captures_iter(&sel[2]) {
+                    let (label, op, value) = (&m[1], &m[2], &m[3]);
+                    // A Grafana variable ($instance): Prometheus's own label.
+                    if value.contains('$') {
+                        continue;
+                    }
+                    assert_eq!(op, "=~", "{f:?}: matcher {label}{op}{value:?} in {q}");
+                    let re = regex::Regex::new(&format!("^(?:{value})$")).unwrap();
+                    let hits = series
+                        .iter()
+                        .filter_map(|l| l.strip_prefix(&format!("{label}=\""))?.strip_suffix('"'))
+                        .filter(|v| re.is_match(v))
+                        .count();
+                    assert!(
+                        hits > 0,
+                        "{f:?}: no exported {name} has {label}=~{value:?} ({q})"
+                    );
+                }
+                selected += 1;
+            }
+            for lv in label_values.captures_iter(q) {
+                assert!(
+                    scraped.keys().any(|(n, _)| n == &lv[1]),
+                    "{f:?}: {} is not exported ({q})",
+                    &lv[1]
+                );
+                selected += 1;
+            }
+            assert!(selected > 0, "{f:?}: no metric found in {q}");
+            let rest = selector.replace_all(q, "");
+            let rest = strings.replace_all(&rest, "");
+            let rest = ranges.replace_all(&rest, "");
+            let rest = grouping.replace_all(&rest, "");
+            let rest = label_values_call.replace_all(&rest, "");
+            for word in ident.find_iter(&rest) {
+                assert!(
+                    promql.contains(&word.as_str()),
+                    "{f:?}: {:?} in {q} is neither PromQL nor a checked selector",
+                    word.as_str()
+                );
+            }
+        }
+    });
+}
