@@ -11,7 +11,9 @@
 # script exits 1 if an rl row costs more than a peer it is paired with.
 # Env: SERVER, MODULE, N (default 5000), R (keyspace, default 2000),
 # P (pipeline, default 16),
-# OUT (dump dir, default target/callgrind). Inspect a row's profile with
+# OUT (dump dir, default target/callgrind), RL_REDIS_CELL (path of redis-cell's
+# libredis_cell.so: loaded beside rl, which then leaves CL.THROTTLE to it, for
+# the cl_* rows; without it those rows are skipped). Inspect a row's profile with
 #   callgrind_annotate --inclusive=yes target/callgrind/<row>.out
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,9 +27,16 @@ PORT=${PORT:-$((20000 + RANDOM % 20000))}
 mkdir -p "$OUT"
 rm -f "$OUT"/*.out*
 
+CELL=()
+if [ -n "${RL_REDIS_CELL:-}" ]; then
+  CELL=(--loadmodule "$RL_REDIS_CELL")
+  RL_ARGS=(CL.THROTTLE off)
+else
+  RL_ARGS=()
+fi
 valgrind --tool=callgrind --callgrind-out-file="$OUT/server.out" \
   "$SERVER" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
-  --loadmodule "$MODULE" --logfile "$OUT/server.log" &
+  --loadmodule "$MODULE" "${RL_ARGS[@]}" "${CELL[@]}" --logfile "$OUT/server.log" &
 VG=$!
 trap 'kill $VG 2>/dev/null; wait $VG 2>/dev/null' EXIT
 cli() { redis-cli -p "$PORT" "$@"; }
@@ -82,6 +91,9 @@ declare -A ROWS=(
   [fn_refund_fixed]="FCALL rl_refund 1 ff:__rand_int__ FIXED 100 60000"
   [fn_acquire]="FCALL rl_acquire 1 fa:__rand_int__ 1000 50"
   [fn_release]="FCALL rl_release 1 fa:__rand_int__ gone-1"
+  # redis-cell's GCRA (needs RL_REDIS_CELL): the throttle row's limit, in
+  # redis-cell's syntax (period in seconds), on keys of its own.
+  [cl_throttle]="CL.THROTTLE cl:__rand_int__ 10 100 60"
   [ping]="PING"
   [incr]="INCR i:__rand_int__"
   [zadd]="ZADD z:__rand_int__ __rand_int__ __rand_int__"
@@ -111,7 +123,18 @@ PAIRS=(
   "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE / RateLimiterRedis"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_acquire fn_release express_store "${PEERS[@]}")
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_acquire fn_release express_store cl_throttle "${PEERS[@]}")
+if [ -z "${RL_REDIS_CELL:-}" ]; then
+  kept=()
+  for r in "${rows[@]}"; do
+    if [[ $r == cl_* ]]; then
+      echo "skipping $r: set RL_REDIS_CELL to redis-cell's libredis_cell.so" >&2
+    else
+      kept+=("$r")
+    fi
+  done
+  rows=("${kept[@]}")
+fi
 for r in "${rows[@]}"; do
   if [[ " ${PEERS[*]} " == *" $r "* ]]; then
     benches/peers/fetch.sh

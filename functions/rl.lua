@@ -443,6 +443,9 @@ local Slide = {
   -- slide/decide.rs EVICT_PER_CALL.
   EVICT_PER_CALL = 256,
   ONE = { slides = 1, buckets = 1 },
+  -- Six-digit member numbers as strings, kept for the first 1,000.
+  SUFFIXES = {},
+  SUFFIXES_KEPT = 1000,
 }
 
 function Slide.parse(line)
@@ -508,7 +511,7 @@ end
 -- else goes through the full test.
 function Slide.entry(m, s)
   local n = #s
-  if #m == n + 6 and n <= 13 and m:sub(1, n) == s and m:find('^[1-9]%d*$') then
+  if #m == n + 6 and n <= 13 and m:find(s, 1, true) == 1 and m:find('^[1-9]%d*$') then
     -- Digits without a leading zero: s is the whole number they spell.
     local v = s + 0
     if v <= Slide.MAX_NOW_MS then
@@ -521,6 +524,17 @@ function Slide.entry(m, s)
     return score
   end
   return nil
+end
+
+-- Slide.entry's test without the score's value, for the entries a call
+-- only checks (the stale ones it walks): a 13-digit score below 9 * 10^12
+-- is in range without converting it.
+function Slide.is_entry(m, s)
+  if #s == 13 and #m == 19 and s:byte(1) < 57 and m:find(s, 1, true) == 1
+    and m:find('^[1-9]%d*$') then
+    return true
+  end
+  return Slide.entry(m, s) ~= nil
 end
 
 -- The n (0..999999) of an rl member: its last 6 digits.
@@ -594,7 +608,7 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
     -- the module walks, and the count is the log's.
     local old = redis.call('ZRANGE', key, '0', int(math.min(read, total) - 1), 'WITHSCORES')
     for i = 1, #old, 2 do
-      if Slide.entry(old[i], old[i + 1]) == nil then
+      if not Slide.is_entry(old[i], old[i + 1]) then
         E.foreign_zset()
       end
     end
@@ -615,7 +629,7 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
   local old = redis.call('ZRANGE', key, '-inf', int(cutoff), 'BYSCORE', 'LIMIT', '0', int(read),
     'WITHSCORES')
   for i = 1, #old, 2 do
-    if Slide.entry(old[i], old[i + 1]) == nil then
+    if not Slide.is_entry(old[i], old[i + 1]) then
       E.foreign_zset()
     end
   end
@@ -654,10 +668,25 @@ function Slide.members(key, expiry, at, taken, cost)
     return Slide.member(at, taken)
   end
   local members, n = {}, taken
+  -- The score's digits once, then each number's six (Slide.member's
+  -- string, without a format per member).
+  local prefix = at > 0 and int(at)
+  local suffixes = Slide.SUFFIXES
   while #members < cost do
     local batch = {}
     for i = n, math.min(n + cost - #members, Slide.MEMBERS_PER_MS) - 1 do
-      batch[#batch + 1] = Slide.member(at, i)
+      if prefix then
+        local suffix = suffixes[i]
+        if suffix == nil then
+          suffix = string.format('%06d', i)
+          if i < Slide.SUFFIXES_KEPT then
+            suffixes[i] = suffix
+          end
+        end
+        batch[#batch + 1] = prefix .. suffix
+      else
+        batch[#batch + 1] = Slide.member(at, i)
+      end
     end
     if #batch == 0 then
       E.foreign_zset()
@@ -829,25 +858,43 @@ end
 
 LIMITERS.SLIDE = Slide
 
--- The plain `key limit window` line is read without the option parser
--- (the same checks, in the same order); the decision without the
--- limiter interface's tables and closure.
-COMMANDS['rl.slide'] = function(key, line)
-  local limit, window, cost
-  if #line == 4 then
-    limit = positive(line[3], 'limit', Slide.MAX_LIMIT)
-    window = positive(line[4], 'window', Slide.MAX_WINDOW_MS)
-    cost = 1
-  else
-    local req = Slide.parse(line)
-    limit, window, cost = req.limit, req.window, req.cost
-  end
+-- RL.SLIDE at limit, window and cost: the decision, and the admission
+-- written.
+function Slide.admit(key, limit, window, cost)
   local allowed, remaining, retry, reset, members, at, evict, expiry, taken =
     Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost, 1), 'unchecked', 0)
   if members ~= nil then
     Slide.write(key, members, at, evict, expiry, window, taken)
   end
   return { allowed, remaining, retry, reset }
+end
+
+COMMANDS['rl.slide'] = function(key, line)
+  local req = Slide.parse(line)
+  return Slide.admit(key, req.limit, req.window, req.cost)
+end
+
+-- The plain `key limit window` line with both in range, without the line
+-- and the option parser. An rl error gives nil: every one is raised
+-- before anything is written, and the full path then raises it again
+-- (its reads are the same). A server error goes on as it is.
+PLAIN['rl.slide'] = function(key, args)
+  if #args ~= 2 then
+    return nil
+  end
+  local limit, window = argument(args[1]), argument(args[2])
+  if limit == nil or limit < 1 or limit > Slide.MAX_LIMIT or window == nil or window < 1
+    or window > Slide.MAX_WINDOW_MS then
+    return nil
+  end
+  local ok, reply = pcall(Slide.admit, key, limit, window, 1)
+  if ok then
+    return reply
+  end
+  if getmetatable(reply) == Fail then
+    return nil
+  end
+  reraise(reply)
 end
 
 -- ============================================================ end SLIDE
@@ -2700,23 +2747,27 @@ do
     return out
   end
 
+  -- The counts the ranges below are called with, as the strings redis.call
+  -- takes without formatting a number.
+  local LEASE_COUNTS = { [1] = '1', [2] = '2', [LEASE_EVICT] = '16', [LEASE_WALK] = '64' }
+
   -- The first n held leases (expiry > now), earliest first.
   local function lease_first_held(key, now, n)
     return lease_entries(redis.call('ZRANGEBYSCORE', key, '(' .. int(now), '+inf',
-      'WITHSCORES', 'LIMIT', 0, n))
+      'WITHSCORES', 'LIMIT', '0', LEASE_COUNTS[n] or int(n)))
   end
 
   -- The first n expired entries (expiry <= now), oldest first; past the
   -- header's score 0, as every range below.
   local function lease_expired(key, now, n)
-    return lease_entries(redis.call('ZRANGEBYSCORE', key, '(0', now,
-      'WITHSCORES', 'LIMIT', 0, n))
+    return lease_entries(redis.call('ZRANGEBYSCORE', key, '(0', int(now),
+      'WITHSCORES', 'LIMIT', '0', LEASE_COUNTS[n] or int(n)))
   end
 
   -- The last n entries, latest expiry first.
   local function lease_newest(key, n)
     return lease_entries(redis.call('ZREVRANGEBYSCORE', key, '+inf', '(0',
-      'WITHSCORES', 'LIMIT', 0, n))
+      'WITHSCORES', 'LIMIT', '0', LEASE_COUNTS[n] or int(n)))
   end
 
   -- Leases held at now: walked (each checked) in a set of at most 64
@@ -2729,7 +2780,7 @@ do
     if total <= LEASE_WALK then
       return #lease_first_held(key, now, LEASE_WALK)
     end
-    return math.max(total - redis.call('ZCOUNT', key, '-inf', now), 0)
+    return math.max(total - redis.call('ZCOUNT', key, '-inf', int(now)), 0)
   end
 
   -- The k-th held lease (k >= 2; the first is lease_first_held's) when
@@ -2739,8 +2790,8 @@ do
     if k > held then
       return nil
     end
-    local e = lease_entries(redis.call('ZRANGE', key, total - held + k - 1,
-      total - held + k - 1, 'WITHSCORES'))[1]
+    local rank = int(total - held + k - 1)
+    local e = lease_entries(redis.call('ZRANGE', key, rank, rank, 'WITHSCORES'))[1]
     if e == nil or e.expiry <= now then
       fail('ERR rl internal error: could not read a lease by rank')
     end
@@ -2774,7 +2825,7 @@ do
     end
     local header = redis.call('ZSCORE', key, LEASE_HEADER)
     if not header or tonumber(header) ~= 0 then
-      local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+      local first = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
       if first[1] ~= nil then
         -- The first entry checked as any entry is: only a log's refusal
         -- is kept.
@@ -2808,7 +2859,7 @@ do
     if current ~= nil and current >= needed then
       return
     end
-    redis.call('PEXPIREAT', key, needed + math.max(math.floor(lease_ms / 4), 1))
+    redis.call('PEXPIREAT', key, int(needed + math.max(math.floor(lease_ms / 4), 1)))
   end
 
   -- The nonce of a generated id: 64 bits (two 32-bit halves) of
@@ -2903,9 +2954,9 @@ do
     return d, function()
       if set then
         if total == 0 then
-          redis.call('ZADD', key, 0, LEASE_HEADER, expiry_at, id)
+          redis.call('ZADD', key, '0', LEASE_HEADER, int(expiry_at), id)
         else
-          redis.call('ZADD', key, expiry_at, id)
+          redis.call('ZADD', key, int(expiry_at), id)
         end
       end
       if #remove > 0 then
@@ -3070,7 +3121,7 @@ do
       -- Already lasts that long: renewed, and nothing to write.
       return after
     end
-    redis.call('ZADD', key, new_at, lease)
+    redis.call('ZADD', key, int(new_at), lease)
     lease_keep_alive(key, current, t + after[4], lease_ms)
     return after
   end
@@ -3112,19 +3163,16 @@ local function parse_limited(line, called, with_key)
   reraise(req)
 end
 
-local NAMED = { positional = 2, options = {}, open = true }
-
--- `<limiter> key <parameters>` (RL.PEEK, RL.REFUND): the named limiter and
--- its request, parsed by its own parser; a wrong count of parameters is
--- restated for `command` with the limiter's usage.
-local function parse_named(line, command)
-  NAMED.command = command
-  check_count(NAMED, line)
-  local rest = {}
-  for i = 2, #line do
-    rest[#rest + 1] = line[i]
+-- `<limiter> key <parameters>` (RL.PEEK, RL.REFUND), as `clause`: the
+-- limiter's token first, then the key and its parameters (the shape its
+-- parser takes). The named limiter and its request, parsed by its own
+-- parser; a wrong count of parameters is restated for `command` with the
+-- limiter's usage.
+local function parse_named(clause, command)
+  if clause[1] == nil then
+    E.arity(command)
   end
-  return parse_limited(rest, command, true)
+  return parse_limited(clause, command, true)
 end
 
 local ONE = { slides = 1, buckets = 1 }
@@ -3134,22 +3182,23 @@ local function reply4(d)
 end
 
 -- RL.PEEK <limiter> key <parameters>
-local function peek(key, line)
-  local lim, req = parse_named(line, 'rl.peek')
+local function peek(key, clause)
+  local lim, req = parse_named(clause, 'rl.peek')
   local d = lim.decide(key, req, { now = now(), shares = ONE, writes = false })
   return reply4(d)
 end
 
 -- RL.REFUND <limiter> key <parameters>
-local function refund(key, line)
-  NAMED.command = 'rl.refund'
-  check_count(NAMED, line)
+local function refund(key, clause)
+  if clause[1] == nil then
+    E.arity('rl.refund')
+  end
   -- Refused before ACQUIRE's own parser runs (core/refund.rs): no error
   -- advertises a form that would be refused anyway.
-  if line[2]:upper() == 'ACQUIRE' then
+  if clause[1]:upper() == 'ACQUIRE' then
     fail('ERR RL.REFUND does not apply to ACQUIRE (a lease is given back with RL.RELEASE)')
   end
-  local lim, req = parse_named(line, 'rl.refund')
+  local lim, req = parse_named(clause, 'rl.refund')
   local t = now()
   -- The peek after: decided before the write where the write leaves
   -- fields or entries it did not read (SLIDE, BUCKETS); a string limiter
@@ -3334,18 +3383,23 @@ end
 
 -- RL.PEEK and RL.REFUND name the limiter before the key (RL.PEEK SLIDE key
 -- ...); the function takes it first after the key (FCALL rl_peek 1 key
--- SLIDE ...).
-local function named(name, command, body)
+-- SLIDE ...). `body` gets the clause { token, key, parameters... }.
+local function named(name, body)
   return guarded(function(keys, args)
     if #keys ~= 1 then
       wrong_keys(name, 1)
     end
-    local rest = {}
-    for i = 2, #args do
-      rest[#rest + 1] = args[i]
+    local n = #args
+    if n <= 8 then
+      -- One constructor (unpack sizes it); a long line is copied, unpack's
+      -- stack being bounded.
+      return body(keys[1], { args[1], keys[1], unpack(args, 2) })
     end
-    local words = args[1] and { args[1], keys[1] } or { keys[1] }
-    return body(keys[1], line_of(command, words, rest))
+    local clause = { args[1], keys[1] }
+    for i = 2, n do
+      clause[i + 1] = args[i]
+    end
+    return body(keys[1], clause)
   end)
 end
 
@@ -3377,10 +3431,10 @@ register('rl_renew', single('rl_renew', 'rl.renew'))
 register('rl_release', single('rl_release', 'rl.release'), { 'allow-oom' })
 -- Read-only: FCALL_RO, replicas.
 register('rl_totals', single('rl_totals', 'rl.totals'), { 'no-writes' })
-register('rl_peek', named('rl_peek', 'rl.peek', peek), { 'no-writes' })
+register('rl_peek', named('rl_peek', peek), { 'no-writes' })
 -- A refund never grows a key: it may give back at maxmemory (the module's
 -- RL.REFUND is not deny-oom either).
-register('rl_refund', named('rl_refund', 'rl.refund', refund), { 'allow-oom' })
+register('rl_refund', named('rl_refund', refund), { 'allow-oom' })
 register('rl_all', guarded(function(keys, args)
   -- More keys than RL.ALL takes: its numkeys error, before the keys are
   -- copied (unpack's stack is bounded).

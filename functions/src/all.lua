@@ -31,19 +31,16 @@ local function parse_limited(line, called, with_key)
   reraise(req)
 end
 
-local NAMED = { positional = 2, options = {}, open = true }
-
--- `<limiter> key <parameters>` (RL.PEEK, RL.REFUND): the named limiter and
--- its request, parsed by its own parser; a wrong count of parameters is
--- restated for `command` with the limiter's usage.
-local function parse_named(line, command)
-  NAMED.command = command
-  check_count(NAMED, line)
-  local rest = {}
-  for i = 2, #line do
-    rest[#rest + 1] = line[i]
+-- `<limiter> key <parameters>` (RL.PEEK, RL.REFUND), as `clause`: the
+-- limiter's token first, then the key and its parameters (the shape its
+-- parser takes). The named limiter and its request, parsed by its own
+-- parser; a wrong count of parameters is restated for `command` with the
+-- limiter's usage.
+local function parse_named(clause, command)
+  if clause[1] == nil then
+    E.arity(command)
   end
-  return parse_limited(rest, command, true)
+  return parse_limited(clause, command, true)
 end
 
 local ONE = { slides = 1, buckets = 1 }
@@ -53,22 +50,23 @@ local function reply4(d)
 end
 
 -- RL.PEEK <limiter> key <parameters>
-local function peek(key, line)
-  local lim, req = parse_named(line, 'rl.peek')
+local function peek(key, clause)
+  local lim, req = parse_named(clause, 'rl.peek')
   local d = lim.decide(key, req, { now = now(), shares = ONE, writes = false })
   return reply4(d)
 end
 
 -- RL.REFUND <limiter> key <parameters>
-local function refund(key, line)
-  NAMED.command = 'rl.refund'
-  check_count(NAMED, line)
+local function refund(key, clause)
+  if clause[1] == nil then
+    E.arity('rl.refund')
+  end
   -- Refused before ACQUIRE's own parser runs (core/refund.rs): no error
   -- advertises a form that would be refused anyway.
-  if line[2]:upper() == 'ACQUIRE' then
+  if clause[1]:upper() == 'ACQUIRE' then
     fail('ERR RL.REFUND does not apply to ACQUIRE (a lease is given back with RL.RELEASE)')
   end
-  local lim, req = parse_named(line, 'rl.refund')
+  local lim, req = parse_named(clause, 'rl.refund')
   local t = now()
   -- The peek after: decided before the write where the write leaves
   -- fields or entries it did not read (SLIDE, BUCKETS); a string limiter

@@ -65,18 +65,23 @@ end
 
 -- RL.PEEK and RL.REFUND name the limiter before the key (RL.PEEK SLIDE key
 -- ...); the function takes it first after the key (FCALL rl_peek 1 key
--- SLIDE ...).
-local function named(name, command, body)
+-- SLIDE ...). `body` gets the clause { token, key, parameters... }.
+local function named(name, body)
   return guarded(function(keys, args)
     if #keys ~= 1 then
       wrong_keys(name, 1)
     end
-    local rest = {}
-    for i = 2, #args do
-      rest[#rest + 1] = args[i]
+    local n = #args
+    if n <= 8 then
+      -- One constructor (unpack sizes it); a long line is copied, unpack's
+      -- stack being bounded.
+      return body(keys[1], { args[1], keys[1], unpack(args, 2) })
     end
-    local words = args[1] and { args[1], keys[1] } or { keys[1] }
-    return body(keys[1], line_of(command, words, rest))
+    local clause = { args[1], keys[1] }
+    for i = 2, n do
+      clause[i + 1] = args[i]
+    end
+    return body(keys[1], clause)
   end)
 end
 
@@ -108,10 +113,10 @@ register('rl_renew', single('rl_renew', 'rl.renew'))
 register('rl_release', single('rl_release', 'rl.release'), { 'allow-oom' })
 -- Read-only: FCALL_RO, replicas.
 register('rl_totals', single('rl_totals', 'rl.totals'), { 'no-writes' })
-register('rl_peek', named('rl_peek', 'rl.peek', peek), { 'no-writes' })
+register('rl_peek', named('rl_peek', peek), { 'no-writes' })
 -- A refund never grows a key: it may give back at maxmemory (the module's
 -- RL.REFUND is not deny-oom either).
-register('rl_refund', named('rl_refund', 'rl.refund', refund), { 'allow-oom' })
+register('rl_refund', named('rl_refund', refund), { 'allow-oom' })
 register('rl_all', guarded(function(keys, args)
   -- More keys than RL.ALL takes: its numkeys error, before the keys are
   -- copied (unpack's stack is bounded).

@@ -102,23 +102,27 @@ do
     return out
   end
 
+  -- The counts the ranges below are called with, as the strings redis.call
+  -- takes without formatting a number.
+  local LEASE_COUNTS = { [1] = '1', [2] = '2', [LEASE_EVICT] = '16', [LEASE_WALK] = '64' }
+
   -- The first n held leases (expiry > now), earliest first.
   local function lease_first_held(key, now, n)
     return lease_entries(redis.call('ZRANGEBYSCORE', key, '(' .. int(now), '+inf',
-      'WITHSCORES', 'LIMIT', 0, n))
+      'WITHSCORES', 'LIMIT', '0', LEASE_COUNTS[n] or int(n)))
   end
 
   -- The first n expired entries (expiry <= now), oldest first; past the
   -- header's score 0, as every range below.
   local function lease_expired(key, now, n)
-    return lease_entries(redis.call('ZRANGEBYSCORE', key, '(0', now,
-      'WITHSCORES', 'LIMIT', 0, n))
+    return lease_entries(redis.call('ZRANGEBYSCORE', key, '(0', int(now),
+      'WITHSCORES', 'LIMIT', '0', LEASE_COUNTS[n] or int(n)))
   end
 
   -- The last n entries, latest expiry first.
   local function lease_newest(key, n)
     return lease_entries(redis.call('ZREVRANGEBYSCORE', key, '+inf', '(0',
-      'WITHSCORES', 'LIMIT', 0, n))
+      'WITHSCORES', 'LIMIT', '0', LEASE_COUNTS[n] or int(n)))
   end
 
   -- Leases held at now: walked (each checked) in a set of at most 64
@@ -131,7 +135,7 @@ do
     if total <= LEASE_WALK then
       return #lease_first_held(key, now, LEASE_WALK)
     end
-    return math.max(total - redis.call('ZCOUNT', key, '-inf', now), 0)
+    return math.max(total - redis.call('ZCOUNT', key, '-inf', int(now)), 0)
   end
 
   -- The k-th held lease (k >= 2; the first is lease_first_held's) when
@@ -141,8 +145,8 @@ do
     if k > held then
       return nil
     end
-    local e = lease_entries(redis.call('ZRANGE', key, total - held + k - 1,
-      total - held + k - 1, 'WITHSCORES'))[1]
+    local rank = int(total - held + k - 1)
+    local e = lease_entries(redis.call('ZRANGE', key, rank, rank, 'WITHSCORES'))[1]
     if e == nil or e.expiry <= now then
       fail('ERR rl internal error: could not read a lease by rank')
     end
@@ -176,7 +180,7 @@ do
     end
     local header = redis.call('ZSCORE', key, LEASE_HEADER)
     if not header or tonumber(header) ~= 0 then
-      local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+      local first = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
       if first[1] ~= nil then
         -- The first entry checked as any entry is: only a log's refusal
         -- is kept.
@@ -210,7 +214,7 @@ do
     if current ~= nil and current >= needed then
       return
     end
-    redis.call('PEXPIREAT', key, needed + math.max(math.floor(lease_ms / 4), 1))
+    redis.call('PEXPIREAT', key, int(needed + math.max(math.floor(lease_ms / 4), 1)))
   end
 
   -- The nonce of a generated id: 64 bits (two 32-bit halves) of
@@ -305,9 +309,9 @@ do
     return d, function()
       if set then
         if total == 0 then
-          redis.call('ZADD', key, 0, LEASE_HEADER, expiry_at, id)
+          redis.call('ZADD', key, '0', LEASE_HEADER, int(expiry_at), id)
         else
-          redis.call('ZADD', key, expiry_at, id)
+          redis.call('ZADD', key, int(expiry_at), id)
         end
       end
       if #remove > 0 then
@@ -472,7 +476,7 @@ do
       -- Already lasts that long: renewed, and nothing to write.
       return after
     end
-    redis.call('ZADD', key, new_at, lease)
+    redis.call('ZADD', key, int(new_at), lease)
     lease_keep_alive(key, current, t + after[4], lease_ms)
     return after
   end

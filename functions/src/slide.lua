@@ -22,6 +22,9 @@ local Slide = {
   -- slide/decide.rs EVICT_PER_CALL.
   EVICT_PER_CALL = 256,
   ONE = { slides = 1, buckets = 1 },
+  -- Six-digit member numbers as strings, kept for the first 1,000.
+  SUFFIXES = {},
+  SUFFIXES_KEPT = 1000,
 }
 
 function Slide.parse(line)
@@ -87,7 +90,7 @@ end
 -- else goes through the full test.
 function Slide.entry(m, s)
   local n = #s
-  if #m == n + 6 and n <= 13 and m:sub(1, n) == s and m:find('^[1-9]%d*$') then
+  if #m == n + 6 and n <= 13 and m:find(s, 1, true) == 1 and m:find('^[1-9]%d*$') then
     -- Digits without a leading zero: s is the whole number they spell.
     local v = s + 0
     if v <= Slide.MAX_NOW_MS then
@@ -100,6 +103,17 @@ function Slide.entry(m, s)
     return score
   end
   return nil
+end
+
+-- Slide.entry's test without the score's value, for the entries a call
+-- only checks (the stale ones it walks): a 13-digit score below 9 * 10^12
+-- is in range without converting it.
+function Slide.is_entry(m, s)
+  if #s == 13 and #m == 19 and s:byte(1) < 57 and m:find(s, 1, true) == 1
+    and m:find('^[1-9]%d*$') then
+    return true
+  end
+  return Slide.entry(m, s) ~= nil
 end
 
 -- The n (0..999999) of an rl member: its last 6 digits.
@@ -173,7 +187,7 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
     -- the module walks, and the count is the log's.
     local old = redis.call('ZRANGE', key, '0', int(math.min(read, total) - 1), 'WITHSCORES')
     for i = 1, #old, 2 do
-      if Slide.entry(old[i], old[i + 1]) == nil then
+      if not Slide.is_entry(old[i], old[i + 1]) then
         E.foreign_zset()
       end
     end
@@ -194,7 +208,7 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
   local old = redis.call('ZRANGE', key, '-inf', int(cutoff), 'BYSCORE', 'LIMIT', '0', int(read),
     'WITHSCORES')
   for i = 1, #old, 2 do
-    if Slide.entry(old[i], old[i + 1]) == nil then
+    if not Slide.is_entry(old[i], old[i + 1]) then
       E.foreign_zset()
     end
   end
@@ -233,10 +247,25 @@ function Slide.members(key, expiry, at, taken, cost)
     return Slide.member(at, taken)
   end
   local members, n = {}, taken
+  -- The score's digits once, then each number's six (Slide.member's
+  -- string, without a format per member).
+  local prefix = at > 0 and int(at)
+  local suffixes = Slide.SUFFIXES
   while #members < cost do
     local batch = {}
     for i = n, math.min(n + cost - #members, Slide.MEMBERS_PER_MS) - 1 do
-      batch[#batch + 1] = Slide.member(at, i)
+      if prefix then
+        local suffix = suffixes[i]
+        if suffix == nil then
+          suffix = string.format('%06d', i)
+          if i < Slide.SUFFIXES_KEPT then
+            suffixes[i] = suffix
+          end
+        end
+        batch[#batch + 1] = prefix .. suffix
+      else
+        batch[#batch + 1] = Slide.member(at, i)
+      end
     end
     if #batch == 0 then
       E.foreign_zset()
@@ -408,25 +437,43 @@ end
 
 LIMITERS.SLIDE = Slide
 
--- The plain `key limit window` line is read without the option parser
--- (the same checks, in the same order); the decision without the
--- limiter interface's tables and closure.
-COMMANDS['rl.slide'] = function(key, line)
-  local limit, window, cost
-  if #line == 4 then
-    limit = positive(line[3], 'limit', Slide.MAX_LIMIT)
-    window = positive(line[4], 'window', Slide.MAX_WINDOW_MS)
-    cost = 1
-  else
-    local req = Slide.parse(line)
-    limit, window, cost = req.limit, req.window, req.cost
-  end
+-- RL.SLIDE at limit, window and cost: the decision, and the admission
+-- written.
+function Slide.admit(key, limit, window, cost)
   local allowed, remaining, retry, reset, members, at, evict, expiry, taken =
     Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost, 1), 'unchecked', 0)
   if members ~= nil then
     Slide.write(key, members, at, evict, expiry, window, taken)
   end
   return { allowed, remaining, retry, reset }
+end
+
+COMMANDS['rl.slide'] = function(key, line)
+  local req = Slide.parse(line)
+  return Slide.admit(key, req.limit, req.window, req.cost)
+end
+
+-- The plain `key limit window` line with both in range, without the line
+-- and the option parser. An rl error gives nil: every one is raised
+-- before anything is written, and the full path then raises it again
+-- (its reads are the same). A server error goes on as it is.
+PLAIN['rl.slide'] = function(key, args)
+  if #args ~= 2 then
+    return nil
+  end
+  local limit, window = argument(args[1]), argument(args[2])
+  if limit == nil or limit < 1 or limit > Slide.MAX_LIMIT or window == nil or window < 1
+    or window > Slide.MAX_WINDOW_MS then
+    return nil
+  end
+  local ok, reply = pcall(Slide.admit, key, limit, window, 1)
+  if ok then
+    return reply
+  end
+  if getmetatable(reply) == Fail then
+    return nil
+  end
+  reraise(reply)
 end
 
 -- ============================================================ end SLIDE

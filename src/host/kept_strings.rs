@@ -72,8 +72,12 @@ pub static SLIDE_SCORE: KeptString = KeptString::new();
 /// The lease set's header member (`rl leases`); the value is unused.
 pub static LEASE_HEADER: KeptString = KeptString::new();
 
+/// The `PXAT` token of every replicated `SET`; the value is unused.
+pub static PXAT: KeptString = KeptString::new();
+
 /// Frees every kept string (module unload).
 pub fn release_all() {
+    PXAT.release();
     HEADER_FIELD.release();
     SLIDE_SCORE.release();
     LEASE_HEADER.release();

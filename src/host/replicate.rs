@@ -9,6 +9,17 @@
 use super::context::CommandCtx;
 use super::ffi::api;
 use super::ffi::Str;
+use super::kept_strings;
+use crate::core::decimal::Line;
+
+/// `v` in decimal, for a `b` (buffer and length) argument: the server
+/// copies it into one string, where an `l` argument costs it a slower
+/// conversion and two allocations.
+fn decimal(v: i64) -> Line<21> {
+    let mut line = Line::new();
+    line.signed(v);
+    line
+}
 
 /// `ZADD key at m1 at m2 ...` with the strings the log wrote: the score
 /// and the members added.
@@ -48,16 +59,19 @@ pub(super) fn zadd(cmd: &CommandCtx, key_index: usize, score: *mut Str, members:
 /// replica's set equals the primary's, so the same ranks hold the same
 /// entries.
 pub fn zrem_oldest(cmd: &CommandCtx, key_index: usize, n: u64) {
-    let last = i64::try_from(n).unwrap_or(i64::MAX) - 1;
-    // SAFETY: as above.
+    let last = decimal(i64::try_from(n).unwrap_or(i64::MAX) - 1);
+    let last = last.as_slice();
+    // SAFETY: as above; each buffer is live for the call, which copies it.
     unsafe {
         api!(Replicate)(
             cmd.raw,
             c"ZREMRANGEBYRANK".as_ptr(),
-            c"scl".as_ptr(),
+            c"sbb".as_ptr(),
             cmd.raw_arg(key_index),
             c"0".as_ptr(),
-            last,
+            1usize,
+            last.as_ptr(),
+            last.len(),
         );
     }
 }
@@ -77,30 +91,44 @@ pub(super) fn zrem(cmd: &CommandCtx, key_index: usize, members: &[*mut Str]) {
 /// `SET key value PXAT at_ms`: a whole string state and its absolute expiry
 /// in one command (PXAT exists since Redis 6.2).
 pub fn set_pxat(cmd: &CommandCtx, key_index: usize, value: i64, at_ms: i64) {
-    // SAFETY: as above.
+    let (value, at) = (decimal(value), decimal(at_ms));
+    let (value, at) = (value.as_slice(), at.as_slice());
+    // The same token on every call: a kept string costs the server a
+    // reference count instead of a new string and its free.
+    // SAFETY: made without a context, kept until unload.
+    let pxat = kept_strings::PXAT.borrow(0, || unsafe {
+        api!(CreateString)(std::ptr::null_mut(), c"PXAT".as_ptr(), 4)
+    });
+    // SAFETY: as above; each buffer is live for the call, which copies it,
+    // and the kept string is live (the server takes its own reference).
     unsafe {
         api!(Replicate)(
             cmd.raw,
             c"SET".as_ptr(),
-            c"slcl".as_ptr(),
+            c"sbsb".as_ptr(),
             cmd.raw_arg(key_index),
-            value,
-            c"PXAT".as_ptr(),
-            at_ms,
+            value.as_ptr(),
+            value.len(),
+            pxat,
+            at.as_ptr(),
+            at.len(),
         );
     }
 }
 
 /// `PEXPIREAT key at_ms`
 pub fn pexpireat(cmd: &CommandCtx, key_index: usize, at_ms: i64) {
-    // SAFETY: as above.
+    let at = decimal(at_ms);
+    let at = at.as_slice();
+    // SAFETY: as above; the buffer is live for the call, which copies it.
     unsafe {
         api!(Replicate)(
             cmd.raw,
             c"PEXPIREAT".as_ptr(),
-            c"sl".as_ptr(),
+            c"sb".as_ptr(),
             cmd.raw_arg(key_index),
-            at_ms,
+            at.as_ptr(),
+            at.len(),
         );
     }
 }

@@ -24,9 +24,18 @@ use crate::core::slide::log::{Admission, Entry, LogView, LogWrite, Oldest, MEMBE
 /// a backlog after a burst and a pause.
 const WALK_MAX: u64 = 64;
 
+/// Logs of up to this many entries have their newest entry read by walking
+/// from the oldest: one iterator reads both ends, where a second iterator
+/// costs more than these steps (each range start checks both ends again).
+const WALK_TO_NEWEST: u64 = 3;
+
 /// An open sorted-set key. Closed on drop.
 pub struct ZsetLog<'a> {
     key: OpenKey<'a>,
+    /// The oldest entry, when `newest` read it on its way (a log of at most
+    /// [`WALK_TO_NEWEST`] entries), so `oldest_through` need not read it
+    /// again. Cleared by every write.
+    oldest_seen: Option<Entry>,
 }
 
 /// rl's logs are sorted sets that always carry a TTL.
@@ -59,10 +68,14 @@ impl<'a> Store<'a> for ZsetLog<'a> {
 
     fn open(cmd: &'a CommandCtx, key_index: usize, access: Access) -> Result<Self, RlError> {
         let key = OpenKey::open(cmd, key_index, access, &ZSET)?;
-        Ok(ZsetLog { key })
+        Ok(ZsetLog {
+            key,
+            oldest_seen: None,
+        })
     }
 
     fn record(&mut self, write: &LogWrite) -> Result<(), RlError> {
+        self.oldest_seen = None;
         match write {
             LogWrite::Admit(admission) => self.admit(admission),
             LogWrite::Remove(members) => self.remove(members),
@@ -179,6 +192,15 @@ impl ZsetLog<'_> {
             }
             api!(FreeString)(self.key.cmd.raw, ele);
             (score, None)
+        }
+    }
+
+    /// The current element, its member parsed.
+    fn current_entry(&self) -> Entry {
+        let (score, ele) = self.current(true);
+        Entry {
+            score: score_ms(score),
+            member: ele.and_then(|e| self.take_integer(e)),
         }
     }
 
@@ -311,6 +333,16 @@ impl LogView for ZsetLog<'_> {
 
     fn oldest_through(&mut self, cutoff: i64, max_read: u64) -> Oldest {
         let mut out = Oldest::default();
+        // The oldest entry as `newest` read it: the whole answer when it is
+        // still in the window (nothing is stale), or when it is the only one.
+        if let Some(oldest) = self.oldest_seen.take() {
+            let only = self.entry_count() == 1;
+            if oldest.score > cutoff || only {
+                out.stale = u64::from(oldest.score <= cutoff);
+                out.entries.push(oldest);
+                return out;
+            }
+        }
         if !self.start(f64::NEG_INFINITY, f64::INFINITY, false, false) {
             return out;
         }
@@ -392,15 +424,26 @@ impl LogView for ZsetLog<'_> {
     }
 
     fn newest(&mut self) -> Option<Entry> {
-        if !self.start(f64::NEG_INFINITY, f64::INFINITY, false, true) {
+        self.oldest_seen = None;
+        let len = self.entry_count();
+        let from_oldest = (2..=WALK_TO_NEWEST).contains(&len);
+        if !self.start(f64::NEG_INFINITY, f64::INFINITY, false, !from_oldest) {
             return None;
         }
-        let (score, ele) = self.current(true);
+        if from_oldest {
+            self.oldest_seen = Some(self.current_entry());
+            for _ in 1..len {
+                if !self.next() {
+                    break;
+                }
+            }
+        }
+        let newest = self.current_entry();
         self.stop();
-        Some(Entry {
-            score: score_ms(score),
-            member: ele.and_then(|e| self.take_integer(e)),
-        })
+        if len == 1 {
+            self.oldest_seen = Some(newest);
+        }
+        Some(newest)
     }
 }
 

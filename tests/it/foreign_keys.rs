@@ -344,6 +344,48 @@ fn a_foreign_member_among_stale_entries_is_refused_before_removal() {
     });
 }
 
+/// The oldest entry is read on every call, whatever the log's size (a log
+/// of two or three entries has both ends read by one walk, a longer one
+/// by two reads): a foreign oldest entry still in the window, under
+/// newer entries numbered as rl numbers them, is refused by every form
+/// that reads a log, and the key is left as it was.
+#[test]
+fn a_foreign_oldest_entry_in_the_window_is_refused_at_every_log_size() {
+    on_every_server(|server| {
+        let mut c = server.conn();
+        let now = server_ms(&mut c);
+        let own = |s: i64| (s * 1_000_000).to_string();
+        for len in 2..=5i64 {
+            let key = format!("oldest-foreign-{len}");
+            let mut zadd = redis::cmd("ZADD");
+            zadd.arg(&key).arg(now).arg("job1");
+            for i in 1..len {
+                zadd.arg(now + i).arg(own(now + i));
+            }
+            let _: i64 = zadd.query(&mut c).unwrap();
+            let _: i64 = redis::cmd("PEXPIRE")
+                .arg(&key)
+                .arg(900_000)
+                .query(&mut c)
+                .unwrap();
+            let before = frozen_state(&mut c, &key);
+            for line in [
+                &["RL.SLIDE", "K", "100", "600000"][..],
+                &["RL.PEEK", "SLIDE", "K", "100", "600000"],
+                &["RL.ALL", "1", "K", "SLIDE", "100", "600000"],
+            ] {
+                let err = err_text(run_on(&mut c, line, &key));
+                assert!(
+                    err.ends_with("key holds a sorted set that rl did not write"),
+                    "{:?}: {len} entries, {line:?}: {err}",
+                    server.flavor
+                );
+            }
+            assert_eq!(frozen_state(&mut c, &key), before, "{len} entries");
+        }
+    });
+}
+
 /// A sorted set written by someone else can hold scores rl never writes
 /// (`+inf`, `1e300`). RL.SLIDE refuses it as foreign, leaves the key
 /// byte-identical, and the replica ends equal to the primary.

@@ -26,6 +26,7 @@ mod loading;
 mod memory_pressure;
 mod metadata;
 mod metrics;
+mod metrics_exporter;
 mod panics;
 mod peek;
 mod persistence;

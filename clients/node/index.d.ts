@@ -1,0 +1,81 @@
+// Types for rl-stores. The limiter's options and results are
+// rate-limiter-flexible's own; the store's are express-rate-limit's.
+import type { RateLimiterRes, RateLimiterStoreAbstract, RateLimiterLike } from 'rate-limiter-flexible';
+import type { Store, Options as RateLimitOptions, ClientRateLimitInfo, IncrementResponse } from 'express-rate-limit';
+
+/** A node-redis v4/v5 client or cluster, or an ioredis Redis or Cluster. */
+export type RlClient = object;
+
+/** RateLimiterRedis's options (blockOnConsumed aside), and rl's. */
+export interface RateLimiterRlOptions {
+  storeClient: RlClient;
+  points: number;
+  /** Seconds; 0 is rl's longest window, 10^9 s. */
+  duration: number;
+  keyPrefix?: string;
+  blockDuration?: number;
+  execEvenly?: boolean;
+  execEvenlyMinDelayMs?: number;
+  insuranceLimiter?: RateLimiterLike;
+  inMemoryBlockOnConsumed?: number;
+  inMemoryBlockDuration?: number;
+  /** 'slide' (default): RL.SLIDE, the exact log, at most 100 points per call. 'buckets': RL.BUCKETS. */
+  limiter?: 'slide' | 'buckets';
+  /** Bucket width in ms (limiter 'buckets' only; rl's default is duration / 60). */
+  precision?: number;
+  /** Load the function library this package ships when the server has neither edition (default false). */
+  loadFunctions?: boolean;
+  /** Read the block key on every consume (default true); false sends the limiter's own command, and block() rejects. */
+  blocks?: boolean;
+}
+
+export declare class RateLimiterRl extends RateLimiterStoreAbstract {
+  constructor(opts: RateLimiterRlOptions);
+  /** 'module' or 'functions' once the server's edition is known; rejects with RlNotLoadedError saying how to load rl. */
+  ready(): Promise<'module' | 'functions'>;
+  consume(key: string | number, pointsToConsume?: number, options?: { [key: string]: any }): Promise<RateLimiterRes>;
+  penalty(key: string | number, points?: number, options?: { [key: string]: any }): Promise<RateLimiterRes>;
+  reward(key: string | number, points?: number, options?: { [key: string]: any }): Promise<RateLimiterRes>;
+  get(key: string | number, options?: { [key: string]: any }): Promise<RateLimiterRes | null>;
+  /** Not supported: rejects (rl records only what it admits). */
+  set(key: string | number, points: number, secDuration: number, options?: { [key: string]: any }): Promise<RateLimiterRes>;
+  block(key: string | number, secDuration: number, options?: { [key: string]: any }): Promise<RateLimiterRes>;
+  delete(key: string | number, options?: { [key: string]: any }): Promise<boolean>;
+}
+
+export type SendCommandFn = (...args: string[]) => Promise<unknown>;
+export type SendCommandClusterFn = (details: { key?: string; isReadOnly: boolean; command: string[] }) => Promise<unknown>;
+
+export type RlStoreOptions = (
+  | { sendCommand: SendCommandFn; sendCommandCluster?: never }
+  | { sendCommandCluster: SendCommandClusterFn; sendCommand?: never }
+) & {
+  /** Prepended to every key (default 'rl-erl:'). */
+  prefix?: string;
+  /** Bucket width in ms (rl's default is windowMs / 60). */
+  precision?: number;
+  /** Load the function library this package ships when the server has neither edition (default false). */
+  loadFunctions?: boolean;
+};
+
+export declare class RlStore implements Store {
+  constructor(options: RlStoreOptions);
+  prefix: string;
+  localKeys: boolean;
+  windowMs: number | undefined;
+  prefixKey(key: string): string;
+  /** Takes windowMs; rejects with RlNotLoadedError when the server has neither edition (express-rate-limit logs it). */
+  init(options: RateLimitOptions): Promise<void>;
+  ready(): Promise<'module' | 'functions'>;
+  increment(key: string): Promise<IncrementResponse>;
+  decrement(key: string): Promise<void>;
+  resetKey(key: string): Promise<void>;
+  get(key: string): Promise<ClientRateLimitInfo | undefined>;
+}
+
+export { RlStore as RedisStore, RateLimiterRl as RateLimiterRedis };
+
+export declare class RlNotLoadedError extends Error {}
+
+/** The path of the function library (rl.lua) this package ships. */
+export declare function libraryPath(): string;

@@ -1,0 +1,262 @@
+'use strict';
+// RateLimiterRl: rate-limiter-flexible's RateLimiterRedis contract on rl's
+// sliding windows. It extends rate-limiter-flexible's own store base, so the
+// insurance limiter, in-memory blocks, execEvenly and RateLimiterRes are
+// rate-limiter-flexible's; only the store calls below are rl's.
+const { requirePeer, fromClient } = require('./transport');
+const { editionFor } = require('./edition');
+const { blockKeyOf } = require('./keys');
+
+// The store base is not among the package's exports; its file is (no
+// "exports" map), and RateLimiterRedis extends the same one.
+const RateLimiterStoreAbstract = requirePeer('rate-limiter-flexible/lib/RateLimiterStoreAbstract');
+const { RateLimiterRes } = requirePeer('rate-limiter-flexible');
+
+const LIMITERS = {
+  // RL.SLIDE: the exact log; a member per unit, hence COST at most 100.
+  slide: { name: 'SLIDE', maxPoints: 1e6, maxCost: 100 },
+  // RL.BUCKETS: a bucketed window in bounded memory; any cost up to the limit.
+  buckets: { name: 'BUCKETS', maxPoints: 1e15, maxCost: 1e15 },
+};
+const MAX_WINDOW_MS = 1e12;
+// The block key holds a GCRA schedule (RL.THROTTLE state): its TAT is the
+// block's end. This clause only reads it (quantity 0 writes nothing) and
+// denies while the TAT is more than 1 µs ahead (1,000 per ms, no burst).
+const BLOCK_CHECK = ['THROTTLE', 0, 1000, 1, 0];
+
+function windowMs(ms) {
+  // rate-limiter-flexible's duration 0 ("never expires"): rl's longest window.
+  const w = ms > 0 ? Math.ceil(ms) : MAX_WINDOW_MS;
+  if (w > MAX_WINDOW_MS) throw new RangeError(`rl-stores: duration must be at most ${MAX_WINDOW_MS / 1000} s`);
+  return w;
+}
+
+function pointsOf(points) {
+  // As RateLimiterRedis: integers only, a string of digits accepted.
+  if (typeof points === 'string') {
+    if (!/^[1-9][0-9]*$/.test(points)) {
+      throw new Error('Consuming string different than integer values is not supported by this package');
+    }
+    return Number(points);
+  }
+  if (!Number.isInteger(points)) throw new Error('Consuming decimal number of points is not supported by this package');
+  if (points < 1) throw new RangeError('rl-stores: points to consume, penalise or reward must be at least 1');
+  return points;
+}
+
+// rl's four integers (a decision, or RL.PEEK's look at one unit): the units
+// the window has left. A peek that would admit one unit replies what that
+// unit would leave, one less.
+const leftOf = (reply) => (Number(reply[2]) === 0 ? Number(reply[1]) + 1 : Number(reply[1]));
+const ints = (reply) => (Array.isArray(reply) ? reply.map(ints) : Number(reply));
+
+class RateLimiterRl extends RateLimiterStoreAbstract {
+  /**
+   * RateLimiterRedis's options (points, duration, blockDuration, keyPrefix,
+   * storeClient, insuranceLimiter, execEvenly, inMemoryBlockOnConsumed, ...),
+   * plus: limiter 'slide' (default) or 'buckets', precision (ms, buckets
+   * only), loadFunctions (default false).
+   */
+  constructor(opts = {}) {
+    if (opts.blockOnConsumed) {
+      throw new Error('rl-stores: blockOnConsumed is not supported: rl does not count denied requests, so the count never passes points');
+    }
+    super({ ...opts, keyPrefix: opts.keyPrefix === undefined ? 'rl-flx' : opts.keyPrefix });
+    const limiter = LIMITERS[opts.limiter === undefined ? 'slide' : opts.limiter];
+    if (!limiter) throw new Error("rl-stores: limiter must be 'slide' or 'buckets'");
+    if (!Number.isInteger(this.points) || this.points < 1 || this.points > limiter.maxPoints) {
+      throw new RangeError(`rl-stores: points must be an integer from 1 to ${limiter.maxPoints} for limiter '${opts.limiter || 'slide'}'`);
+    }
+    windowMs(this.msDuration);
+    this.limiter = limiter;
+    this.precision = opts.precision;
+    if (this.precision !== undefined && limiter.name !== 'BUCKETS') {
+      throw new Error("rl-stores: precision applies to limiter 'buckets' only");
+    }
+    this.loadFunctions = Boolean(opts.loadFunctions);
+    // Reading the block key makes each consume an RL.ALL of two clauses,
+    // about 3 times RL.SLIDE's server time; a limiter that never blocks can
+    // send the limiter's own command instead, and then refuses block().
+    this.blocks = opts.blocks === undefined ? true : Boolean(opts.blocks);
+    if (!this.blocks && this.blockDuration > 0) {
+      throw new Error('rl-stores: blockDuration needs blocks (blocks: false reads no block key)');
+    }
+    this.client = opts.storeClient;
+    this._transport = fromClient(this.client);
+  }
+
+  /** Resolves with 'module' or 'functions' once the server's edition is known; rejects saying how to load rl. */
+  async ready() {
+    return (await this._edition()).name;
+  }
+
+  _edition() {
+    return editionFor(this.client, this._transport, { loadFunctions: this.loadFunctions });
+  }
+
+  _params(window, cost) {
+    const p = [this.points, window];
+    if (this.precision !== undefined) p.push('PRECISION', this.precision);
+    p.push('COST', cost);
+    return p;
+  }
+
+  async _send(key, build, readonly = false) {
+    const edition = await this._edition();
+    return ints(await this._transport.send(key, build(edition), readonly));
+  }
+
+  // What the window holds, without writing: a peek at the largest cost rl
+  // takes, which any unit in the window denies, so its reply is the units
+  // left and the time until the window is empty (a peek that would admit
+  // replies the reset its admission would give instead).
+  async _peekWindow(rlKey, window) {
+    const cost = Math.min(this.points, this.limiter.maxCost);
+    const w = await this._send(rlKey, (e) => e.named('peek', this.limiter.name, rlKey, this._params(window, cost)), true);
+    return w[0] === 1 ? { left: w[1] + cost, resetMs: w[3] } : { left: w[1], resetMs: w[3] };
+  }
+
+  async _peekBlock(blockKey) {
+    if (!this.blocks) return [1, 0, 0, 0];
+    return this._send(blockKey, (e) => e.named('peek', BLOCK_CHECK[0], blockKey, BLOCK_CHECK.slice(1, 4)), true);
+  }
+
+  // consume: one RL.ALL over the window and the block key, recording only if
+  // neither denies. Resolves with what _getRateLimiterRes reads.
+  async _upsert(rlKey, points, msDuration) {
+    const cost = pointsOf(points);
+    const window = windowMs(msDuration);
+    const blockKey = blockKeyOf(rlKey);
+    if (cost > this.points) {
+      // Never admitted (rl refuses a cost above the limit): answered as
+      // RateLimiterRedis answers it, a rejection, from a read.
+      const [w, b] = await Promise.all([this._peekWindow(rlKey, window), this._peekBlock(blockKey)]);
+      if (b[0] === 0) return { state: 'blocked', blockMs: b[2] };
+      return { state: 'denied', left: w.left, waitMs: w.left < this.points ? w.resetMs : window };
+    }
+    if (cost > this.limiter.maxCost) {
+      throw new RangeError(`rl-stores: limiter 'slide' takes at most ${this.limiter.maxCost} points per call (RL.SLIDE's COST); use limiter 'buckets' for larger costs`);
+    }
+    if (!this.blocks) {
+      const w = await this._send(rlKey, (e) => e.command(this.limiter.name, rlKey, this._params(window, cost)));
+      return w[0] === 1 ? { state: 'admitted', left: w[1], resetMs: w[3] } : { state: 'denied', left: w[1], waitMs: w[2] };
+    }
+    const clauses = [this.limiter.name, ...this._params(window, cost), ...BLOCK_CHECK];
+    const [allowed, , w, b] = await this._send(rlKey, (e) => e.all([rlKey, blockKey], clauses));
+    if (allowed === 1) return { state: 'admitted', left: w[1], resetMs: w[3] };
+    if (b[0] === 0) return { state: 'blocked', blockMs: b[2] };
+    return { state: 'denied', left: w[1], waitMs: w[2] };
+  }
+
+  // The RateLimiterRes RateLimiterRedis would answer: consumedPoints above
+  // points means rejected. rl writes nothing on a denial, so the denied
+  // request's points are added here, as RateLimiterRedis's counter adds them.
+  _getRateLimiterRes(rlKey, changedPoints, r) {
+    let consumed;
+    let ms;
+    if (r.state === 'blocked') {
+      // RateLimiterRedis holds points + 1 while blocked, then adds the request's.
+      consumed = this.points + 1 + changedPoints;
+      ms = r.blockMs;
+    } else if (r.state === 'denied') {
+      consumed = this.points - r.left + changedPoints;
+      ms = r.waitMs;
+    } else {
+      consumed = this.points - r.left;
+      ms = r.resetMs;
+    }
+    const res = new RateLimiterRes();
+    res.consumedPoints = consumed;
+    res.isFirstInDuration = r.state === 'admitted' && consumed === changedPoints;
+    res.remainingPoints = Math.max(this.points - consumed, 0);
+    res.msBeforeNext = ms;
+    return res;
+  }
+
+  async _get(rlKey, options = {}) {
+    const window = windowMs(this._getKeySecDuration(options) * 1000);
+    const [w, b] = await Promise.all([this._peekWindow(rlKey, window), this._peekBlock(blockKeyOf(rlKey))]);
+    if (b[0] === 0) return { state: 'blocked', blockMs: b[2] };
+    // Nothing in the window and no block: what RateLimiterRedis calls no key.
+    if (w.left >= this.points) return null;
+    return { state: 'read', left: w.left, resetMs: w.resetMs };
+  }
+
+  async _delete(rlKey) {
+    const removed = await this._send(rlKey, () => ['DEL', rlKey, blockKeyOf(rlKey)]);
+    return removed > 0;
+  }
+
+  // penalty: records the points without a decision in RateLimiterRedis; rl
+  // never records past the limit, so it records what the window has left
+  // (at most the points) and reports the rest as consumed, as RateLimiterRedis would.
+  _penalty(key, points = 1, options = {}) {
+    const rlKey = this.getKey(key);
+    return (async () => {
+      let toRecord = pointsOf(points);
+      const window = windowMs(this._getKeySecDuration(options) * 1000);
+      let left = this.points;
+      let resetMs = 0;
+      // Each admission records a chunk; each denial learns a smaller `left`.
+      for (let round = 0; toRecord > 0 && left > 0 && round < 8 + toRecord / this.limiter.maxCost; round++) {
+        const cost = Math.min(toRecord, this.limiter.maxCost, left);
+        const r = await this._send(rlKey, (e) => e.command(this.limiter.name, rlKey, this._params(window, cost)));
+        if (r[0] === 1) toRecord -= cost;
+        left = r[1];
+        resetMs = r[3];
+      }
+      const consumed = this.points - left + toRecord;
+      return new RateLimiterRes(Math.max(this.points - consumed, 0), resetMs, consumed, false);
+    })();
+  }
+
+  // reward: RL.REFUND gives back the newest units still in the window, never
+  // below zero (RateLimiterRedis's counter may go negative).
+  _reward(key, points = 1, options = {}) {
+    const rlKey = this.getKey(key);
+    return (async () => {
+      let toRefund = pointsOf(points);
+      const window = windowMs(this._getKeySecDuration(options) * 1000);
+      let last;
+      do {
+        const cost = Math.min(toRefund, this.limiter.maxCost, this.points);
+        last = await this._send(rlKey, (e) => e.named('refund', this.limiter.name, rlKey, this._params(window, cost)));
+        toRefund -= last[0];
+        if (last[0] < cost) break;
+      } while (toRefund > 0);
+      const consumed = this.points - leftOf(last);
+      return new RateLimiterRes(Math.max(this.points - consumed, 0), last[3], consumed, false);
+    })();
+  }
+
+  // block: the block key's schedule set to now + the block, in one round trip
+  // of two commands: a refund that brings any earlier block back to now, then
+  // a GCRA admission of one interval of the block's length.
+  _block(rlKey, initPoints, msDuration, options = {}) {
+    return new Promise((resolve, reject) => {
+      this._writeBlock(rlKey, msDuration)
+        .then(() => resolve(new RateLimiterRes(0, msDuration > 0 ? msDuration : -1, initPoints)))
+        .catch((err) => this._handleError(err, 'block', resolve, reject, [this.parseKey(rlKey), msDuration / 1000, options]));
+    });
+  }
+
+  async _writeBlock(rlKey, msDuration) {
+    if (!this.blocks) throw new Error(`rl-stores: block() on ${rlKey} needs blocks (this limiter has blocks: false)`);
+    const blockKey = blockKeyOf(rlKey);
+    const period = windowMs(msDuration);
+    const edition = await this._edition();
+    const [, set] = await Promise.all([
+      this._transport.send(blockKey, edition.named('refund', 'THROTTLE', blockKey, [0, 1, MAX_WINDOW_MS, 1])),
+      this._transport.send(blockKey, edition.command('THROTTLE', blockKey, [1, 1, period, 1])),
+    ]);
+    if (Number(set[0]) !== 1) throw new Error(`rl-stores: the block on ${rlKey} was not written (${set})`);
+  }
+
+  _set(rlKey) {
+    return Promise.reject(
+      new Error(`rl-stores: set() is not supported (rl records only what it admits; key ${rlKey}): use penalty(), reward() or delete()`)
+    );
+  }
+}
+
+module.exports = { RateLimiterRl };

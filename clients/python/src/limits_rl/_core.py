@@ -1,0 +1,152 @@
+"""What the sync and async storages share: the URI, which edition the server
+has, the command for each limits call, and how rl's reply answers it.
+
+Every limits call maps to one command (one round trip): a hit is the
+limiter's own command, the statistics are `RL.PEEK` of it. The module's
+commands are used where the server has rl loaded, the function library
+(`FCALL`) where it does not.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import time
+import urllib.parse
+from dataclasses import dataclass
+
+from limits.errors import ConfigurationError
+
+# limits' `incr` has no limit: fixed windows count every hit, as limits' own
+# Redis storage does, through RL.FIXED with the largest limit it takes.
+FIXED_UNCAPPED = 10**15
+
+MODULE = "module"
+LIBRARY = "library"
+
+HOW_TO_LOAD = (
+    "the server at {where} has neither rl's module (RL.* commands) nor its "
+    "function library (FCALL rl_slide): load the module (loadmodule "
+    "/path/to/librl.so), or the library (redis-cli -x FUNCTION LOAD REPLACE "
+    "< functions/rl.lua, or make load-functions), or pass load_functions=True "
+    "(Flask-Limiter: storage_options={{'load_functions': True}}) to let "
+    "limits-rl load the library it ships"
+)
+
+
+def library_source() -> str:
+    """The function library shipped in this package (functions/rl.lua of
+    the rl release it was built from)."""
+    return importlib.resources.files(__package__).joinpath("rl.lua").read_text(encoding="utf-8")
+
+
+def redis_url(uri: str) -> str:
+    """`rl://` -> `redis://`, `rls://` -> `rediss://`, any `async+` dropped."""
+    scheme, rest = uri.split("://", 1)
+    scheme = scheme.removeprefix("async+")
+    plain = {"rl": "redis", "rls": "rediss", "rl+unix": "unix"}.get(scheme)
+    if plain is None:
+        raise ConfigurationError(f"limits-rl: unknown scheme in {uri!r}")
+    return f"{plain}://{rest}"
+
+
+def cluster_nodes(uri: str) -> tuple[list[tuple[str, int]], dict]:
+    """`rl+cluster://[user:pass@]host:port,host:port` -> startup nodes and auth."""
+    parsed = urllib.parse.urlparse(uri)
+    auth = {}
+    if parsed.username:
+        auth["username"] = urllib.parse.unquote(parsed.username)
+    if parsed.password:
+        auth["password"] = urllib.parse.unquote(parsed.password)
+    nodes = []
+    for loc in parsed.netloc.rpartition("@")[2].split(","):
+        sub = urllib.parse.urlparse(f"x://{loc.strip()}")
+        if not sub.hostname or not sub.port:
+            raise ConfigurationError(f"limits-rl: missing host or port in {loc!r} of {uri!r}")
+        nodes.append((sub.hostname, sub.port))
+    return nodes, auth
+
+
+def is_missing_function(err: Exception) -> bool:
+    text = str(err).lower()
+    return "function not found" in text or "unknown command" in text
+
+
+def is_library_present(err: Exception) -> bool:
+    return "already exists" in str(err).lower()
+
+
+@dataclass
+class Commands:
+    """The command for each call, in the edition the server has."""
+
+    edition: str
+
+    def call(self, name: str, key: str, *args) -> tuple:
+        if self.edition == MODULE:
+            return (f"RL.{name}", key, *args)
+        return ("FCALL", f"rl_{name.lower()}", 1, key, *args)
+
+    def peek(self, limiter: str, key: str, *args) -> tuple:
+        if self.edition == MODULE:
+            return ("RL.PEEK", limiter, key, *args)
+        return ("FCALL_RO", "rl_peek", 1, key, limiter, *args)
+
+    # limits' calls, each one command.
+    def acquire_entry(self, key, limit, expiry, amount):
+        return self.call("SLIDE", key, limit, expiry * 1000, "COST", amount)
+
+    def moving_window(self, key, limit, expiry):
+        return self.peek("SLIDE", key, limit, expiry * 1000)
+
+    def acquire_sliding(self, key, limit, expiry, amount):
+        return self.call("BUCKETS", key, limit, expiry * 1000, "COST", amount)
+
+    def sliding_window(self, key, expiry):
+        return self.peek("BUCKETS", key, FIXED_UNCAPPED, expiry * 1000)
+
+    def incr(self, key, expiry, amount):
+        return self.call("FIXED", key, FIXED_UNCAPPED, expiry * 1000, "COST", amount)
+
+
+def counted(reply, limit: int) -> int:
+    """What the window counts, from a peek of one unit: `remaining` is what
+    one more would leave when it fits, what is left when it does not."""
+    allowed, remaining = int(reply[0]), int(reply[1])
+    return limit - remaining - 1 if allowed else limit - remaining
+
+
+def moving_window(reply, limit: int, expiry: int) -> tuple[float, int]:
+    """limits' (start of the window, entries in it) from `RL.PEEK SLIDE`.
+
+    The start is the oldest counted entry's time (limits' reset is start +
+    expiry). When the window is full that is exactly `retry_after_ms` of one
+    more unit; when it is empty, now."""
+    now = time.time()
+    count = counted(reply, limit)
+    if count == 0:
+        return now, 0
+    retry_after_ms = int(reply[2])
+    if retry_after_ms:
+        return now + retry_after_ms / 1000 - expiry, count
+    # Partly full: the oldest entry is not in this reply; the newest is
+    # (reset_after_ms), so the window reads as starting at the newest entry.
+    return now + int(reply[3]) / 1000 - expiry, count
+
+
+def sliding_window(reply, expiry: int) -> tuple[int, float, int, float]:
+    """limits' (previous count, previous ttl, current count, current ttl)
+    from `RL.PEEK BUCKETS` with an uncapped limit: rl's buckets count the
+    exact window, so everything is "current" and nothing is weighted."""
+    count = counted(reply, FIXED_UNCAPPED)
+    if count == 0:
+        return 0, 0.0, 0, 0.0
+    # limits reads the reset as now + current_ttl % expiry.
+    reset_s = min(int(reply[3]) / 1000, expiry - 0.001)
+    return 0, 0.0, count, reset_s
+
+
+def incr(reply, amount: int) -> int:
+    """The counter after a fixed-window hit (`RL.FIXED` uncapped)."""
+    allowed, remaining = int(reply[0]), int(reply[1])
+    count = FIXED_UNCAPPED - remaining
+    return count if allowed else count + amount
