@@ -98,9 +98,10 @@ declare -A ROWS=(
   [incr]="INCR i:__rand_int__"
   [zadd]="ZADD z:__rand_int__ __rand_int__ __rand_int__"
   [hincrby]="HINCRBY h:__rand_int__ __rand_int__ 1"
-  # What clients/node's express-rate-limit store sends per hit (a sliding
-  # count: express-rate-limit never passes its limit to the store).
-  [express_store]="RL.COUNT rle:__rand_int__ 60000 hits"
+  # What clients/node's express-rate-limit store sends per hit
+  # (clients/node/lib/express.js): a sliding count, RL.BUCKETS at the
+  # largest limit (express-rate-limit never passes its limit to the store).
+  [express_store]="RL.BUCKETS rl-erl:__rand_int__ 1000000000000000 60000"
 )
 # Peer scripts (benches/peers/fetch.sh): limits_moving (_hot, _full),
 # limits_sliding, limits_fixed: Python limits' moving window, sliding
@@ -119,7 +120,7 @@ PAIRS=(
   "fn_fixed|limits_fixed rlf_redis|rl_fixed / limits fixed window, rate-limiter-flexible"
   "fn_throttle|upstash_token|rl_throttle / upstash tokenBucket"
   "slide|limits_moving|RL.SLIDE (module) / limits moving window"
-  "express_store|rlr_express|express store's RL.COUNT / rate-limit-redis"
+  "express_store|rlr_express|express store's RL.BUCKETS / rate-limit-redis"
   "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE / RateLimiterRedis"
 )
 rows=("$@")

@@ -368,6 +368,15 @@ impl Server {
 
     /// Lets `ms` pass on the server: a stopped clock steps by exactly that
     /// much, a real one is slept on (at least that much passes).
+    /// Sets a stopped clock to `ms`, backward as well as forward (a
+    /// failover onto a replica behind); `advance` goes on from there.
+    pub fn set_clock(&self, ms: i64) {
+        self.clock
+            .as_ref()
+            .expect("set_clock needs a stopped clock")
+            .set(ms);
+    }
+
     pub fn advance(&self, ms: u64) {
         match &self.clock {
             Some(clock) => clock.set(clock.now_ms.load(Ordering::SeqCst) + ms as i64),
