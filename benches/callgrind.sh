@@ -91,6 +91,10 @@ declare -A ROWS=(
   [fn_refund_fixed]="FCALL rl_refund 1 ff:__rand_int__ FIXED 100 60000"
   [fn_acquire]="FCALL rl_acquire 1 fa:__rand_int__ 1000 50"
   [fn_release]="FCALL rl_release 1 fa:__rand_int__ gone-1"
+  # By name only (not in the default list): CL.THROTTLE and a renew of an
+  # id not held, through the library.
+  [fn_cl_throttle]="FCALL cl_throttle 1 fct:__rand_int__ 10 100 60"
+  [fn_renew]="FCALL rl_renew 1 fa:__rand_int__ gone-1 50"
   # redis-cell's GCRA (needs RL_REDIS_CELL): the throttle row's limit, in
   # redis-cell's syntax (period in seconds), on keys of its own.
   [cl_throttle]="CL.THROTTLE cl:__rand_int__ 10 100 60"
