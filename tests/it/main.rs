@@ -33,6 +33,7 @@ mod persistence;
 mod refund;
 mod replication;
 mod scripting;
+mod settings;
 mod slide;
 mod soak;
 mod throttle;
