@@ -91,6 +91,10 @@ declare -A ROWS=(
   [fn_refund_fixed]="FCALL rl_refund 1 ff:__rand_int__ FIXED 100 60000"
   [fn_acquire]="FCALL rl_acquire 1 fa:__rand_int__ 1000 50"
   [fn_release]="FCALL rl_release 1 fa:__rand_int__ gone-1"
+  # By name only (not in the default list): CL.THROTTLE and a renew of an
+  # id not held, through the library.
+  [fn_cl_throttle]="FCALL cl_throttle 1 fct:__rand_int__ 10 100 60"
+  [fn_renew]="FCALL rl_renew 1 fa:__rand_int__ gone-1 50"
   # redis-cell's GCRA (needs RL_REDIS_CELL): the throttle row's limit, in
   # redis-cell's syntax (period in seconds), on keys of its own.
   [cl_throttle]="CL.THROTTLE cl:__rand_int__ 10 100 60"
@@ -98,9 +102,15 @@ declare -A ROWS=(
   [incr]="INCR i:__rand_int__"
   [zadd]="ZADD z:__rand_int__ __rand_int__ __rand_int__"
   [hincrby]="HINCRBY h:__rand_int__ __rand_int__ 1"
-  # What clients/node's express-rate-limit store sends per hit (a sliding
-  # count: express-rate-limit never passes its limit to the store).
-  [express_store]="RL.COUNT rle:__rand_int__ 60000 hits"
+  # What clients/node's express-rate-limit store sends per hit
+  # (clients/node/lib/express.js): a sliding count, RL.BUCKETS at the
+  # largest limit (express-rate-limit never passes its limit to the store).
+  [express_store]="RL.BUCKETS rl-erl:__rand_int__ 1000000000000000 60000"
+  # What clients/node's RateLimiterRl sends per consume by default
+  # (clients/node/lib/flexible.js, blocks: true): one RL.ALL over the
+  # window and its block key, whose THROTTLE clause of quantity 0 only
+  # reads the block. With blocks: false it sends the slide row's RL.SLIDE.
+  [rlf_adapter]="RL.ALL 2 rl-flx:__rand_int__ {rl-flx:__rand_int__}:block SLIDE 100 60000 COST 1 THROTTLE 0 1000 1 0"
 )
 # Peer scripts (benches/peers/fetch.sh): limits_moving (_hot, _full),
 # limits_sliding, limits_fixed: Python limits' moving window, sliding
@@ -119,11 +129,12 @@ PAIRS=(
   "fn_fixed|limits_fixed rlf_redis|rl_fixed / limits fixed window, rate-limiter-flexible"
   "fn_throttle|upstash_token|rl_throttle / upstash tokenBucket"
   "slide|limits_moving|RL.SLIDE (module) / limits moving window"
-  "express_store|rlr_express|express store's RL.COUNT / rate-limit-redis"
-  "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE / RateLimiterRedis"
+  "express_store|rlr_express|express store's RL.BUCKETS / rate-limit-redis"
+  "rlf_adapter|rlf_redis|rate-limiter-flexible adapter's RL.ALL (blocks on, the default) / RateLimiterRedis"
+  "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE (blocks: false) / RateLimiterRedis"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_acquire fn_release express_store cl_throttle "${PEERS[@]}")
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_acquire fn_release express_store rlf_adapter cl_throttle "${PEERS[@]}")
 if [ -z "${RL_REDIS_CELL:-}" ]; then
   kept=()
   for r in "${rows[@]}"; do
@@ -156,10 +167,11 @@ for r in "${rows[@]}"; do
   fi
 done
 # A row whose command fails would measure its error path: one call of each
-# first, on a key of its own, must not answer an error.
+# first, on a key of its own (the number 0 for the placeholder: a ZADD
+# takes it as a score too), must not answer an error.
 for r in "${rows[@]}"; do
   # shellcheck disable=SC2086
-  reply=$(cli ${ROWS[$r]//__rand_int__/probe} 2>&1 | head -1)
+  reply=$(cli ${ROWS[$r]//__rand_int__/0} 2>&1 | head -1)
   case $reply in
     ERR* | WRONGTYPE* | NOSCRIPT* | "Could not connect"*) echo "row $r fails: $reply" >&2; exit 1 ;;
   esac

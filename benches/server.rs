@@ -8,16 +8,20 @@
 //! ratio to its references (reference CPU per op / row CPU per op, taken
 //! per round and the median reported; it stays meaningful when the load
 //! generator, not the server, is the bottleneck). Then a memory report
-//! (MEMORY USAGE) and the targets, each marked met or missed. Last, the
-//! worst cases (benches/worst/): the server time of each command's slowest
-//! call at its documented maximums, on Redis 7.0, Valkey 9.1 and Redis 8.2.
+//! (MEMORY USAGE) and the targets, each marked met or missed; the framework
+//! adapters' commands against the stores they replace (benches/adapters/).
+//! Last, the worst cases (benches/worst/): the server time of each
+//! command's slowest call at its documented maximums, on Redis 7.0, Valkey
+//! 9.1 and Redis 8.2.
 //! Tables go to target/bench/ as Markdown and CSV (the worst cases also to
 //! worst.md / worst.csv). Nothing here is a pass/fail test.
 //!
 //! `cargo bench --bench server -- worst` (or `RL_BENCH=worst`) runs only
-//! the worst cases (about 20 s on top of the build).
+//! the worst cases (about 20 s on top of the build); `-- adapters` (or
+//! `RL_BENCH=adapters`) only the adapters' table.
 
 // The tests' server harness; the bench uses a part of it.
+mod adapters;
 #[allow(dead_code)]
 #[path = "../tests/it/harness/server.rs"]
 mod common;
@@ -682,19 +686,41 @@ fn targets(reports: &[Report], md: &mut String, csv: &mut String) {
 
 /// Which sections to run: everything, or (`worst` as an argument or
 /// `RL_BENCH=worst`) only the worst cases.
-fn worst_only() -> bool {
-    // `cargo bench` passes `--bench`; `worst` is the only other argument.
-    let mut only = std::env::var("RL_BENCH").is_ok_and(|v| v == "worst");
+/// `worst` or `adapters` (argument or RL_BENCH) runs only that part.
+fn only() -> Option<&'static str> {
+    let mut only = match std::env::var("RL_BENCH").as_deref() {
+        Ok("worst") => Some("worst"),
+        Ok("adapters") => Some("adapters"),
+        _ => None,
+    };
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
             "--bench" => {}
-            "worst" => only = true,
+            "worst" => only = Some("worst"),
+            "adapters" => only = Some("adapters"),
             // A filter meant for the criterion bench (`cargo bench -- x`
             // reaches every bench) runs everything here, as it always did.
-            other => eprintln!("server bench: ignoring {other:?} (it takes `worst`)"),
+            other => eprintln!("server bench: ignoring {other:?} (it takes `worst` or `adapters`)"),
         }
     }
     only
+}
+
+/// Only the adapters' table, on Redis 7.0 and Valkey 9.1 with the module.
+fn adapters_only() {
+    let (mut md, mut csv) = (
+        String::new(),
+        String::from("server,regime,row,,,,cpu_us_per_op,ratio,\n"),
+    );
+    for (flavor, label) in [
+        (Flavor::Redis7, "Redis 7.0"),
+        (Flavor::Valkey9Native, "Valkey 9.1"),
+    ] {
+        let server = Server::start(flavor);
+        adapters::adapters(&server, label, &mut md, &mut csv);
+    }
+    let dir = write_tables("adapters", &md, &csv);
+    println!("{md}\nwritten to {}", dir.display());
 }
 
 fn write_tables(name: &str, md: &str, csv: &str) -> std::path::PathBuf {
@@ -713,10 +739,14 @@ fn worst_cases() -> String {
 }
 
 fn main() {
-    if worst_only() {
-        let md = worst_cases();
-        println!("{md}\nwritten to target/bench/worst.md and worst.csv");
-        return;
+    match only() {
+        Some("worst") => {
+            let md = worst_cases();
+            println!("{md}\nwritten to target/bench/worst.md and worst.csv");
+            return;
+        }
+        Some(_) => return adapters_only(),
+        None => {}
     }
     let started = Instant::now();
     let flavors = [
@@ -748,6 +778,7 @@ fn main() {
         ];
         load_functions(&mut c);
         let samples = throughput(&server, label, &shas, &mut md, &mut csv);
+        adapters::adapters(&server, label, &mut md, &mut csv);
         let slide_memory = slide_memory(&mut c, label, &shas[0].1, &mut md, &mut csv);
         buckets_memory(&mut c, label, &shas[1].1, &mut md, &mut csv);
         reports.push(Report {

@@ -453,6 +453,9 @@ local Slide = {
   -- slide/decide.rs EVICT_PER_CALL.
   EVICT_PER_CALL = 256,
   ONE = { slides = 1, buckets = 1 },
+  -- Six-digit member numbers as strings, kept for the first 1,000.
+  SUFFIXES = {},
+  SUFFIXES_KEPT = 1000,
 }
 
 function Slide.parse(line)
@@ -533,6 +536,17 @@ function Slide.entry(m, s)
   return nil
 end
 
+-- Slide.entry's test without the score's value, for the entries a call
+-- only checks (the stale ones it walks): a 13-digit score below 9 * 10^12
+-- is in range without converting it.
+function Slide.is_entry(m, s)
+  if #s == 13 and #m == 19 and s:byte(1) < 57 and m:find(s, 1, true) == 1
+    and m:find('^[1-9]%d*$') then
+    return true
+  end
+  return Slide.entry(m, s) ~= nil
+end
+
 -- The n (0..999999) of an rl member: its last 6 digits.
 function Slide.number(m)
   return tonumber(m:sub(-6))
@@ -604,7 +618,7 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
     -- the module walks, and the count is the log's.
     local old = redis.call('ZRANGE', key, '0', int(math.min(read, total) - 1), 'WITHSCORES')
     for i = 1, #old, 2 do
-      if Slide.entry(old[i], old[i + 1]) == nil then
+      if not Slide.is_entry(old[i], old[i + 1]) then
         E.foreign_zset()
       end
     end
@@ -625,7 +639,7 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
   local old = redis.call('ZRANGE', key, '-inf', int(cutoff), 'BYSCORE', 'LIMIT', '0', int(read),
     'WITHSCORES')
   for i = 1, #old, 2 do
-    if Slide.entry(old[i], old[i + 1]) == nil then
+    if not Slide.is_entry(old[i], old[i + 1]) then
       E.foreign_zset()
     end
   end
@@ -664,10 +678,25 @@ function Slide.members(key, expiry, at, taken, cost)
     return Slide.member(at, taken)
   end
   local members, n = {}, taken
+  -- The score's digits once, then each number's six (Slide.member's
+  -- string, without a format per member).
+  local prefix = at > 0 and int(at)
+  local suffixes = Slide.SUFFIXES
   while #members < cost do
     local batch = {}
     for i = n, math.min(n + cost - #members, Slide.MEMBERS_PER_MS) - 1 do
-      batch[#batch + 1] = Slide.member(at, i)
+      if prefix then
+        local suffix = suffixes[i]
+        if suffix == nil then
+          suffix = string.format('%06d', i)
+          if i < Slide.SUFFIXES_KEPT then
+            suffixes[i] = suffix
+          end
+        end
+        batch[#batch + 1] = prefix .. suffix
+      else
+        batch[#batch + 1] = Slide.member(at, i)
+      end
     end
     if #batch == 0 then
       E.foreign_zset()
@@ -1033,20 +1062,28 @@ end
 
 BK.HEX = '0123456789abcdef'
 
+-- The set bits of each hex digit's value, by its byte: a digit costs one
+-- lookup and its set bits, not four divisions (1,000 bits = 250 digits).
+-- (A literal: the load runs without Lua's libraries.)
+BK.DIGIT_BITS = {
+  [48] = {}, [49] = { 0 }, [50] = { 1 }, [51] = { 0, 1 }, [52] = { 2 }, [53] = { 0, 2 },
+  [54] = { 1, 2 }, [55] = { 0, 1, 2 }, [56] = { 3 }, [57] = { 0, 3 }, [97] = { 1, 3 },
+  [98] = { 0, 1, 3 }, [99] = { 2, 3 }, [100] = { 0, 2, 3 }, [101] = { 1, 2, 3 },
+  [102] = { 0, 1, 2, 3 },
+}
+
 function bk.held_parse(hex)
   if #hex == 0 or #hex > BK.MAX_HELD_DIGITS or hex:find('[^0-9a-f]') then
     return nil
   end
   local bits = {}
   local n = #hex
+  local digit_bits = BK.DIGIT_BITS
   for k = 0, n - 1 do
-    local c = hex:byte(n - k)
-    local v = c <= 57 and c - 48 or c - 87
-    for b = 0, 3 do
-      if v % 2 == 1 then
-        bits[#bits + 1] = k * 4 + b
-      end
-      v = math.floor(v / 2)
+    local set = digit_bits[hex:byte(n - k)]
+    local base = k * 4
+    for j = 1, #set do
+      bits[#bits + 1] = base + set[j]
     end
   end
   return bits
@@ -1156,9 +1193,51 @@ function bk.get(key, field)
   return v
 end
 
--- Bucket b's own field as `width` counts (zeros when absent).
+-- A running sum of canonical counts, as bk.sat_add / bk.sat_sub (`sub`)
+-- applied one by one: a number while that is exact (below 8e15, counts of
+-- at most 15 digits), else the decimal string. bk.acc_done turns the
+-- numbers back into digits.
+function bk.acc(acc, c, sub)
+  if #c <= 15 then
+    if type(acc) ~= 'number' and #acc <= 15 then
+      acc = acc + 0
+    end
+    if type(acc) == 'number' then
+      local v = sub and acc - c or acc + c
+      if sub then
+        return v > 0 and v or 0
+      elseif v < 8e15 then
+        return v
+      end
+    end
+  end
+  if type(acc) == 'number' then
+    acc = int(acc)
+  end
+  return sub and bk.sat_sub(acc, c) or bk.sat_add(acc, c)
+end
+
+function bk.acc_done(totals)
+  for i = 1, #totals do
+    if type(totals[i]) == 'number' then
+      totals[i] = int(totals[i])
+    end
+  end
+end
+
+-- Bucket b's own field as `width` counts (zeros when absent). A lone
+-- count of 1 to 15 digits without a leading zero is already canonical: no
+-- split.
 function bk.field_counts(key, b, width)
   local raw = bk.get(key, bk.field_name(b))
+  if raw ~= nil and #raw <= 15 and #raw > 0 and not raw:find('[^0-9]')
+    and (raw:byte(1) ~= 48 or raw == '0') then
+    local counts = { raw }
+    for i = 2, width do
+      counts[i] = '0'
+    end
+    return counts
+  end
   local counts = {}
   if raw ~= nil then
     counts = bk.decode_counts(raw)
@@ -1339,9 +1418,10 @@ function bk.slide(key, state, window, precision, now)
     for k_ = 1, #stale do local b = stale[k_]
       local c = bk.field_counts(key, b, width)
       for i = 1, width do
-        totals[i] = bk.sat_sub(totals[i], c[i])
+        totals[i] = bk.acc(totals[i], c[i], true)
       end
     end
+    bk.acc_done(totals)
   else
     totals = bk.resized(s.current, width)
     local bs = {}
@@ -1352,9 +1432,10 @@ function bk.slide(key, state, window, precision, now)
     for k_ = 1, #held do local i = held[k_]
       local c = bk.field_counts(key, s.newest - 1 - i, width)
       for k = 1, width do
-        totals[k] = bk.sat_add(totals[k], c[k])
+        totals[k] = bk.acc(totals[k], c[k], false)
       end
     end
+    bk.acc_done(totals)
   end
   win.target = math.max(current, s.newest)
   win.newest = s.newest
@@ -1569,9 +1650,23 @@ function BUCKETS.decide(key, req, call)
   end
   bk.fetch(key, order)
   order[#order + 1] = newest
+  -- Summed as numbers while exact (need below 10^16, counts of 15 digits).
+  local short = #need <= 15
+  local need_n, freed_n = short and need + 0, 0
   for k_ = 1, #order do local b = order[k_]
-    freed = bk.sat_add(freed, bk.read_bucket(key, win, b, 1)[1])
-    if dec_cmp_digits(freed, need) >= 0 then
+    local c = bk.read_bucket(key, win, b, 1)[1]
+    local enough
+    if short and #c <= 15 then
+      freed_n = freed_n + c
+      enough = freed_n >= need_n
+    else
+      if short then
+        freed, short = int(freed_n), false
+      end
+      freed = bk.sat_add(freed, c)
+      enough = dec_cmp_digits(freed, need) >= 0
+    end
+    if enough then
       retry_at = bk.leaves_at(win, b)
       break
     end
@@ -1691,6 +1786,201 @@ COMMANDS['rl.buckets'] = function(key, line)
   end
   return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
 end
+
+-- ---- the plain line's fast path
+-- `rl_buckets key limit window` on a key that is absent or whose header
+-- holds only short numbers: the decision of BUCKETS.decide with plain
+-- numbers (every value here is below 2^53, where doubles are exact), the
+-- held set as one number (at most 13 hex digits, 52 bits), the bucket
+-- fields read in one HMGET. Anything else (an error to raise, a foreign
+-- or long value, a held set past 52 bits) answers nil before any write,
+-- and the full path decides from the start: its reads are the same. It
+-- runs outside the dispatcher's pcall (dispatch.lua `single`), so it
+-- raises nothing itself (an error table escaping there crashes Redis 7.0).
+
+-- A stored count as a number, if it is 1 to 15 digits (nil: the full path
+-- reads it).
+function bk.fast_count(raw)
+  if raw == false or raw == nil then
+    return 0
+  end
+  if #raw > 15 or raw:find('[^0-9]') or #raw == 0 then
+    return nil
+  end
+  return raw + 0
+end
+
+-- The counts of buckets `bs` (nil: one is not a short count).
+function bk.fast_counts(key, bs)
+  if #bs == 0 then
+    return {}
+  end
+  local names = {}
+  for i = 1, #bs do
+    names[i] = int(bs[i])
+  end
+  local got = #bs == 1 and { redis.call('HGET', key, names[1]) }
+    or redis.call('HMGET', key, unpack(names))
+  local out = {}
+  for i = 1, #bs do
+    out[i] = bk.fast_count(got[i])
+    if out[i] == nil then
+      return nil
+    end
+  end
+  return out
+end
+
+function bk.fast(key, args)
+  if #args ~= 2 then
+    return nil
+  end
+  local limit, w = argument(args[1]), argument(args[2])
+  if limit == nil or limit < 1 or limit > BK.MAX_LIMIT or w == nil or w < 1 or w > BK.MAX_WINDOW then
+    return nil
+  end
+  local at = expire_at(key)
+  local p, newest, hex, total, cur
+  if at ~= -2 then
+    -- This path runs outside the dispatcher's pcall and raises nothing:
+    -- another type's error table, like every refusal, is the full path's.
+    local h = redis.pcall('HGET', key, 'h')
+    if at < 0 or type(h) ~= 'string' then
+      return nil
+    end
+    local p_, n_, x_, t_, c_ = h:match('^b,(%d+),(%d+),([0-9a-f]+),(%d+),(%d+)$')
+    if p_ == nil or #p_ > 15 or #n_ > 15 or #x_ > 13 or #t_ > 15 or #c_ > 15 then
+      return nil
+    end
+    p, newest, hex, total, cur = p_ + 0, n_ + 0, x_, t_ + 0, c_ + 0
+    if p < 1 or p > w or newest > bk.floor_div(BK.MAX_CLOCK, p) then
+      return nil
+    end
+  else
+    p = math.max(bk.ceil_div(w, BK.DEFAULT_BUCKETS), 1)
+  end
+  if bk.ceil_div(w, p) > BK.MAX_BUCKETS then
+    return nil
+  end
+  local t = now().ms
+  if t > BK.MAX_CLOCK or t < -BK.MAX_CLOCK then
+    return nil
+  end
+  local live_from = bk.floor_div(t - w + 1, p)
+  local target = bk.floor_div(t, p)
+  if newest == nil then
+    local needed = (target + 1) * p - 1 + w
+    redis.call('HSET', key, 'h', 'b,' .. int(p) .. ',' .. int(target) .. ',0,1,1')
+    redis.call('PEXPIREAT', key, needed + math.max(math.floor(w / 4), 1))
+    return { 1, limit - 1, 0, math.max(needed - t, 0) }
+  end
+  -- The held set: bit i is bucket newest - 1 - i; those at or past
+  -- first_stale have left the window.
+  local held = tonumber(hex, 16)
+  local first_stale = math.max(newest - live_from, 0)
+  local live, stale = held, {}
+  if first_stale < 53 then
+    live = held % 2 ^ first_stale
+  end
+  if live < held then
+    -- Oldest first, as the full path lists them.
+    for i = math.floor(math.log(held) / math.log(2)) + 1, first_stale, -1 do
+      if math.floor(held / 2 ^ i) % 2 == 1 then
+        stale[#stale + 1] = newest - 1 - i
+      end
+    end
+  end
+  -- The live buckets, oldest first.
+  local lives = {}
+  if live > 0 then
+    for i = math.floor(math.log(live) / math.log(2)) + 1, 0, -1 do
+      if math.floor(live / 2 ^ i) % 2 == 1 then
+        lives[#lives + 1] = newest - 1 - i
+      end
+    end
+  end
+  local sum
+  if live_from > newest then
+    sum = 0
+  elseif #stale <= #lives then
+    local cs = bk.fast_counts(key, stale)
+    if cs == nil then
+      return nil
+    end
+    sum = total
+    for i = 1, #cs do
+      sum = sum - cs[i]
+    end
+    sum = math.max(sum, 0)
+  else
+    local cs = bk.fast_counts(key, lives)
+    if cs == nil then
+      return nil
+    end
+    sum = cur
+    for i = 1, #cs do
+      sum = sum + cs[i]
+    end
+  end
+  target = math.max(target, newest)
+  if sum + 1 <= limit then
+    local bucket = (newest == target and cur or 0) + 1
+    local flush = nil
+    if newest < target then
+      -- (0 stays 0: a step past 1023 buckets would make it 0 * inf.)
+      if live > 0 then
+        live = live * 2 ^ (target - newest)
+      end
+      if newest >= live_from and cur ~= 0 then
+        live = live + 2 ^ (target - newest - 1)
+        flush = newest
+      end
+      if live >= 2 ^ 52 then
+        return nil
+      end
+    end
+    local header = 'b,' .. int(p) .. ',' .. int(target) .. ',' .. string.format('%x', live) .. ','
+      .. int(sum + 1) .. ',' .. int(bucket)
+    if flush ~= nil then
+      redis.call('HSET', key, 'h', header, int(flush), int(cur))
+    else
+      redis.call('HSET', key, 'h', header)
+    end
+    if #stale > 0 then
+      local names = {}
+      for i = 1, #stale do
+        names[i] = int(stale[i])
+      end
+      redis.call('HDEL', key, unpack(names))
+    end
+    local needed = (target + 1) * p - 1 + w
+    if at < needed then
+      redis.call('PEXPIREAT', key, needed + math.max(math.floor(w / 4), 1))
+    end
+    return { 1, limit - sum - 1, 0, math.max(needed - t, 0) }
+  end
+  -- Denied: the oldest counted buckets first, until enough leaves.
+  local need = sum + 1 - limit
+  local cs = bk.fast_counts(key, lives)
+  if cs == nil then
+    return nil
+  end
+  cs[#cs + 1] = cur
+  lives[#lives + 1] = newest
+  local reset_at = (newest + 1) * p - 1 + w
+  local retry_at = reset_at
+  local freed = 0
+  for i = 1, #cs do
+    freed = freed + cs[i]
+    if freed >= need then
+      retry_at = (lives[i] + 1) * p - 1 + w
+      break
+    end
+  end
+  return { 0, math.max(limit - sum, 0), math.max(retry_at - t, 1), math.max(reset_at - t, 0) }
+end
+
+PLAIN['rl.buckets'] = bk.fast
 
 -- ---- functions/src/count.lua
 -- ---- RL.COUNT, RL.TOTALS
@@ -2018,6 +2308,16 @@ end
 -- a number when below 2^52, else (hi, lo) with the distance
 -- hi * 10^6 + lo, hi >= 4 * 10^9 (far beyond any tolerance).
 local function sf_ahead(tat, now_us)
+  if #tat == 16 and tat:byte(1) < 57 then
+    -- Below 9 * 10^15 < 2^53: one exact number (a TAT rl writes now).
+    local d = (tat + 0) - now_us
+    if d < 0 then
+      return 0
+    end
+    if d < SF.AHEAD_BIG * 1000000 then
+      return d
+    end
+  end
   local th, tl = sf_split_digits(tat)
   local nh, nl = sf_divmod(now_us, 1000000)
   local hi, lo = th - nh, tl - nl
@@ -2078,7 +2378,16 @@ local function sf_throttle_core(tat, t, tau, limit, q, now_us)
 end
 
 local function sf_throttle_write(key, new_tat)
-  redis.call('SET', key, int(new_tat), 'PXAT', int(sf_ceil_div(new_tat, 1000)))
+  local tat = int(new_tat)
+  local at
+  if #tat > 3 and tat:sub(-3) == '000' then
+    -- A whole ms (Redis 7.0's µs clock is ms * 1000): its digits, without
+    -- formatting a second number.
+    at = tat:sub(1, -4)
+  else
+    at = int(sf_ceil_div(new_tat, 1000))
+  end
+  redis.call('SET', key, tat, 'PXAT', at)
 end
 
 -- The limiter interface's decide: sf_throttle_core at call.now.us. The

@@ -13,6 +13,8 @@
 #       venv, so python3-pip is not needed
 #     - nodejs and npm (Node 18 on Debian 12): the Node client package's
 #       tests (clients/node), which fetch their npm packages themselves
+#     - prometheus-redis-exporter (redis_exporter 1.45 on Debian 12): the
+#       metrics test runs it with contrib/redis_exporter/rl.lua
 #   rustup components rustfmt and clippy: `make lint`, `.ci/run`
 #   .deps/venv: a Python venv (Debian's own pip refuses to install into the
 #     system, PEP 668) that fetches the wheels below and holds redis-py, the
@@ -85,6 +87,7 @@ command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 venv_ok || venv_python >/dev/null || need_apt+=(python3 python3-venv)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+command -v prometheus-redis-exporter >/dev/null 2>&1 || need_apt+=(prometheus-redis-exporter)
 if [ ${#need_apt[@]} -gt 0 ]; then
     # Unique, in order (redis-tools may be listed twice).
     mapfile -t need_apt < <(printf '%s\n' "${need_apt[@]}" | awk '!seen[$0]++')

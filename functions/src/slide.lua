@@ -22,6 +22,9 @@ local Slide = {
   -- slide/decide.rs EVICT_PER_CALL.
   EVICT_PER_CALL = 256,
   ONE = { slides = 1, buckets = 1 },
+  -- Six-digit member numbers as strings, kept for the first 1,000.
+  SUFFIXES = {},
+  SUFFIXES_KEPT = 1000,
 }
 
 function Slide.parse(line)
@@ -102,6 +105,17 @@ function Slide.entry(m, s)
   return nil
 end
 
+-- Slide.entry's test without the score's value, for the entries a call
+-- only checks (the stale ones it walks): a 13-digit score below 9 * 10^12
+-- is in range without converting it.
+function Slide.is_entry(m, s)
+  if #s == 13 and #m == 19 and s:byte(1) < 57 and m:find(s, 1, true) == 1
+    and m:find('^[1-9]%d*$') then
+    return true
+  end
+  return Slide.entry(m, s) ~= nil
+end
+
 -- The n (0..999999) of an rl member: its last 6 digits.
 function Slide.number(m)
   return tonumber(m:sub(-6))
@@ -173,7 +187,7 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
     -- the module walks, and the count is the log's.
     local old = redis.call('ZRANGE', key, '0', int(math.min(read, total) - 1), 'WITHSCORES')
     for i = 1, #old, 2 do
-      if Slide.entry(old[i], old[i + 1]) == nil then
+      if not Slide.is_entry(old[i], old[i + 1]) then
         E.foreign_zset()
       end
     end
@@ -194,7 +208,7 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
   local old = redis.call('ZRANGE', key, '-inf', int(cutoff), 'BYSCORE', 'LIMIT', '0', int(read),
     'WITHSCORES')
   for i = 1, #old, 2 do
-    if Slide.entry(old[i], old[i + 1]) == nil then
+    if not Slide.is_entry(old[i], old[i + 1]) then
       E.foreign_zset()
     end
   end
@@ -233,10 +247,25 @@ function Slide.members(key, expiry, at, taken, cost)
     return Slide.member(at, taken)
   end
   local members, n = {}, taken
+  -- The score's digits once, then each number's six (Slide.member's
+  -- string, without a format per member).
+  local prefix = at > 0 and int(at)
+  local suffixes = Slide.SUFFIXES
   while #members < cost do
     local batch = {}
     for i = n, math.min(n + cost - #members, Slide.MEMBERS_PER_MS) - 1 do
-      batch[#batch + 1] = Slide.member(at, i)
+      if prefix then
+        local suffix = suffixes[i]
+        if suffix == nil then
+          suffix = string.format('%06d', i)
+          if i < Slide.SUFFIXES_KEPT then
+            suffixes[i] = suffix
+          end
+        end
+        batch[#batch + 1] = prefix .. suffix
+      else
+        batch[#batch + 1] = Slide.member(at, i)
+      end
     end
     if #batch == 0 then
       E.foreign_zset()

@@ -209,6 +209,16 @@ end
 -- a number when below 2^52, else (hi, lo) with the distance
 -- hi * 10^6 + lo, hi >= 4 * 10^9 (far beyond any tolerance).
 local function sf_ahead(tat, now_us)
+  if #tat == 16 and tat:byte(1) < 57 then
+    -- Below 9 * 10^15 < 2^53: one exact number (a TAT rl writes now).
+    local d = (tat + 0) - now_us
+    if d < 0 then
+      return 0
+    end
+    if d < SF.AHEAD_BIG * 1000000 then
+      return d
+    end
+  end
   local th, tl = sf_split_digits(tat)
   local nh, nl = sf_divmod(now_us, 1000000)
   local hi, lo = th - nh, tl - nl
@@ -269,7 +279,16 @@ local function sf_throttle_core(tat, t, tau, limit, q, now_us)
 end
 
 local function sf_throttle_write(key, new_tat)
-  redis.call('SET', key, int(new_tat), 'PXAT', int(sf_ceil_div(new_tat, 1000)))
+  local tat = int(new_tat)
+  local at
+  if #tat > 3 and tat:sub(-3) == '000' then
+    -- A whole ms (Redis 7.0's µs clock is ms * 1000): its digits, without
+    -- formatting a second number.
+    at = tat:sub(1, -4)
+  else
+    at = int(sf_ceil_div(new_tat, 1000))
+  end
+  redis.call('SET', key, tat, 'PXAT', at)
 end
 
 -- The limiter interface's decide: sf_throttle_core at call.now.us. The

@@ -124,6 +124,8 @@ pub const NOTIFY_MODULE: c_int = raw::REDISMODULE_NOTIFY_MODULE as c_int;
 pub const KSPEC_FK_KEYNUM: u32 = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM;
 pub const CMD_ARG_MULTIPLE: c_int = raw::REDISMODULE_CMD_ARG_MULTIPLE as c_int;
 pub const REPLY_ARRAY: c_int = raw::REDISMODULE_REPLY_ARRAY as c_int;
+/// A module config that `CONFIG SET` may change at run time.
+pub const CONFIG_DEFAULT: std::os::raw::c_uint = raw::REDISMODULE_CONFIG_DEFAULT;
 pub const CMD_KEY_VARIABLE_FLAGS: u64 = raw::REDISMODULE_CMD_KEY_VARIABLE_FLAGS as u64;
 
 /// Why the module did not start.

@@ -88,7 +88,7 @@ pub fn on_unload(_ctx: *mut RawCtx) -> c_int {
 /// Module load: options, then every declared command the load arguments keep.
 pub(crate) fn load(ctx: *mut RawCtx, options: &LoadOptions) -> Result<(), String> {
     set_options(ctx);
-    self::options::set_notify_denied(options.notify_denied);
+    self::options::register(ctx, options)?;
     let registered = registry::register_all(ctx, options)?;
     info::register(ctx)?;
     let mut note = if registered.category {

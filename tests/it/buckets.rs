@@ -273,3 +273,50 @@ fn memory_per_key_by_bucket_count() {
         }
     });
 }
+
+/// A denial walks the held buckets oldest first until enough of the count
+/// leaves, and waits for that bucket: the wait ends `(newest - b) ×
+/// precision` before the reset. Checked for every bucket the walk can stop
+/// at, on a key of 20 buckets holding 1, 2, ..., 19 and 20 (the newest):
+/// the short walks read bucket by bucket, the long ones (10 buckets or
+/// more, half the hash's fields) read the hash whole first, and both must
+/// stop at the same bucket.
+#[test]
+fn a_denial_waits_for_the_bucket_its_walk_stops_at_however_far_it_walks() {
+    const P: i64 = 100_000;
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        // Away from a bucket boundary: the newest bucket stays current.
+        while server_ms(&mut c) % P > P - 5_000 {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        let newest = server_ms(&mut c) / P;
+        let mut hset = redis::cmd("HSET");
+        hset.arg("walk")
+            .arg("h")
+            .arg(format!("b,{P},{newest},7ffff,210,20"));
+        for j in 0..19 {
+            hset.arg(newest - 19 + j).arg(j + 1);
+        }
+        let _: i64 = hset.query(&mut c).unwrap();
+        let _: i64 = redis::cmd("PEXPIRE")
+            .arg("walk")
+            .arg(3_600_000)
+            .query(&mut c)
+            .unwrap();
+        let window = (20 * P).to_string();
+        let precision = P.to_string();
+        for j in 0..20i64 {
+            // Enough leaves once buckets 0..=j have: (j + 1)(j + 2) / 2.
+            let limit = (211 - (j + 1) * (j + 2) / 2).to_string();
+            let r = buckets(&mut c, "walk", &[&limit, &window, "PRECISION", &precision]).unwrap();
+            assert_eq!(r[..2], [0, 0], "{f:?}: stop at bucket {j}: {r:?}");
+            assert_eq!(
+                r[3] - r[2],
+                (19 - j) * P,
+                "{f:?}: stop at bucket {j}: {r:?}"
+            );
+        }
+    });
+}

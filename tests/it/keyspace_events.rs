@@ -83,7 +83,7 @@ fn admissions_fire_the_plain_commands_events_and_denials_fire_none() {
 
 /// Subscribes to `rl.denied` events, runs `f`, then publishes a marker on
 /// the same channel and returns every key notified before the marker.
-fn denied_keys(server: &Server, f: impl FnOnce(&mut redis::Connection)) -> Vec<String> {
+pub(crate) fn denied_keys(server: &Server, f: impl FnOnce(&mut redis::Connection)) -> Vec<String> {
     let mut c = server.conn();
     let _: () = redis::cmd("CONFIG")
         .arg(&["SET", "notify-keyspace-events", "Ed"])
@@ -110,7 +110,7 @@ fn denied_keys(server: &Server, f: impl FnOnce(&mut redis::Connection)) -> Vec<S
     }
 }
 
-fn deny_some(c: &mut redis::Connection) {
+pub(crate) fn deny_some(c: &mut redis::Connection) {
     for _ in 0..2 {
         slide(c, "s", 1, 600_000);
         run(c, &["RL.BUCKETS", "b", "1", "600000"]).unwrap();

@@ -75,7 +75,7 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
     }
     this.loadFunctions = Boolean(opts.loadFunctions);
     // Reading the block key makes each consume an RL.ALL of two clauses,
-    // about 3 times RL.SLIDE's server time; a limiter that never blocks can
+    // about 1.6 times RL.SLIDE's instructions; a limiter that never blocks can
     // send the limiter's own command instead, and then refuses block().
     this.blocks = opts.blocks === undefined ? true : Boolean(opts.blocks);
     if (!this.blocks && this.blockDuration > 0) {

@@ -1,19 +1,21 @@
 """Runs the limits-rl tests and limits' own strategy tests, and prints the
 closing line make test counts: `clients/python: N passed, N failed, N skipped`.
 
-limits' tests come from its source distribution (pip download --no-binary),
+limits' tests come from its source distribution (fetched from PyPI by name),
 for the installed limits version, unpacked under tests/.upstream; their
 storages are pointed at rl:// and async+rl:// (upstream/utils.py and
 upstream/conftest.py stand in for upstream's docker fixtures). The tests
 that cannot apply to rl are skipped, with why (the list and
 why are in docs/clients.md)."""
 
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
+import urllib.request
 import xml.etree.ElementTree as ET
 from importlib.metadata import version
 
@@ -36,9 +38,22 @@ def upstream_tests() -> str:
     src = os.path.join(UPSTREAM, f"limits-{ver}")
     if not os.path.isdir(src):
         os.makedirs(UPSTREAM, exist_ok=True)
-        subprocess.run([PY, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
-                        "--no-binary", ":all:", f"limits=={ver}", "-d", UPSTREAM], check=True)
-        with tarfile.open(os.path.join(UPSTREAM, f"limits-{ver}.tar.gz")) as tar:
+        # The sdist's address from PyPI's simple index (PEP 691 JSON), the
+        # one pip reads: `pip download --no-binary :all:` would first build
+        # limits' build backend and its build dependencies from source
+        # (minutes, only to read metadata).
+        index = urllib.request.Request("https://pypi.org/simple/limits/",
+                                       headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+        with urllib.request.urlopen(index, timeout=60) as reply:
+            sdist = next(f for f in json.load(reply)["files"] if f["filename"] == f"limits-{ver}.tar.gz")
+        archive = os.path.join(UPSTREAM, sdist["filename"])
+        with urllib.request.urlopen(sdist["url"], timeout=120) as reply, open(archive + ".part", "wb") as out:
+            shutil.copyfileobj(reply, out)
+        with open(archive + ".part", "rb") as f:
+            if hashlib.sha256(f.read()).hexdigest() != sdist["hashes"]["sha256"]:
+                raise RuntimeError(f"{sdist['url']}: sha256 differs from PyPI's")
+        os.replace(archive + ".part", archive)
+        with tarfile.open(archive) as tar:
             tar.extractall(UPSTREAM)  # noqa: S202 - limits' own sdist from PyPI
     run = os.path.join(UPSTREAM, "run", "tests")
     shutil.rmtree(os.path.dirname(run), ignore_errors=True)

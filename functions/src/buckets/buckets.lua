@@ -76,9 +76,23 @@ function BUCKETS.decide(key, req, call)
   end
   bk.fetch(key, order)
   order[#order + 1] = newest
+  -- Summed as numbers while exact (need below 10^16, counts of 15 digits).
+  local short = #need <= 15
+  local need_n, freed_n = short and need + 0, 0
   for k_ = 1, #order do local b = order[k_]
-    freed = bk.sat_add(freed, bk.read_bucket(key, win, b, 1)[1])
-    if dec_cmp_digits(freed, need) >= 0 then
+    local c = bk.read_bucket(key, win, b, 1)[1]
+    local enough
+    if short and #c <= 15 then
+      freed_n = freed_n + c
+      enough = freed_n >= need_n
+    else
+      if short then
+        freed, short = int(freed_n), false
+      end
+      freed = bk.sat_add(freed, c)
+      enough = dec_cmp_digits(freed, need) >= 0
+    end
+    if enough then
       retry_at = bk.leaves_at(win, b)
       break
     end
@@ -198,3 +212,198 @@ COMMANDS['rl.buckets'] = function(key, line)
   end
   return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
 end
+
+-- ---- the plain line's fast path
+-- `rl_buckets key limit window` on a key that is absent or whose header
+-- holds only short numbers: the decision of BUCKETS.decide with plain
+-- numbers (every value here is below 2^53, where doubles are exact), the
+-- held set as one number (at most 13 hex digits, 52 bits), the bucket
+-- fields read in one HMGET. Anything else (an error to raise, a foreign
+-- or long value, a held set past 52 bits) answers nil before any write,
+-- and the full path decides from the start: its reads are the same. It
+-- runs outside the dispatcher's pcall (dispatch.lua `single`), so it
+-- raises nothing itself (an error table escaping there crashes Redis 7.0).
+
+-- A stored count as a number, if it is 1 to 15 digits (nil: the full path
+-- reads it).
+function bk.fast_count(raw)
+  if raw == false or raw == nil then
+    return 0
+  end
+  if #raw > 15 or raw:find('[^0-9]') or #raw == 0 then
+    return nil
+  end
+  return raw + 0
+end
+
+-- The counts of buckets `bs` (nil: one is not a short count).
+function bk.fast_counts(key, bs)
+  if #bs == 0 then
+    return {}
+  end
+  local names = {}
+  for i = 1, #bs do
+    names[i] = int(bs[i])
+  end
+  local got = #bs == 1 and { redis.call('HGET', key, names[1]) }
+    or redis.call('HMGET', key, unpack(names))
+  local out = {}
+  for i = 1, #bs do
+    out[i] = bk.fast_count(got[i])
+    if out[i] == nil then
+      return nil
+    end
+  end
+  return out
+end
+
+function bk.fast(key, args)
+  if #args ~= 2 then
+    return nil
+  end
+  local limit, w = argument(args[1]), argument(args[2])
+  if limit == nil or limit < 1 or limit > BK.MAX_LIMIT or w == nil or w < 1 or w > BK.MAX_WINDOW then
+    return nil
+  end
+  local at = expire_at(key)
+  local p, newest, hex, total, cur
+  if at ~= -2 then
+    -- This path runs outside the dispatcher's pcall and raises nothing:
+    -- another type's error table, like every refusal, is the full path's.
+    local h = redis.pcall('HGET', key, 'h')
+    if at < 0 or type(h) ~= 'string' then
+      return nil
+    end
+    local p_, n_, x_, t_, c_ = h:match('^b,(%d+),(%d+),([0-9a-f]+),(%d+),(%d+)$')
+    if p_ == nil or #p_ > 15 or #n_ > 15 or #x_ > 13 or #t_ > 15 or #c_ > 15 then
+      return nil
+    end
+    p, newest, hex, total, cur = p_ + 0, n_ + 0, x_, t_ + 0, c_ + 0
+    if p < 1 or p > w or newest > bk.floor_div(BK.MAX_CLOCK, p) then
+      return nil
+    end
+  else
+    p = math.max(bk.ceil_div(w, BK.DEFAULT_BUCKETS), 1)
+  end
+  if bk.ceil_div(w, p) > BK.MAX_BUCKETS then
+    return nil
+  end
+  local t = now().ms
+  if t > BK.MAX_CLOCK or t < -BK.MAX_CLOCK then
+    return nil
+  end
+  local live_from = bk.floor_div(t - w + 1, p)
+  local target = bk.floor_div(t, p)
+  if newest == nil then
+    local needed = (target + 1) * p - 1 + w
+    redis.call('HSET', key, 'h', 'b,' .. int(p) .. ',' .. int(target) .. ',0,1,1')
+    redis.call('PEXPIREAT', key, needed + math.max(math.floor(w / 4), 1))
+    return { 1, limit - 1, 0, math.max(needed - t, 0) }
+  end
+  -- The held set: bit i is bucket newest - 1 - i; those at or past
+  -- first_stale have left the window.
+  local held = tonumber(hex, 16)
+  local first_stale = math.max(newest - live_from, 0)
+  local live, stale = held, {}
+  if first_stale < 53 then
+    live = held % 2 ^ first_stale
+  end
+  if live < held then
+    -- Oldest first, as the full path lists them.
+    for i = math.floor(math.log(held) / math.log(2)) + 1, first_stale, -1 do
+      if math.floor(held / 2 ^ i) % 2 == 1 then
+        stale[#stale + 1] = newest - 1 - i
+      end
+    end
+  end
+  -- The live buckets, oldest first.
+  local lives = {}
+  if live > 0 then
+    for i = math.floor(math.log(live) / math.log(2)) + 1, 0, -1 do
+      if math.floor(live / 2 ^ i) % 2 == 1 then
+        lives[#lives + 1] = newest - 1 - i
+      end
+    end
+  end
+  local sum
+  if live_from > newest then
+    sum = 0
+  elseif #stale <= #lives then
+    local cs = bk.fast_counts(key, stale)
+    if cs == nil then
+      return nil
+    end
+    sum = total
+    for i = 1, #cs do
+      sum = sum - cs[i]
+    end
+    sum = math.max(sum, 0)
+  else
+    local cs = bk.fast_counts(key, lives)
+    if cs == nil then
+      return nil
+    end
+    sum = cur
+    for i = 1, #cs do
+      sum = sum + cs[i]
+    end
+  end
+  target = math.max(target, newest)
+  if sum + 1 <= limit then
+    local bucket = (newest == target and cur or 0) + 1
+    local flush = nil
+    if newest < target then
+      -- (0 stays 0: a step past 1023 buckets would make it 0 * inf.)
+      if live > 0 then
+        live = live * 2 ^ (target - newest)
+      end
+      if newest >= live_from and cur ~= 0 then
+        live = live + 2 ^ (target - newest - 1)
+        flush = newest
+      end
+      if live >= 2 ^ 52 then
+        return nil
+      end
+    end
+    local header = 'b,' .. int(p) .. ',' .. int(target) .. ',' .. string.format('%x', live) .. ','
+      .. int(sum + 1) .. ',' .. int(bucket)
+    if flush ~= nil then
+      redis.call('HSET', key, 'h', header, int(flush), int(cur))
+    else
+      redis.call('HSET', key, 'h', header)
+    end
+    if #stale > 0 then
+      local names = {}
+      for i = 1, #stale do
+        names[i] = int(stale[i])
+      end
+      redis.call('HDEL', key, unpack(names))
+    end
+    local needed = (target + 1) * p - 1 + w
+    if at < needed then
+      redis.call('PEXPIREAT', key, needed + math.max(math.floor(w / 4), 1))
+    end
+    return { 1, limit - sum - 1, 0, math.max(needed - t, 0) }
+  end
+  -- Denied: the oldest counted buckets first, until enough leaves.
+  local need = sum + 1 - limit
+  local cs = bk.fast_counts(key, lives)
+  if cs == nil then
+    return nil
+  end
+  cs[#cs + 1] = cur
+  lives[#lives + 1] = newest
+  local reset_at = (newest + 1) * p - 1 + w
+  local retry_at = reset_at
+  local freed = 0
+  for i = 1, #cs do
+    freed = freed + cs[i]
+    if freed >= need then
+      retry_at = (lives[i] + 1) * p - 1 + w
+      break
+    end
+  end
+  return { 0, math.max(limit - sum, 0), math.max(retry_at - t, 1), math.max(reset_at - t, 0) }
+end
+
+PLAIN['rl.buckets'] = bk.fast

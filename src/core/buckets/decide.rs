@@ -60,6 +60,9 @@ pub fn decide_within(
     let need = held.saturating_add(req.cost) - req.limit;
     let mut freed = 0u64;
     let mut retry_at = None;
+    // A held bucket holds at least 1, so the walk reads at most `need` of
+    // them (a hint to the store: the answers do not depend on it).
+    view.will_read(win.held.bits_down().count().min(need as usize));
     // Oldest first: the held buckets (highest bit first), then the newest.
     let held_buckets = win.held.bits_down().map(|i| newest - 1 - i as i64);
     for b in held_buckets.chain([newest]) {

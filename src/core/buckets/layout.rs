@@ -103,6 +103,9 @@ pub trait HashView {
     fn exists(&mut self) -> bool;
     /// The value of `field`, if present.
     fn get(&mut self, field: &[u8]) -> Option<Bytes>;
+    /// The call is about to read up to `fields` bucket fields: a store may
+    /// read the hash whole when that is cheaper. Answers stay the same.
+    fn will_read(&mut self, _fields: usize) {}
 }
 
 /// What an admitted call writes. A denied call writes nothing.

@@ -276,35 +276,6 @@ impl ClockSteps {
     }
 }
 
-/// Sets a stopped clock to `ms`, backward as well as forward, by writing
-/// the libfaketime file as the harness does (`Server::advance` only steps
-/// forward). The harness's own idea of the time is left behind: read the
-/// time with TIME after this.
-pub fn set_clock(server: &Server, ms: i64) {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let text = format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{:03}000500\n",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60,
-        ms.rem_euclid(1000)
-    );
-    let file = server.dir.join("faketime");
-    let part = file.with_extension("part");
-    std::fs::write(&part, text).unwrap();
-    std::fs::rename(&part, &file).unwrap();
-}
-
 /// One step of a stream: the line to compare, and plain commands (`K` for
 /// the key, as [`on_both`]) to run on both sides of `key` after it, to
 /// undo a state prepared for this step only.

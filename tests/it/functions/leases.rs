@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use redis::Value;
 
-use super::differential::{pair, set_clock, ClockSteps};
+use super::differential::{pair, ClockSteps};
 use super::start_both;
 use crate::harness::raw_resp::XorShift;
 use crate::harness::{error_text, plain_key, run, Flavor, Plain, Server};
@@ -1065,7 +1065,7 @@ fn a_clock_stepped_back_and_forward() {
         let move_ms = [-5000i64, -1000, -1, 0, 0, 1, 3, 100, 999, 2000];
         at += move_ms[rng.below(move_ms.len() as u64) as usize];
         if rng.below(3) == 0 {
-            set_clock(&server, at);
+            server.set_clock(at);
             assert_eq!(server_ms(c), at, "step {step}");
         }
         let key = ["a", "b"][rng.below(2) as usize];

@@ -6,6 +6,7 @@
 pub mod all_commands;
 pub mod calls;
 pub mod cluster;
+pub mod exporter;
 pub mod fixtures;
 pub mod raw_resp;
 pub mod resp;

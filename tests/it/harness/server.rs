@@ -199,6 +199,10 @@ pub struct Server {
     clock: Option<StoppedClock>,
 }
 
+/// A server whose directory holds this file starts from it (the command
+/// line's settings still win): write it before `start_in`.
+pub const CONFIG_FILE: &str = "server.conf";
+
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
 pub fn free_port() -> u16 {
@@ -292,6 +296,11 @@ impl Server {
             let port = free_port();
             let log = dir.join(format!("server-{port}.log"));
             let mut cmd = Command::new(flavor.binary());
+            // A config file must come first; CONFIG REWRITE needs one.
+            let config = dir.join(CONFIG_FILE);
+            if config.exists() {
+                cmd.arg(&config);
+            }
             cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .arg("--dir")
                 .arg(&dir)
@@ -368,6 +377,15 @@ impl Server {
 
     /// Lets `ms` pass on the server: a stopped clock steps by exactly that
     /// much, a real one is slept on (at least that much passes).
+    /// Sets a stopped clock to `ms`, backward as well as forward (a
+    /// failover onto a replica behind); `advance` goes on from there.
+    pub fn set_clock(&self, ms: i64) {
+        self.clock
+            .as_ref()
+            .expect("set_clock needs a stopped clock")
+            .set(ms);
+    }
+
     pub fn advance(&self, ms: u64) {
         match &self.clock {
             Some(clock) => clock.set(clock.now_ms.load(Ordering::SeqCst) + ms as i64),

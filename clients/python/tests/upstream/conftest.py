@@ -18,7 +18,6 @@ _servers = {}
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "flaky: upstream's retry marker (not installed here)")
     if "RL_UPSTREAM_URIS" not in os.environ:
         for name in ("module", "library"):
             _servers[name] = Server(name)

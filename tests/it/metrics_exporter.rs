@@ -1,0 +1,152 @@
+//! rl's counters in Prometheus through the real redis_exporter and the
+//! collect script in `contrib/redis_exporter/rl.lua`.
+
+use crate::harness::exporter::{rl_script_values, samples, Exporter};
+use crate::harness::*;
+
+#[test]
+fn exporter_exports_every_rl_counter_with_its_value() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        // RL.SLIDE: 2 admitted, 1 denied; RL.FIXED: 1 admitted, 2 denied,
+        // 1 error (a limit of 0).
+        for _ in 0..3 {
+            slide(&mut c, "s", 2, 600_000);
+        }
+        for _ in 0..3 {
+            run(&mut c, &["RL.FIXED", "f", "1", "600000"]).unwrap();
+        }
+        run(&mut c, &["RL.FIXED", "f", "0", "600000"]).unwrap_err();
+        let exporter = Exporter::start(server);
+        let text = exporter.scrape();
+        let exported = rl_script_values(&text);
+        assert_eq!(exported.get("rl_slide_admitted"), Some(&2), "{f:?}");
+        assert_eq!(exported.get("rl_slide_denied"), Some(&1), "{f:?}");
+        assert_eq!(exported.get("rl_slide_calls"), Some(&3), "{f:?}");
+        assert_eq!(exported.get("rl_fixed_admitted"), Some(&1), "{f:?}");
+        assert_eq!(exported.get("rl_fixed_denied"), Some(&2), "{f:?}");
+        assert_eq!(exported.get("rl_fixed_errors"), Some(&1), "{f:?}");
+        // Every counter INFO rl shows, none more, none less.
+        let info: std::collections::BTreeMap<String, u64> = rl_info(&mut c)
+            .into_iter()
+            .map(|(k, v)| (format!("rl_{k}"), v))
+            .collect();
+        assert_eq!(exported, info, "{f:?}");
+        // The exporter reached the server and ran the script cleanly.
+        let sample = |name: &str, labels: &str| {
+            samples(&text)
+                .get(&(name.to_string(), labels.to_string()))
+                .copied()
+        };
+        assert_eq!(sample("redis_up", ""), Some(1.0), "{f:?}");
+        assert_eq!(
+            sample("redis_exporter_last_scrape_error", "err=\"\""),
+            Some(0.0),
+            "{f:?}"
+        );
+        // A later scrape sees later calls: the script runs on every scrape.
+        slide(&mut c, "s", 2, 600_000);
+        let again = rl_script_values(&exporter.scrape());
+        assert_eq!(again.get("rl_slide_denied"), Some(&2), "{f:?}");
+    });
+}
+
+/// Every PromQL expression of `contrib/grafana/rl-dashboard.json` (panel
+/// targets, then template variable queries).
+fn dashboard_queries() -> Vec<String> {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/grafana/rl-dashboard.json");
+    let text = std::fs::read_to_string(&path).expect("read the dashboard");
+    let dash: serde_json::Value = serde_json::from_str(&text).expect("the dashboard is JSON");
+    let mut queries: Vec<String> = dash["panels"]
+        .as_array()
+        .expect("panels")
+        .iter()
+        .flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["expr"].as_str().map(str::to_string))
+        .collect();
+    for var in dash["templating"]["list"].as_array().expect("templating") {
+        if let Some(q) = var["query"]["query"].as_str() {
+            queries.push(q.to_string());
+        }
+    }
+    queries
+}
+
+#[test]
+fn dashboard_queries_only_what_the_exporter_emits() {
+    let selector = regex::Regex::new(r"([A-Za-z_:][A-Za-z0-9_:]*)\{([^}]*)\}").unwrap();
+    let matcher = regex::Regex::new(r#"(\w+)\s*(=~|!~|!=|=)\s*"([^"]*)""#).unwrap();
+    let label_values = regex::Regex::new(r"label_values\(\s*([A-Za-z_:][A-Za-z0-9_:]*)").unwrap();
+    // What may remain of an expression once its selectors, strings, ranges
+    // and grouping clauses are gone: PromQL's own words, never a metric.
+    let promql = ["sum", "rate", "label_replace", "by", "on", "label_values"];
+    let ident = regex::Regex::new(r"[A-Za-z_:][A-Za-z0-9_:]*").unwrap();
+    let strings = regex::Regex::new(r#""[^"]*""#).unwrap();
+    let grouping = regex::Regex::new(r"\b(by|on|without|ignoring)\s*\([^)]*\)").unwrap();
+    let label_values_call = regex::Regex::new(r"label_values\([^)]*\)").unwrap();
+    let ranges = regex::Regex::new(r"\[[^\]]*\]").unwrap();
+    let queries = dashboard_queries();
+    assert!(queries.len() >= 4, "{queries:?}");
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        slide(&mut c, "s", 1, 600_000);
+        slide(&mut c, "s", 1, 600_000);
+        let exporter = Exporter::start(server);
+        let scraped = samples(&exporter.scrape());
+        for q in &queries {
+            let mut selected = 0;
+            for sel in selector.captures_iter(q) {
+                let name = &sel[1];
+                let series: Vec<&String> = scraped
+                    .keys()
+                    .filter(|(n, _)| n == name)
+                    .map(|(_, labels)| labels)
+                    .collect();
+                assert!(!series.is_empty(), "{f:?}: {name} is not exported ({q})");
+                for m in matcher.captures_iter(&sel[2]) {
+                    let (label, op, value) = (&m[1], &m[2], &m[3]);
+                    // A Grafana variable ($instance): Prometheus's own label.
+                    if value.contains('$') {
+                        continue;
+                    }
+                    assert_eq!(op, "=~", "{f:?}: matcher {label}{op}{value:?} in {q}");
+                    let re = regex::Regex::new(&format!("^(?:{value})$")).unwrap();
+                    let hits = series
+                        .iter()
+                        .filter_map(|l| l.strip_prefix(&format!("{label}=\""))?.strip_suffix('"'))
+                        .filter(|v| re.is_match(v))
+                        .count();
+                    assert!(
+                        hits > 0,
+                        "{f:?}: no exported {name} has {label}=~{value:?} ({q})"
+                    );
+                }
+                selected += 1;
+            }
+            for lv in label_values.captures_iter(q) {
+                assert!(
+                    scraped.keys().any(|(n, _)| n == &lv[1]),
+                    "{f:?}: {} is not exported ({q})",
+                    &lv[1]
+                );
+                selected += 1;
+            }
+            assert!(selected > 0, "{f:?}: no metric found in {q}");
+            let rest = selector.replace_all(q, "");
+            let rest = strings.replace_all(&rest, "");
+            let rest = ranges.replace_all(&rest, "");
+            let rest = grouping.replace_all(&rest, "");
+            let rest = label_values_call.replace_all(&rest, "");
+            for word in ident.find_iter(&rest) {
+                assert!(
+                    promql.contains(&word.as_str()),
+                    "{f:?}: {:?} in {q} is neither PromQL nor a checked selector",
+                    word.as_str()
+                );
+            }
+        }
+    });
+}
