@@ -189,6 +189,7 @@ const COMMANDS: &[Expect] = &[
             Arg("limiter", "string", None, &[]),
             Arg("key", "key", None, &[]),
             Arg("parameter", "string", None, &["optional", "multiple"]),
+            Arg("oldest", "pure-token", Some("OLDEST"), OPTIONAL),
         ],
     },
     Expect {
