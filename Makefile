@@ -22,7 +22,7 @@ help: ## List the targets
 rust-version:
 	@scripts/rust-version.sh
 
-deps: rust-version ## Install what a fresh Debian 12 lacks: with apt (as root or sudo) build-essential, libclang-dev, redis-server 7.0, redis-tools, valgrind, faketime, python3-venv, nodejs, npm; with rustup rustfmt, clippy; in .deps/ a venv with redis-py 8, Redis 8.2, Valkey 9.1 (x86-64 only)
+deps: rust-version ## Install what a fresh Debian 12 lacks: with apt (as root or sudo) build-essential, libclang-dev, redis-server 7.0, redis-tools, valgrind, faketime, python3-venv, nodejs, npm, prometheus-redis-exporter; with rustup rustfmt, clippy; in .deps/ a venv with redis-py 8, Redis 8.2, Valkey 9.1 (x86-64 only)
 	@scripts/deps.sh
 
 build: rust-version ## Build the module: target/release/librl.so

@@ -13,6 +13,8 @@ export interface RateLimiterRlOptions {
   /** Seconds; 0 is rl's longest window, 10^9 s. */
   duration: number;
   keyPrefix?: string;
+  /** Accepted and ignored, so RateLimiterRedis's options carry over: node-redis and ioredis are told apart by their methods. */
+  useRedisPackage?: boolean;
   blockDuration?: number;
   execEvenly?: boolean;
   execEvenlyMinDelayMs?: number;
