@@ -41,6 +41,25 @@ pub(super) struct Ends {
 /// to `max_read` of those that left the window, at least the oldest). The
 /// clock, and every entry read, are checked here; a log holding one rl
 /// could not have written is refused.
+/// The wait at `now` until the `n`-th oldest entry in the window (after
+/// `stale` entries at or before `cutoff`) leaves it, at least 1 ms; `None`
+/// when the server's rank lookup gave no answer. A score rl could not have
+/// written is refused.
+pub(super) fn nth_leaves(
+    log: &mut impl LogView,
+    cutoff: i64,
+    stale: u64,
+    n: u64,
+    window: i64,
+    now: i64,
+) -> Result<Option<u64>, RlError> {
+    match log.nth_after(cutoff, stale, n) {
+        Some(s) if !(0..=MAX_NOW_MS).contains(&s) => Err(RlError::ForeignZset),
+        Some(s) => Ok(Some((s + window - now).max(1) as u64)),
+        None => Ok(None),
+    }
+}
+
 pub(super) fn read_ends(
     log: &mut impl LogView,
     now: i64,
@@ -136,12 +155,9 @@ pub fn decide_within(
     // entry's leaving is a wait that is surely enough. The entry read is
     // checked like every other: a score rl could not have written (a
     // fraction, `+inf`) is refused, not turned into a wait.
-    let retry_after_ms = match log.nth_after(cutoff, stale, need) {
-        Some(s) if !(0..=MAX_NOW_MS).contains(&s) => return Err(RlError::ForeignZset),
-        Some(s) => (s + window - now).max(1) as u64,
-        None => reset_after_ms,
-    }
-    .max(1);
+    let retry_after_ms = nth_leaves(log, cutoff, stale, need, window, now)?
+        .unwrap_or(reset_after_ms)
+        .max(1);
     Ok(Outcome {
         decision: Decision {
             allowed: false,

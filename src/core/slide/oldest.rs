@@ -1,8 +1,8 @@
 //! `RL.PEEK SLIDE ... OLDEST`: the wait until the oldest entry the window
 //! counts leaves it.
 
-use super::decide::read_ends;
-use super::log::{LogView, MAX_NOW_MS};
+use super::decide::{nth_leaves, read_ends};
+use super::log::LogView;
 use super::request::SlideRequest;
 use crate::core::error::RlError;
 
@@ -18,15 +18,14 @@ pub fn oldest_wait(log: &mut impl LogView, req: &SlideRequest, now: i64) -> Resu
     if ends.held == 0 {
         return Ok(0);
     }
-    match log.nth_after(cutoff, ends.stale, 1) {
-        Some(s) if !(0..=MAX_NOW_MS).contains(&s) => Err(RlError::ForeignZset),
-        Some(s) => Ok((s + window - now).max(1) as u64),
-        // The rank lookup failed: the newest entry's leaving is surely
-        // late enough (as a denial's wait falls back to it).
-        None => Ok(ends
-            .newest
-            .map_or(0, |e| (e.score + window - now).max(1) as u64)),
-    }
+    // The rank lookup failed: the newest entry's leaving is surely late
+    // enough (as a denial's wait falls back to it).
+    Ok(
+        nth_leaves(log, cutoff, ends.stale, 1, window, now)?.unwrap_or_else(|| {
+            ends.newest
+                .map_or(0, |e| (e.score + window - now).max(1) as u64)
+        }),
+    )
 }
 
 #[cfg(test)]
