@@ -112,6 +112,22 @@ local function sf_fixed_refund(key, req, call)
   return refunded
 end
 
+-- fixed/charge.rs: cost added to the current window's count (a new
+-- window's, if none runs) whether or not it fits, up to MAX_LIMIT; its end
+-- stays. The peek after reads back the count written.
+local function sf_fixed_charge(key, req, call)
+  local now_ms = call.now.ms
+  local count, at = sf_fixed_current(key, now_ms)
+  if count == nil then
+    count, at = 0, now_ms + req.window
+  end
+  local charged = math.min(req.cost, SF.MAX_LIMIT - count)
+  if charged > 0 then
+    sf_fixed_set(key, count + charged, at)
+  end
+  return charged
+end
+
 LIMITERS.FIXED = {
   token = 'FIXED',
   usage = 'FIXED key limit window [COST cost]',
@@ -124,6 +140,7 @@ LIMITERS.FIXED = {
     return { limit = req.limit, window = req.window, cost = 1 }
   end,
   refund = sf_fixed_refund,
+  charge = sf_fixed_charge,
 }
 
 local function sf_rl_fixed(key, limit, window, cost)

@@ -5,6 +5,7 @@
 pub mod acquire;
 pub mod all;
 pub mod buckets;
+pub mod charge;
 pub mod cl_throttle;
 pub mod count;
 pub mod fixed;

@@ -12,7 +12,8 @@ use super::reply::Reply;
 pub enum Ended {
     Admitted,
     Denied,
-    /// A reply that is not a decision (RL.COUNT, RL.TOTALS, RL.REFUND).
+    /// A reply that is not a decision (RL.COUNT, RL.TOTALS, RL.REFUND,
+    /// RL.CHARGE).
     Answered,
     Error,
     /// Not a call: the server only asked for the keys.
@@ -32,7 +33,9 @@ impl Ended {
             Reply::All(_) => Ended::Denied,
             Reply::Leased(l) if l.decision.allowed => Ended::Admitted,
             Reply::Leased(_) => Ended::Denied,
-            Reply::Totals(_) | Reply::Refunded(_) | Reply::LeaseChange(_) => Ended::Answered,
+            Reply::Totals(_) | Reply::Refunded(_) | Reply::Charged(_) | Reply::LeaseChange(_) => {
+                Ended::Answered
+            }
             Reply::KeysReported => Ended::KeysOnly,
         }
     }

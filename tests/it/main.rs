@@ -9,6 +9,7 @@ mod acl;
 mod all_of;
 mod bounded_work;
 mod buckets;
+mod charge;
 mod cluster;
 mod concurrency;
 mod count;
