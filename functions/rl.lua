@@ -109,6 +109,11 @@ end
 
 -- RL.PEEK takes OLDEST off its line before the limiter's parser runs:
 -- anywhere else it is refused by name (core/error.rs OldestOnlyInPeek).
+function E.upto_only(command)
+  fail('ERR UPTO is an option of RL.SLIDE, RL.BUCKETS, RL.THROTTLE and RL.FIXED only, not of \''
+    .. command .. "'")
+end
+
 function E.oldest_only_in_peek(command)
   fail('ERR OLDEST is an option of RL.PEEK SLIDE and RL.PEEK BUCKETS only, not of \'' .. command
     .. "'")
@@ -224,6 +229,11 @@ local function options(syn, line, on_option)
     local given = line[at]:upper()
     if given == 'OLDEST' then
       E.oldest_only_in_peek(syn.command)
+    end
+    -- The limiters' own commands take UPTO off their line first
+    -- (take_upto): anywhere else it is refused by name.
+    if given == 'UPTO' then
+      E.upto_only(syn.command)
     end
     local token = nil
     for _, t in ipairs(syn.options) do
@@ -367,6 +377,52 @@ local function now()
   return { ms = ms, us = us }
 end
 
+-- ---------------------------------------------------------------- UPTO
+
+-- core/upto.rs take_upto: the line without its UPTO (anywhere from word
+-- `from` on, after the required positional arguments), nil when it has
+-- none. UPTO twice is an error.
+local function take_upto(line, from)
+  local found = 0
+  for i = from, #line do
+    if line[i]:upper() == 'UPTO' then
+      found = found + 1
+    end
+  end
+  if found == 0 then
+    return nil
+  end
+  if found > 1 then
+    E.duplicate_option('UPTO')
+  end
+  local out = {}
+  for i = 1, #line do
+    if i < from or line[i]:upper() ~= 'UPTO' then
+      out[#out + 1] = line[i]
+    end
+  end
+  return out
+end
+
+-- core/upto.rs UpTo: the whole cost when it fits; else the limiter's
+-- decision for what fits (its denial's remaining, at least 1): an
+-- admission of that many, or the denial of one unit. The reply gains the
+-- units granted.
+local function grant_up_to(lim, key, req)
+  local call = { now = now(), shares = { slides = 1, buckets = 1 }, writes = true }
+  local d, write = lim.decide(key, req, call)
+  local granted = lim.units(req)
+  if d.allowed ~= 1 then
+    local fits = math.max(math.min(d.remaining, granted), 1)
+    d, write = lim.decide(key, lim.with_units(req, fits), call)
+    granted = d.allowed == 1 and fits or 0
+  end
+  if write ~= nil then
+    write()
+  end
+  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms, granted }
+end
+
 -- ---------------------------------------------------------------- keys
 
 -- The key's absolute expiry in ms; -1 without one, -2 when absent.
@@ -458,7 +514,9 @@ local Slide = {
   SUFFIXES_KEPT = 1000,
 }
 
-function Slide.parse(line)
+-- `up_to` (RL.SLIDE ... UPTO, the flag taken off): the cost may pass the
+-- limit.
+function Slide.parse(line, up_to)
   check_count(Slide.syntax, line)
   local limit = positive(line[3], 'limit', Slide.MAX_LIMIT)
   local window = positive(line[4], 'window', Slide.MAX_WINDOW_MS)
@@ -471,7 +529,7 @@ function Slide.parse(line)
     end)
     cost = set.COST or 1
   end
-  if cost > limit then
+  if cost > limit and not up_to then
     E.cost_above_limit()
   end
   return { limit = limit, window = window, cost = cost }
@@ -479,6 +537,10 @@ end
 
 function Slide.units(req)
   return req.cost
+end
+
+function Slide.with_units(req, n)
+  return { limit = req.limit, window = req.window, cost = n }
 end
 
 function Slide.unit(req)
@@ -939,6 +1001,10 @@ function Slide.admit(key, limit, window, cost)
 end
 
 COMMANDS['rl.slide'] = function(key, line)
+  local up = take_upto(line, 5)
+  if up ~= nil then
+    return grant_up_to(Slide, key, Slide.parse(up, true))
+  end
   local req = Slide.parse(line)
   return Slide.admit(key, req.limit, req.window, req.cost)
 end
@@ -1622,7 +1688,9 @@ local BUCKETS = {
   usage = 'BUCKETS key limit window [PRECISION ms] [COST cost]',
 }
 
-function BUCKETS.parse(line)
+-- `up_to` (RL.BUCKETS ... UPTO, the flag taken off): the cost may pass
+-- the limit.
+function BUCKETS.parse(line, up_to)
   check_count(BK.BUCKETS_SYNTAX, line)
   local limit = positive(line[3], 'limit', BK.MAX_LIMIT)
   local window = positive(line[4], 'window', BK.MAX_WINDOW)
@@ -1637,10 +1705,14 @@ function BUCKETS.parse(line)
     end)
   end
   local cost = set.COST or 1
-  if cost > limit then
+  if cost > limit and not up_to then
     E.cost_above_limit()
   end
   return { limit = limit, window = window, precision = set.PRECISION, cost = cost }
+end
+
+function BUCKETS.with_units(req, n)
+  return { limit = req.limit, window = req.window, precision = req.precision, cost = n }
 end
 
 function BUCKETS.units(req)
@@ -1844,6 +1916,10 @@ end
 LIMITERS.BUCKETS = BUCKETS
 
 COMMANDS['rl.buckets'] = function(key, line)
+  local up = take_upto(line, 5)
+  if up ~= nil then
+    return grant_up_to(BUCKETS, key, BUCKETS.parse(up, true))
+  end
   local req = BUCKETS.parse(line)
   local d, write = BUCKETS.decide(key, req, { now = now(), shares = BK.ONE, writes = true })
   if write then
@@ -2272,10 +2348,15 @@ end
 -- request.rs ThrottleRequest::parse; cell: CL.THROTTLE's dialect. As
 -- values (emission, tolerance, limit, quantity): the commands build no
 -- table per call; `sf_parse_throttle` is the limiter interface's form.
-local function sf_parse_throttle_parts(line, cell)
+-- `up_to` (RL.THROTTLE ... UPTO, the flag taken off): the quantity may
+-- pass max_burst + 1.
+local function sf_parse_throttle_parts(line, cell, up_to)
   local command = cell and 'cl.throttle' or 'rl.throttle'
   if #line < 5 or #line > 6 then
     E.arity(command)
+  end
+  if line[6] ~= nil and line[6]:upper() == 'UPTO' then
+    E.upto_only(command)
   end
   local max_burst = non_negative(line[3], 'max_burst', SF.MAX_UNITS)
   local count = positive(line[4], 'count', SF.MAX_UNITS)
@@ -2289,14 +2370,14 @@ local function sf_parse_throttle_parts(line, cell)
     end
   end
   local emission, tolerance, limit = sf_gcra(max_burst, count, period * (cell and 1000000 or 1000))
-  if not cell and quantity > limit then
+  if not cell and not up_to and quantity > limit then
     fail('ERR quantity must not exceed max_burst + 1')
   end
   return emission, tolerance, limit, quantity
 end
 
-local function sf_parse_throttle(line, cell)
-  local emission, tolerance, limit, quantity = sf_parse_throttle_parts(line, cell)
+local function sf_parse_throttle(line, cell, up_to)
+  local emission, tolerance, limit, quantity = sf_parse_throttle_parts(line, cell, up_to)
   return { rate = { emission = emission, tolerance = tolerance, limit = limit }, quantity = quantity }
 end
 
@@ -2550,6 +2631,9 @@ LIMITERS.THROTTLE = {
   unit = function(req)
     return { rate = req.rate, quantity = 1 }
   end,
+  with_units = function(req, n)
+    return { rate = req.rate, quantity = n }
+  end,
   refund = sf_throttle_refund,
   charge = sf_throttle_charge,
 }
@@ -2582,6 +2666,10 @@ local function sf_throttle_command(key, line, cell)
 end
 
 COMMANDS['rl.throttle'] = function(key, line)
+  local up = take_upto(line, 6)
+  if up ~= nil then
+    return grant_up_to(LIMITERS.THROTTLE, key, sf_parse_throttle(up, false, true))
+  end
   return sf_throttle_command(key, line, false)
 end
 
@@ -2632,7 +2720,7 @@ local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST' })
 
 -- As values (limit, window, cost); `sf_parse_fixed` is the limiter
 -- interface's form.
-local function sf_parse_fixed_parts(line)
+local function sf_parse_fixed_parts(line, up_to)
   check_count(FIXED_SYNTAX, line)
   local limit = positive(line[3], 'limit', SF.MAX_LIMIT)
   local window = positive(line[4], 'window', SF.MAX_WINDOW_MS)
@@ -2644,14 +2732,16 @@ local function sf_parse_fixed_parts(line)
     end)
     cost = set.COST or 1
   end
-  if cost > limit then
+  if cost > limit and not up_to then
     E.cost_above_limit()
   end
   return limit, window, cost
 end
 
-local function sf_parse_fixed(line)
-  local limit, window, cost = sf_parse_fixed_parts(line)
+-- `up_to` (RL.FIXED ... UPTO, the flag taken off): the cost may pass the
+-- limit.
+local function sf_parse_fixed(line, up_to)
+  local limit, window, cost = sf_parse_fixed_parts(line, up_to)
   return { limit = limit, window = window, cost = cost }
 end
 
@@ -2765,6 +2855,9 @@ LIMITERS.FIXED = {
   unit = function(req)
     return { limit = req.limit, window = req.window, cost = 1 }
   end,
+  with_units = function(req, n)
+    return { limit = req.limit, window = req.window, cost = n }
+  end,
   refund = sf_fixed_refund,
   charge = sf_fixed_charge,
 }
@@ -2778,6 +2871,10 @@ local function sf_rl_fixed(key, limit, window, cost)
 end
 
 COMMANDS['rl.fixed'] = function(key, line)
+  local up = take_upto(line, 5)
+  if up ~= nil then
+    return grant_up_to(LIMITERS.FIXED, key, sf_parse_fixed(up, true))
+  end
   return sf_rl_fixed(key, sf_parse_fixed_parts(line))
 end
 
@@ -3338,6 +3435,9 @@ local function parse_limited(line, called, with_key, usage)
   end
   if getmetatable(req) == Fail and req.text:find('^ERR OLDEST is an option of') then
     E.oldest_only_in_peek(called)
+  end
+  if getmetatable(req) == Fail and req.text:find('^ERR UPTO is an option of') then
+    E.upto_only(called)
   end
   if getmetatable(req) == Fail and req.text:find("^ERR wrong number of arguments for '") then
     usage = usage and usage(lim) or lim.usage

@@ -25,6 +25,9 @@ local function parse_limited(line, called, with_key, usage)
   if getmetatable(req) == Fail and req.text:find('^ERR OLDEST is an option of') then
     E.oldest_only_in_peek(called)
   end
+  if getmetatable(req) == Fail and req.text:find('^ERR UPTO is an option of') then
+    E.upto_only(called)
+  end
   if getmetatable(req) == Fail and req.text:find("^ERR wrong number of arguments for '") then
     usage = usage and usage(lim) or lim.usage
     if not with_key then

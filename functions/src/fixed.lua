@@ -6,7 +6,7 @@ local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST' })
 
 -- As values (limit, window, cost); `sf_parse_fixed` is the limiter
 -- interface's form.
-local function sf_parse_fixed_parts(line)
+local function sf_parse_fixed_parts(line, up_to)
   check_count(FIXED_SYNTAX, line)
   local limit = positive(line[3], 'limit', SF.MAX_LIMIT)
   local window = positive(line[4], 'window', SF.MAX_WINDOW_MS)
@@ -18,14 +18,16 @@ local function sf_parse_fixed_parts(line)
     end)
     cost = set.COST or 1
   end
-  if cost > limit then
+  if cost > limit and not up_to then
     E.cost_above_limit()
   end
   return limit, window, cost
 end
 
-local function sf_parse_fixed(line)
-  local limit, window, cost = sf_parse_fixed_parts(line)
+-- `up_to` (RL.FIXED ... UPTO, the flag taken off): the cost may pass the
+-- limit.
+local function sf_parse_fixed(line, up_to)
+  local limit, window, cost = sf_parse_fixed_parts(line, up_to)
   return { limit = limit, window = window, cost = cost }
 end
 
@@ -139,6 +141,9 @@ LIMITERS.FIXED = {
   unit = function(req)
     return { limit = req.limit, window = req.window, cost = 1 }
   end,
+  with_units = function(req, n)
+    return { limit = req.limit, window = req.window, cost = n }
+  end,
   refund = sf_fixed_refund,
   charge = sf_fixed_charge,
 }
@@ -152,6 +157,10 @@ local function sf_rl_fixed(key, limit, window, cost)
 end
 
 COMMANDS['rl.fixed'] = function(key, line)
+  local up = take_upto(line, 5)
+  if up ~= nil then
+    return grant_up_to(LIMITERS.FIXED, key, sf_parse_fixed(up, true))
+  end
   return sf_rl_fixed(key, sf_parse_fixed_parts(line))
 end
 

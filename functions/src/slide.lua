@@ -27,7 +27,9 @@ local Slide = {
   SUFFIXES_KEPT = 1000,
 }
 
-function Slide.parse(line)
+-- `up_to` (RL.SLIDE ... UPTO, the flag taken off): the cost may pass the
+-- limit.
+function Slide.parse(line, up_to)
   check_count(Slide.syntax, line)
   local limit = positive(line[3], 'limit', Slide.MAX_LIMIT)
   local window = positive(line[4], 'window', Slide.MAX_WINDOW_MS)
@@ -40,7 +42,7 @@ function Slide.parse(line)
     end)
     cost = set.COST or 1
   end
-  if cost > limit then
+  if cost > limit and not up_to then
     E.cost_above_limit()
   end
   return { limit = limit, window = window, cost = cost }
@@ -48,6 +50,10 @@ end
 
 function Slide.units(req)
   return req.cost
+end
+
+function Slide.with_units(req, n)
+  return { limit = req.limit, window = req.window, cost = n }
 end
 
 function Slide.unit(req)
@@ -508,6 +514,10 @@ function Slide.admit(key, limit, window, cost)
 end
 
 COMMANDS['rl.slide'] = function(key, line)
+  local up = take_upto(line, 5)
+  if up ~= nil then
+    return grant_up_to(Slide, key, Slide.parse(up, true))
+  end
   local req = Slide.parse(line)
   return Slide.admit(key, req.limit, req.window, req.cost)
 end

@@ -108,10 +108,15 @@ end
 -- request.rs ThrottleRequest::parse; cell: CL.THROTTLE's dialect. As
 -- values (emission, tolerance, limit, quantity): the commands build no
 -- table per call; `sf_parse_throttle` is the limiter interface's form.
-local function sf_parse_throttle_parts(line, cell)
+-- `up_to` (RL.THROTTLE ... UPTO, the flag taken off): the quantity may
+-- pass max_burst + 1.
+local function sf_parse_throttle_parts(line, cell, up_to)
   local command = cell and 'cl.throttle' or 'rl.throttle'
   if #line < 5 or #line > 6 then
     E.arity(command)
+  end
+  if line[6] ~= nil and line[6]:upper() == 'UPTO' then
+    E.upto_only(command)
   end
   local max_burst = non_negative(line[3], 'max_burst', SF.MAX_UNITS)
   local count = positive(line[4], 'count', SF.MAX_UNITS)
@@ -125,14 +130,14 @@ local function sf_parse_throttle_parts(line, cell)
     end
   end
   local emission, tolerance, limit = sf_gcra(max_burst, count, period * (cell and 1000000 or 1000))
-  if not cell and quantity > limit then
+  if not cell and not up_to and quantity > limit then
     fail('ERR quantity must not exceed max_burst + 1')
   end
   return emission, tolerance, limit, quantity
 end
 
-local function sf_parse_throttle(line, cell)
-  local emission, tolerance, limit, quantity = sf_parse_throttle_parts(line, cell)
+local function sf_parse_throttle(line, cell, up_to)
+  local emission, tolerance, limit, quantity = sf_parse_throttle_parts(line, cell, up_to)
   return { rate = { emission = emission, tolerance = tolerance, limit = limit }, quantity = quantity }
 end
 
@@ -386,6 +391,9 @@ LIMITERS.THROTTLE = {
   unit = function(req)
     return { rate = req.rate, quantity = 1 }
   end,
+  with_units = function(req, n)
+    return { rate = req.rate, quantity = n }
+  end,
   refund = sf_throttle_refund,
   charge = sf_throttle_charge,
 }
@@ -418,6 +426,10 @@ local function sf_throttle_command(key, line, cell)
 end
 
 COMMANDS['rl.throttle'] = function(key, line)
+  local up = take_upto(line, 6)
+  if up ~= nil then
+    return grant_up_to(LIMITERS.THROTTLE, key, sf_parse_throttle(up, false, true))
+  end
   return sf_throttle_command(key, line, false)
 end
 

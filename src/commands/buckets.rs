@@ -4,6 +4,7 @@
 use crate::command;
 use crate::core::buckets::request::{BucketsRequest, SYNTAX};
 use crate::core::error::RlError;
+use crate::core::upto::{take_upto, UpTo};
 use crate::host::context::CommandCtx;
 use crate::host::hash_state::HashState;
 use crate::host::limit;
@@ -11,6 +12,14 @@ use crate::host::registry::KeyAccess;
 use crate::host::reply::Reply;
 
 fn buckets(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
+    if let Some(line) = take_upto(&SYNTAX, args)? {
+        let req = BucketsRequest::parse_up_to(&line)?;
+        return Ok(Reply::Granted(limit::run::<HashState, _>(
+            cmd,
+            &UpTo(req),
+            1,
+        )?));
+    }
     let req = BucketsRequest::parse(args)?;
     Ok(Reply::Decision(limit::run::<HashState, _>(cmd, &req, 1)?))
 }

@@ -3,6 +3,7 @@
 use crate::command;
 use crate::core::error::RlError;
 use crate::core::slide::request::{SlideRequest, SYNTAX};
+use crate::core::upto::{take_upto, UpTo};
 use crate::host::context::CommandCtx;
 use crate::host::limit;
 use crate::host::registry::KeyAccess;
@@ -10,6 +11,14 @@ use crate::host::reply::Reply;
 use crate::host::zset_log::ZsetLog;
 
 fn slide(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
+    if let Some(line) = take_upto(&SYNTAX, args)? {
+        let req = SlideRequest::parse_up_to(&line)?;
+        return Ok(Reply::Granted(limit::run::<ZsetLog, _>(
+            cmd,
+            &UpTo(req),
+            1,
+        )?));
+    }
     let req = SlideRequest::parse(args)?;
     Ok(Reply::Decision(limit::run::<ZsetLog, _>(cmd, &req, 1)?))
 }

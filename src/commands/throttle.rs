@@ -3,6 +3,7 @@
 use crate::command;
 use crate::core::error::RlError;
 use crate::core::throttle::request::{ThrottleRequest, RL_THROTTLE};
+use crate::core::upto::{take_upto, UpTo};
 use crate::host::context::CommandCtx;
 use crate::host::limit;
 use crate::host::registry::KeyAccess;
@@ -10,6 +11,14 @@ use crate::host::reply::Reply;
 use crate::host::string_state::StringState;
 
 fn throttle(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
+    if let Some(line) = take_upto(&RL_THROTTLE, args)? {
+        let req = ThrottleRequest::parse_ms_up_to(&line)?;
+        return Ok(Reply::Granted(limit::run::<StringState, _>(
+            cmd,
+            &UpTo(req),
+            1,
+        )?));
+    }
     let req = ThrottleRequest::parse_ms(args)?;
     Ok(Reply::Decision(limit::run::<StringState, _>(cmd, &req, 1)?))
 }

@@ -68,7 +68,8 @@ impl Algorithm {
     /// How the limiter is spelled after `RL.PEEK` (`SLIDE key limit window
     /// [COST cost]`) or in an `RL.ALL` clause, whose key is listed apart.
     fn usage(self, with_key: bool) -> String {
-        let line = self.syntax().synopsis();
+        // UPTO is an option of the limiter's own command only.
+        let line = self.syntax().synopsis().replace(" [UPTO]", "");
         let line = line.strip_prefix("RL.").unwrap_or(&line);
         if with_key {
             line.to_string()
@@ -111,6 +112,9 @@ impl LimitRequest {
                 usage: algorithm.usage(with_key),
             },
             RlError::OldestOnlyInPeek { .. } => RlError::OldestOnlyInPeek {
+                command: called.name().to_string(),
+            },
+            RlError::UptoOnlyInLimiters { .. } => RlError::UptoOnlyInLimiters {
                 command: called.name().to_string(),
             },
             e => e,

@@ -73,7 +73,8 @@ pub fn set_once<T>(slot: &mut Option<T>, value: T, option: &'static str) -> Resu
 }
 
 /// `limit window [COST cost]` at arguments 2 and on, as RL.SLIDE and
-/// RL.FIXED take them: `(limit, window_ms, cost)`, the cost at most `limit`.
+/// RL.FIXED take them: `(limit, window_ms, cost)`, the cost at most `limit`
+/// unless `up_to` (an `UPTO` request takes what fits of any cost).
 /// Inlined, so each command's parser is specialised to its declaration.
 #[inline(always)]
 pub fn limit_window_cost(
@@ -81,12 +82,13 @@ pub fn limit_window_cost(
     args: &[&[u8]],
     max_limit: u64,
     max_cost: u64,
+    up_to: bool,
 ) -> Result<(u64, u64, u64), RlError> {
     syntax.check_count(args.len())?;
     let limit = positive(args[2], "limit", max_limit)?;
     let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
     let cost = cost_option(syntax, args, max_cost)?;
-    if cost > limit {
+    if cost > limit && !up_to {
         return Err(RlError::CostAboveLimit);
     }
     Ok((limit, window_ms, cost))

@@ -50,7 +50,10 @@ pub fn max_charge(algorithm: Algorithm) -> u64 {
 fn usage(algorithm: Algorithm) -> String {
     let line = algorithm.syntax().synopsis();
     let line = line.strip_prefix("RL.").unwrap_or(&line);
-    let line = line.replace(" [COST cost]", "").replace(" [quantity]", "");
+    let line = line
+        .replace(" [COST cost]", "")
+        .replace(" [quantity]", "")
+        .replace(" [UPTO]", "");
     format!("{line} COST cost")
 }
 

@@ -83,6 +83,9 @@ pub enum RlError {
     NotChargeable { limiter: &'static str },
     /// `RL.CHARGE` without its `COST`.
     ChargeNeedsCost,
+    /// `UPTO` given to a command other than the limiters' own (`command`
+    /// as the error names it).
+    UptoOnlyInLimiters { command: String },
     /// A lease id (`ID`, or `lease`) that rl could not store as one.
     BadLeaseId { arg: &'static str },
     /// `OLDEST` given to a command or limiter other than `RL.PEEK SLIDE`
@@ -210,6 +213,10 @@ impl fmt::Display for RlError {
             RlError::NotChargeable { limiter } => write!(
                 f,
                 "ERR RL.CHARGE does not apply to {limiter} (a lease holds a slot, not units)"
+            ),
+            RlError::UptoOnlyInLimiters { command } => write!(
+                f,
+                "ERR UPTO is an option of RL.SLIDE, RL.BUCKETS, RL.THROTTLE and RL.FIXED only, not of '{command}'"
             ),
             RlError::ChargeNeedsCost => {
                 write!(f, "ERR RL.CHARGE needs COST n, the units to charge")
@@ -404,6 +411,12 @@ mod tests {
             (
                 RlError::NotChargeable { limiter: "ACQUIRE" },
                 "ERR RL.CHARGE does not apply to ACQUIRE (a lease holds a slot, not units)",
+            ),
+            (
+                RlError::UptoOnlyInLimiters {
+                    command: "rl.peek".into(),
+                },
+                "ERR UPTO is an option of RL.SLIDE, RL.BUCKETS, RL.THROTTLE and RL.FIXED only, not of 'rl.peek'",
             ),
             (
                 RlError::ChargeNeedsCost,

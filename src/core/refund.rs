@@ -38,9 +38,13 @@ pub fn parse_refund(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
 pub trait Units: Copy {
     /// The units to give back: the request's `COST` (THROTTLE: `quantity`).
     fn units(&self) -> u64;
+    /// The same request for `n` units (`UPTO`'s grant of what fits).
+    fn with_units(&self, n: u64) -> Self;
     /// The same request for one unit: what `RL.REFUND` reports on after
     /// giving back (as `RL.PEEK` would answer for it).
-    fn unit(&self) -> Self;
+    fn unit(&self) -> Self {
+        self.with_units(1)
+    }
 }
 
 /// The refund of a request's units: implements the limiter interface for

@@ -129,6 +129,13 @@ impl Syntax {
                     command: self.name().to_string(),
                 });
             }
+            // The limiters' own commands take UPTO off their line first
+            // (`upto::take_upto`): anywhere else it is refused by name.
+            if given.eq_ignore_ascii_case(b"UPTO") {
+                return Err(RlError::UptoOnlyInLimiters {
+                    command: self.name().to_string(),
+                });
+            }
             let token = self
                 .args
                 .iter()

@@ -27,6 +27,8 @@ impl Ended {
             Reply::Decision(_) => Ended::Denied,
             Reply::DecisionOldest(d, _) if d.allowed => Ended::Admitted,
             Reply::DecisionOldest(..) => Ended::Denied,
+            Reply::Granted(g) if g.decision.allowed => Ended::Admitted,
+            Reply::Granted(_) => Ended::Denied,
             Reply::Cell(c) if c.limited => Ended::Denied,
             Reply::Cell(_) => Ended::Admitted,
             Reply::All(c) if c.allowed => Ended::Admitted,

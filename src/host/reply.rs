@@ -14,6 +14,7 @@ use crate::core::error::RlError;
 use crate::core::lease::{LeaseChange, Leased};
 use crate::core::refund::Refunded;
 use crate::core::throttle::gcra::CellReply;
+use crate::core::upto::Granted;
 
 /// What a command answers; shaped by the core, written here.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +33,9 @@ pub enum Reply {
     Refunded(Refunded),
     /// RL.CHARGE: `[charged, remaining, retry_after_ms, reset_after_ms]`.
     Charged(Charged),
+    /// A limiter's own command with `UPTO`: the decision, then the units
+    /// granted.
+    Granted(Granted),
     /// RL.ACQUIRE: `[allowed, remaining, retry_after_ms, reset_after_ms,
     /// lease]`, the lease a bulk string, or nil when denied.
     Leased(Leased),
@@ -58,6 +62,7 @@ pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
         Reply::All(c) => write_combined(ctx, c),
         Reply::Refunded(r) => write_integers(ctx, &r.to_reply()),
         Reply::Charged(c) => write_integers(ctx, &c.to_reply()),
+        Reply::Granted(g) => write_integers(ctx, &g.to_reply()),
         Reply::Leased(l) => write_leased(ctx, l),
         Reply::LeaseChange(c) => write_integers(ctx, &c.to_reply()),
         Reply::KeysReported => {}

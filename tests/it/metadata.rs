@@ -63,6 +63,7 @@ const COMMANDS: &[Expect] = &[
             Arg("limit", "integer", None, &[]),
             Arg("window", "integer", None, &[]),
             Arg("cost", "integer", Some("COST"), OPTIONAL),
+            Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
         ],
     },
     Expect {
@@ -82,6 +83,7 @@ const COMMANDS: &[Expect] = &[
             Arg("window", "integer", None, &[]),
             Arg("ms", "integer", Some("PRECISION"), OPTIONAL),
             Arg("cost", "integer", Some("COST"), OPTIONAL),
+            Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
         ],
     },
     Expect {
@@ -134,6 +136,7 @@ const COMMANDS: &[Expect] = &[
             Arg("count", "integer", None, &[]),
             Arg("period", "integer", None, &[]),
             Arg("quantity", "integer", None, OPTIONAL),
+            Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
         ],
     },
     Expect {
@@ -168,6 +171,7 @@ const COMMANDS: &[Expect] = &[
             Arg("limit", "integer", None, &[]),
             Arg("window", "integer", None, &[]),
             Arg("cost", "integer", Some("COST"), OPTIONAL),
+            Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
         ],
     },
     Expect {

@@ -6,7 +6,9 @@ local BUCKETS = {
   usage = 'BUCKETS key limit window [PRECISION ms] [COST cost]',
 }
 
-function BUCKETS.parse(line)
+-- `up_to` (RL.BUCKETS ... UPTO, the flag taken off): the cost may pass
+-- the limit.
+function BUCKETS.parse(line, up_to)
   check_count(BK.BUCKETS_SYNTAX, line)
   local limit = positive(line[3], 'limit', BK.MAX_LIMIT)
   local window = positive(line[4], 'window', BK.MAX_WINDOW)
@@ -21,10 +23,14 @@ function BUCKETS.parse(line)
     end)
   end
   local cost = set.COST or 1
-  if cost > limit then
+  if cost > limit and not up_to then
     E.cost_above_limit()
   end
   return { limit = limit, window = window, precision = set.PRECISION, cost = cost }
+end
+
+function BUCKETS.with_units(req, n)
+  return { limit = req.limit, window = req.window, precision = req.precision, cost = n }
 end
 
 function BUCKETS.units(req)
@@ -228,6 +234,10 @@ end
 LIMITERS.BUCKETS = BUCKETS
 
 COMMANDS['rl.buckets'] = function(key, line)
+  local up = take_upto(line, 5)
+  if up ~= nil then
+    return grant_up_to(BUCKETS, key, BUCKETS.parse(up, true))
+  end
   local req = BUCKETS.parse(line)
   local d, write = BUCKETS.decide(key, req, { now = now(), shares = BK.ONE, writes = true })
   if write then

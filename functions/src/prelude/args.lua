@@ -72,6 +72,11 @@ local function options(syn, line, on_option)
     if given == 'OLDEST' then
       E.oldest_only_in_peek(syn.command)
     end
+    -- The limiters' own commands take UPTO off their line first
+    -- (take_upto): anywhere else it is refused by name.
+    if given == 'UPTO' then
+      E.upto_only(syn.command)
+    end
     local token = nil
     for _, t in ipairs(syn.options) do
       if t == given then

@@ -103,6 +103,11 @@ end
 
 -- RL.PEEK takes OLDEST off its line before the limiter's parser runs:
 -- anywhere else it is refused by name (core/error.rs OldestOnlyInPeek).
+function E.upto_only(command)
+  fail('ERR UPTO is an option of RL.SLIDE, RL.BUCKETS, RL.THROTTLE and RL.FIXED only, not of \''
+    .. command .. "'")
+end
+
 function E.oldest_only_in_peek(command)
   fail('ERR OLDEST is an option of RL.PEEK SLIDE and RL.PEEK BUCKETS only, not of \'' .. command
     .. "'")

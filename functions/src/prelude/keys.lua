@@ -21,6 +21,52 @@ local function now()
   return { ms = ms, us = us }
 end
 
+-- ---------------------------------------------------------------- UPTO
+
+-- core/upto.rs take_upto: the line without its UPTO (anywhere from word
+-- `from` on, after the required positional arguments), nil when it has
+-- none. UPTO twice is an error.
+local function take_upto(line, from)
+  local found = 0
+  for i = from, #line do
+    if line[i]:upper() == 'UPTO' then
+      found = found + 1
+    end
+  end
+  if found == 0 then
+    return nil
+  end
+  if found > 1 then
+    E.duplicate_option('UPTO')
+  end
+  local out = {}
+  for i = 1, #line do
+    if i < from or line[i]:upper() ~= 'UPTO' then
+      out[#out + 1] = line[i]
+    end
+  end
+  return out
+end
+
+-- core/upto.rs UpTo: the whole cost when it fits; else the limiter's
+-- decision for what fits (its denial's remaining, at least 1): an
+-- admission of that many, or the denial of one unit. The reply gains the
+-- units granted.
+local function grant_up_to(lim, key, req)
+  local call = { now = now(), shares = { slides = 1, buckets = 1 }, writes = true }
+  local d, write = lim.decide(key, req, call)
+  local granted = lim.units(req)
+  if d.allowed ~= 1 then
+    local fits = math.max(math.min(d.remaining, granted), 1)
+    d, write = lim.decide(key, lim.with_units(req, fits), call)
+    granted = d.allowed == 1 and fits or 0
+  end
+  if write ~= nil then
+    write()
+  end
+  return { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms, granted }
+end
+
 -- ---------------------------------------------------------------- keys
 
 -- The key's absolute expiry in ms; -1 without one, -2 when absent.

@@ -30,8 +30,8 @@ impl Units for BucketsRequest {
     fn units(&self) -> u64 {
         self.cost
     }
-    fn unit(&self) -> Self {
-        BucketsRequest { cost: 1, ..*self }
+    fn with_units(&self, n: u64) -> Self {
+        BucketsRequest { cost: n, ..*self }
     }
 }
 

@@ -20,6 +20,7 @@ pub const SYNTAX: Syntax = Syntax {
         ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
         ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
+        ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
     ],
 };
 
@@ -47,6 +48,17 @@ pub fn precision_option(
 impl BucketsRequest {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
+        Self::parse_line(args, false)
+    }
+
+    /// The line of an `UPTO` request, `UPTO` taken off: its cost may pass
+    /// the limit.
+    pub fn parse_up_to(args: &[&[u8]]) -> Result<Self, RlError> {
+        Self::parse_line(args, true)
+    }
+
+    #[inline(always)]
+    fn parse_line(args: &[&[u8]], up_to: bool) -> Result<Self, RlError> {
         SYNTAX.check_count(args.len())?;
         let limit = positive(args[2], "limit", MAX_LIMIT)?;
         let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
@@ -57,7 +69,7 @@ impl BucketsRequest {
             _ => precision_option(value, window_ms, &mut precision),
         })?;
         let cost = cost.unwrap_or(1);
-        if cost > limit {
+        if cost > limit && !up_to {
             return Err(RlError::CostAboveLimit);
         }
         Ok(BucketsRequest {

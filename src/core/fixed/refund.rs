@@ -12,8 +12,8 @@ impl Units for FixedRequest {
     fn units(&self) -> u64 {
         self.cost
     }
-    fn unit(&self) -> Self {
-        FixedRequest { cost: 1, ..*self }
+    fn with_units(&self, n: u64) -> Self {
+        FixedRequest { cost: n, ..*self }
     }
 }
 

@@ -22,6 +22,7 @@ pub const SYNTAX: Syntax = Syntax {
         ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
+        ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
     ],
 };
 
@@ -36,7 +37,19 @@ pub struct FixedRequest {
 impl FixedRequest {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
-        let (limit, window_ms, cost) = limit_window_cost(&SYNTAX, args, MAX_LIMIT, MAX_LIMIT)?;
+        Self::parse_line(args, false)
+    }
+
+    /// The line of an `UPTO` request, `UPTO` taken off: its cost may pass
+    /// the limit.
+    pub fn parse_up_to(args: &[&[u8]]) -> Result<Self, RlError> {
+        Self::parse_line(args, true)
+    }
+
+    #[inline(always)]
+    fn parse_line(args: &[&[u8]], up_to: bool) -> Result<Self, RlError> {
+        let (limit, window_ms, cost) =
+            limit_window_cost(&SYNTAX, args, MAX_LIMIT, MAX_LIMIT, up_to)?;
         Ok(FixedRequest {
             limit,
             window_ms,

@@ -117,7 +117,7 @@ impl Units for AcquireRequest {
     fn units(&self) -> u64 {
         1
     }
-    fn unit(&self) -> Self {
+    fn with_units(&self, _: u64) -> Self {
         *self
     }
 }

@@ -20,8 +20,8 @@ impl Units for SlideRequest {
     fn units(&self) -> u64 {
         self.cost
     }
-    fn unit(&self) -> Self {
-        SlideRequest { cost: 1, ..*self }
+    fn with_units(&self, n: u64) -> Self {
+        SlideRequest { cost: n, ..*self }
     }
 }
 

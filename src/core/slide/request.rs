@@ -29,6 +29,7 @@ pub const SYNTAX: Syntax = Syntax {
         ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
+        ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
     ],
 };
 
@@ -43,7 +44,19 @@ pub struct SlideRequest {
 impl SlideRequest {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
-        let (limit, window_ms, cost) = limit_window_cost(&SYNTAX, args, MAX_LIMIT, MAX_COST)?;
+        Self::parse_line(args, false)
+    }
+
+    /// The line of an `UPTO` request, `UPTO` taken off: its cost may pass
+    /// the limit (at most [`MAX_COST`] still).
+    pub fn parse_up_to(args: &[&[u8]]) -> Result<Self, RlError> {
+        Self::parse_line(args, true)
+    }
+
+    #[inline(always)]
+    fn parse_line(args: &[&[u8]], up_to: bool) -> Result<Self, RlError> {
+        let (limit, window_ms, cost) =
+            limit_window_cost(&SYNTAX, args, MAX_LIMIT, MAX_COST, up_to)?;
         Ok(SlideRequest {
             limit,
             window_ms,

@@ -16,9 +16,9 @@ impl Units for ThrottleRequest {
     fn units(&self) -> u64 {
         self.quantity
     }
-    fn unit(&self) -> Self {
+    fn with_units(&self, n: u64) -> Self {
         ThrottleRequest {
-            quantity: 1,
+            quantity: n,
             ..*self
         }
     }

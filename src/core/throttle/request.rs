@@ -27,10 +27,17 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: c"quantity", kind: ArgKind::Integer, token: None, optional: true },
 ];
 
+/// `RL.THROTTLE`'s arguments: the throttles', and `UPTO`.
+#[rustfmt::skip]
+const RL_ARGS: &[ArgSpec] = &[
+    ARGS[0], ARGS[1], ARGS[2], ARGS[3], ARGS[4],
+    ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
+];
+
 /// `RL.THROTTLE`'s name and arguments (period in ms).
 pub const RL_THROTTLE: Syntax = Syntax {
     command: c"rl.throttle",
-    args: ARGS,
+    args: RL_ARGS,
 };
 
 /// `CL.THROTTLE`'s name and arguments (period in seconds).
@@ -55,6 +62,8 @@ struct Dialect {
     /// RL.THROTTLE refuses a quantity that could never pass; CL.THROTTLE
     /// answers it "limited, retry -1" as redis-cell does.
     refuse_oversized: bool,
+    /// RL.THROTTLE ... UPTO: a quantity past the burst takes what fits.
+    up_to: bool,
 }
 
 impl ThrottleRequest {
@@ -68,6 +77,22 @@ impl ThrottleRequest {
                 period_unit_us: 1_000,
                 max_period: MAX_PERIOD_MS,
                 refuse_oversized: true,
+                up_to: false,
+            },
+        )
+    }
+
+    /// The line of an `RL.THROTTLE ... UPTO` request, `UPTO` taken off:
+    /// its quantity may pass `max_burst + 1` (at most 10^15).
+    pub fn parse_ms_up_to(args: &[&[u8]]) -> Result<Self, RlError> {
+        Self::parse(
+            args,
+            &Dialect {
+                syntax: &RL_THROTTLE,
+                period_unit_us: 1_000,
+                max_period: MAX_PERIOD_MS,
+                refuse_oversized: true,
+                up_to: true,
             },
         )
     }
@@ -81,12 +106,25 @@ impl ThrottleRequest {
                 period_unit_us: 1_000_000,
                 max_period: MAX_PERIOD_S,
                 refuse_oversized: false,
+                up_to: false,
             },
         )
     }
 
     fn parse(args: &[&[u8]], d: &Dialect) -> Result<Self, RlError> {
         d.syntax.check_count(args.len())?;
+        // The quantity is the last word a throttle takes (RL.THROTTLE's
+        // UPTO is taken off the line before).
+        if args.len() > 6 {
+            return Err(RlError::WrongArity {
+                command: d.syntax.name(),
+            });
+        }
+        if args.get(5).is_some_and(|q| q.eq_ignore_ascii_case(b"UPTO")) {
+            return Err(RlError::UptoOnlyInLimiters {
+                command: d.syntax.name().to_string(),
+            });
+        }
         let max_burst = non_negative(args[2], "max_burst", MAX_UNITS)?;
         let count = positive(args[3], "count", MAX_UNITS)?;
         let period = positive(args[4], "period", d.max_period)?;
@@ -102,7 +140,7 @@ impl ThrottleRequest {
             None => 1,
         };
         let rate = Gcra::new(max_burst, count, period * d.period_unit_us)?;
-        if d.refuse_oversized && quantity > rate.limit {
+        if d.refuse_oversized && !d.up_to && quantity > rate.limit {
             return Err(RlError::QuantityAboveBurst);
         }
         Ok(ThrottleRequest { rate, quantity })

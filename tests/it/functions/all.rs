@@ -339,3 +339,100 @@ fn charges_up_to_the_ceiling_answer_as_the_module() {
         ]
     );
 }
+
+/// `UPTO` on every limiter's own command, on random costs (past the limit
+/// too) and clock steps, mixed with plain calls: the same grants, replies
+/// of five integers, states and errors as the module's.
+#[test]
+fn partial_grants_answer_as_the_module() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let mut rng = XorShift(0x0b7_0a11);
+    let (mut partial, mut whole, mut none) = (0, 0, 0);
+    for step in 0..400 {
+        if rng.below(3) == 0 {
+            server.advance(rng.below(300));
+        }
+        let cost = (1 + rng.below(14)).to_string();
+        let n = rng.below(2);
+        let mut line: Vec<String> = match rng.below(4) {
+            0 => vec![
+                "RL.SLIDE".into(),
+                format!("s{n}"),
+                "8".into(),
+                "900".into(),
+                "COST".into(),
+                cost.clone(),
+            ],
+            1 => vec![
+                "RL.BUCKETS".into(),
+                format!("b{n}"),
+                "8".into(),
+                "1000".into(),
+                "PRECISION".into(),
+                "100".into(),
+                "COST".into(),
+                cost.clone(),
+            ],
+            2 => vec![
+                "RL.THROTTLE".into(),
+                format!("t{n}"),
+                "7".into(),
+                "8".into(),
+                "900".into(),
+                cost.clone(),
+            ],
+            _ => vec![
+                "RL.FIXED".into(),
+                format!("f{n}"),
+                "8".into(),
+                "700".into(),
+                "COST".into(),
+                cost.clone(),
+            ],
+        };
+        let upto = rng.below(3) != 0;
+        if upto {
+            // Anywhere after the required positional arguments.
+            let from = if line[0] == "RL.THROTTLE" { 5 } else { 4 };
+            let at = from + rng.below((line.len() - from + 1) as u64) as usize;
+            line.insert(at, "UPTO".into());
+        }
+        let words: Vec<&str> = line.iter().map(String::as_str).collect();
+        let reply = same(&mut c, &words);
+        if !upto {
+            continue;
+        }
+        match reply {
+            Ok(redis::Value::Array(r)) => {
+                let ints = super::differential::ints(&redis::Value::Array(r));
+                assert_eq!(ints.len(), 5, "{line:?}");
+                match ints[4] {
+                    0 => none += 1,
+                    g if g.to_string() == cost => whole += 1,
+                    _ => partial += 1,
+                }
+            }
+            // A cost past a limit without UPTO is refused alike.
+            Err(e) => panic!("step {step}: {line:?}: {e}"),
+            other => panic!("step {step}: {line:?}: {other:?}"),
+        }
+    }
+    assert!(
+        partial > 20 && whole > 20 && none > 20,
+        "{partial} partial, {whole} whole, {none} denied"
+    );
+    for line in [
+        &["RL.PEEK", "SLIDE", "k", "10", "1000", "UPTO"][..],
+        &["RL.PEEK", "THROTTLE", "k", "1", "1", "1000", "UPTO"],
+        &["RL.ALL", "1", "k", "FIXED", "10", "1000", "UPTO"],
+        &["RL.CHARGE", "FIXED", "k", "10", "1000", "COST", "2", "UPTO"],
+        &["RL.SLIDE", "k", "10", "1000", "UPTO", "UPTO"],
+        &["RL.SLIDE", "k", "UPTO", "1000"],
+        &["RL.THROTTLE", "k", "1", "1", "1000", "2", "3", "UPTO"],
+        &["RL.THROTTLE", "k", "1", "1", "1000", "x", "UPTO"],
+        &["CL.THROTTLE", "k", "1", "1", "1", "UPTO"],
+    ] {
+        same(&mut c, line).unwrap_err();
+    }
+}

@@ -1,0 +1,243 @@
+//! `UPTO`, the partial grant of `RL.SLIDE`, `RL.BUCKETS`, `RL.THROTTLE` and
+//! `RL.FIXED`: a request of `cost` units admits `min(cost, what fits now)`
+//! when at least one unit fits (a batch job asking for 500 and taking what
+//! there is), and is denied as usual otherwise. Only the limiters' own
+//! commands take it; their reply gains a fifth integer, the units granted,
+//! so a caller that does not write `UPTO` gets today's reply.
+//!
+//! Any limiter's denial already says what fits: its `remaining`. The grant
+//! is that limiter's own decision, taken again for what fits, so the
+//! write, the expiry and the reply are those of an admission of that cost.
+
+use super::decision::Decision;
+use super::error::RlError;
+use super::limiter::{Answer, Call, Limiter, Outcome};
+use super::refund::Units;
+use super::syntax::Syntax;
+
+/// The line without its `UPTO` (a flag anywhere after the required
+/// positional arguments), or `None` when it has none: the plain line is
+/// left as it is, with no copy. `UPTO` twice is an error.
+pub fn take_upto<'a>(syntax: &Syntax, args: &[&'a [u8]]) -> Result<Option<Vec<&'a [u8]>>, RlError> {
+    let from = 1 + syntax.args.iter().filter(|a| !a.optional).count();
+    let is_upto = |a: &[u8]| a.eq_ignore_ascii_case(b"UPTO");
+    let found = args.iter().skip(from).filter(|a| is_upto(a)).count();
+    match found {
+        0 => Ok(None),
+        1 => Ok(Some(
+            args.iter()
+                .enumerate()
+                .filter(|(i, a)| *i < from || !is_upto(a))
+                .map(|(_, a)| *a)
+                .collect(),
+        )),
+        _ => Err(RlError::DuplicateOption { option: "UPTO" }),
+    }
+}
+
+/// A request that admits what fits of its units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UpTo<R>(pub R);
+
+/// The decision of an `UPTO` request, and the units it granted (0 when
+/// denied).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Granted {
+    pub decision: Decision,
+    pub granted: u64,
+}
+
+impl Granted {
+    /// `[allowed, remaining, retry_after_ms, reset_after_ms, granted]`.
+    pub fn to_reply(&self) -> [i64; 5] {
+        let [a, r, retry, reset] = self.decision.to_reply();
+        [
+            a,
+            r,
+            retry,
+            reset,
+            i64::try_from(self.granted).unwrap_or(i64::MAX),
+        ]
+    }
+}
+
+impl Answer for Granted {
+    fn denied(&self) -> bool {
+        !self.decision.allowed
+    }
+}
+
+impl<V, R> Limiter<V> for UpTo<R>
+where
+    R: Limiter<V, Answer = Decision> + Units,
+{
+    type Write = R::Write;
+    type Answer = Granted;
+
+    /// The whole cost when it fits. Otherwise the limiter's decision for
+    /// what fits (its denial's `remaining`, at least 1): an admission of
+    /// that many, or, when not even one unit fits, the denial of one unit,
+    /// whose wait is until one fits.
+    fn decide(&self, view: &mut V, call: &Call) -> Result<Outcome<R::Write, Granted>, RlError> {
+        let req = &self.0;
+        let whole = req.decide(view, call)?;
+        if whole.decision.allowed {
+            return Ok(Outcome {
+                decision: Granted {
+                    decision: whole.decision,
+                    granted: req.units(),
+                },
+                write: whole.write,
+            });
+        }
+        let fits = whole.decision.remaining.min(req.units()).max(1);
+        let part = req.with_units(fits).decide(view, call)?;
+        let granted = if part.decision.allowed { fits } else { 0 };
+        Ok(Outcome {
+            decision: Granted {
+                decision: part.decision,
+                granted,
+            },
+            write: part.write,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::any::test_lines::split;
+    use crate::core::buckets::layout::MemoryHash;
+    use crate::core::buckets::request::BucketsRequest;
+    use crate::core::fixed::request::FixedRequest;
+    use crate::core::limiter::Now;
+    use crate::core::slide::log::MemoryLog;
+    use crate::core::slide::request::{SlideRequest, SYNTAX as SLIDE};
+    use crate::core::string_key::MemoryString;
+    use crate::core::throttle::gcra::Gcra;
+    use crate::core::throttle::request::{ThrottleRequest, RL_THROTTLE};
+    use proptest::prelude::*;
+
+    fn at(ms: i64) -> Call {
+        Call::one(Now { ms, us: ms * 1000 })
+    }
+
+    #[test]
+    fn upto_is_taken_off_anywhere_after_the_positional_arguments() {
+        let line = split("RL.SLIDE k 10 1000 upto COST 5");
+        let got = take_upto(&SLIDE, &line).unwrap().unwrap();
+        assert_eq!(got, split("RL.SLIDE k 10 1000 COST 5"));
+        assert_eq!(
+            take_upto(&SLIDE, &split("RL.SLIDE k 10 1000 COST 5")),
+            Ok(None)
+        );
+        // In a positional place, it is that argument's (and its error).
+        assert_eq!(take_upto(&SLIDE, &split("RL.SLIDE k UPTO 1000")), Ok(None));
+        let line = split("RL.THROTTLE k 1 1 1000 UPTO");
+        let got = take_upto(&RL_THROTTLE, &line).unwrap().unwrap();
+        assert_eq!(got, split("RL.THROTTLE k 1 1 1000"));
+        assert_eq!(
+            take_upto(&SLIDE, &split("RL.SLIDE k 10 1000 UPTO UPTO")),
+            Err(RlError::DuplicateOption { option: "UPTO" })
+        );
+    }
+
+    #[test]
+    fn a_partial_grant_takes_what_fits_or_waits_for_one_unit() {
+        // limit 10 per 1000 ms: 7 taken, then 5 asked: 3 granted.
+        let mut s = MemoryString::default();
+        let take = |s: &mut MemoryString, cost: u64, now: i64| {
+            let r = FixedRequest {
+                limit: 10,
+                window_ms: 1000,
+                cost,
+            };
+            let out = UpTo(r).decide(s, &at(now)).unwrap();
+            if let Some(w) = &out.write {
+                s.apply(w);
+            }
+            out.decision.to_reply()
+        };
+        assert_eq!(take(&mut s, 7, 0), [1, 3, 0, 1000, 7]);
+        assert_eq!(take(&mut s, 5, 100), [1, 0, 0, 900, 3]);
+        assert_eq!(take(&mut s, 5, 200), [0, 0, 800, 800, 0]);
+        // A cost past the limit takes a whole window's worth.
+        assert_eq!(take(&mut s, 25, 1000), [1, 0, 0, 1000, 10]);
+    }
+
+    #[test]
+    fn a_token_bucket_grants_the_tokens_it_holds() {
+        // A bucket of 5, one token back every 100 ms.
+        let rate = Gcra::new(4, 10, 1_000_000).unwrap();
+        let mut s = MemoryString::default();
+        let mut take = |q: u64, ms: i64| {
+            let out = UpTo(ThrottleRequest { rate, quantity: q })
+                .decide(&mut s, &at(1_800_000_000_000 + ms))
+                .unwrap();
+            if let Some(w) = &out.write {
+                s.apply(w);
+            }
+            out.decision.to_reply()
+        };
+        assert_eq!(take(8, 0), [1, 0, 0, 500, 5]);
+        assert_eq!(take(8, 250), [1, 0, 0, 450, 2]);
+        assert_eq!(take(1, 250), [0, 0, 50, 450, 0]);
+    }
+
+    proptest! {
+        /// Random partial grants and plain admissions on a sliding log and
+        /// on a bucket window of 1 ms buckets (exact too): a grant never
+        /// admits more than fits (no window counts more than `limit`),
+        /// grants the whole cost whenever it fits and what fits whenever
+        /// one unit does, and is denied exactly when none does.
+        #[test]
+        fn a_partial_grant_never_admits_more_than_fits(
+            limit in 1u64..12,
+            window in 1u64..500,
+            steps in proptest::collection::vec((0i64..120, any::<bool>(), 1u64..30), 1..80),
+        ) {
+            let mut log = MemoryLog::new();
+            let mut hash = MemoryHash::new();
+            let mut in_log: Vec<(i64, u64)> = Vec::new();
+            let mut in_hash: Vec<(i64, u64)> = Vec::new();
+            let mut now = 10_000;
+            for (dt, upto, cost) in steps {
+                now += dt;
+                let counted = |v: &Vec<(i64, u64)>| -> u64 {
+                    v.iter().filter(|&&(t, _)| t > now - window as i64).map(|&(_, c)| c).sum()
+                };
+                let fits_log = limit - counted(&in_log);
+                let fits_hash = limit - counted(&in_hash);
+                let r = SlideRequest { limit, window_ms: window, cost };
+                let b = BucketsRequest { limit, window_ms: window, precision: Some(1), cost };
+                if upto {
+                    let out = UpTo(r).decide(&mut log, &at(now)).unwrap();
+                    if let Some(w) = &out.write {
+                        log.apply_write(w);
+                    }
+                    prop_assert_eq!(out.decision.granted, cost.min(fits_log));
+                    prop_assert_eq!(out.decision.decision.allowed, fits_log > 0);
+                    in_log.push((now, out.decision.granted));
+                    let out = UpTo(b).decide(&mut hash, &at(now)).unwrap();
+                    if let Some(w) = &out.write {
+                        hash.apply(w);
+                    }
+                    prop_assert_eq!(out.decision.granted, cost.min(fits_hash));
+                    prop_assert_eq!(out.decision.decision.allowed, fits_hash > 0);
+                    in_hash.push((now, out.decision.granted));
+                } else if cost <= limit {
+                    if r.decide(&mut log, &at(now)).unwrap().write.map(|w| log.apply_write(&w)).is_some() {
+                        in_log.push((now, cost));
+                    }
+                    if b.decide(&mut hash, &at(now)).unwrap().write.map(|w| hash.apply(&w)).is_some() {
+                        in_hash.push((now, cost));
+                    }
+                }
+                let held = log.entries().iter().filter(|&&(t, _)| t > now - window as i64).count() as u64;
+                prop_assert_eq!(held, counted(&in_log));
+                prop_assert!(held <= limit, "{} counted, limit {}", held, limit);
+                prop_assert!(counted(&in_hash) <= limit);
+            }
+        }
+    }
+}
