@@ -372,12 +372,18 @@ fn stats_prefixes_count_each_prefix_exactly() {
         peek(&mut c, &["SLIDE", "api:v2:x", "1", "600000"]);
         run(&mut c, &["RL.FIXED", "user:1", "0", "600000"]).unwrap_err();
         run(&mut c, &["RL.COUNT", "api:c", "60000", "e"]).unwrap();
-        // One RL.ALL call counts once under each prefix its keys match.
+        // One RL.ALL call counts once under each prefix one of its keys
+        // matches (its first key matches none).
         let line = [
-            "2", "api:a", "api:b", "FIXED", "1", "600000", "FIXED", "1", "600000",
+            "2", "other:a", "api:b", "FIXED", "1", "600000", "FIXED", "1", "600000",
         ];
         all(&mut c, &line).unwrap();
         all(&mut c, &line).unwrap();
+        // Both keys match `api:`: one count.
+        let both = [
+            "2", "api:c", "api:d", "FIXED", "1", "600000", "FIXED", "1", "600000",
+        ];
+        all(&mut c, &both).unwrap();
         // Shadow-admitted calls are admitted, and counted as shadowed.
         set(&mut c, "rl.shadow-prefixes", "user:");
         fixed(&mut c, "user:1", 2, 600_000, None);
@@ -390,7 +396,7 @@ fn stats_prefixes_count_each_prefix_exactly() {
         };
         assert_eq!(
             prefix_counts(&mut c),
-            want([2, 3, 0], [0, 2, 0], [3, 1, 1]),
+            want([3, 3, 0], [0, 2, 0], [3, 1, 1]),
             "{f:?}"
         );
         // A new list keeps the counts of the prefixes it still lists.
