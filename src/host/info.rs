@@ -69,6 +69,12 @@ extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
                 }
             }
         }
+        for (name, value) in super::wait::info_fields() {
+            // SAFETY: ctx is live; the server copies the field name.
+            unsafe {
+                api!(InfoAddFieldULongLong)(ctx, name.as_ptr(), value);
+            }
+        }
         // Names are ASCII without NUL: the conversion cannot fail.
         let skipped = CString::new(skipped_commands()).unwrap_or_default();
         // SAFETY: ctx is live; the server copies the text.

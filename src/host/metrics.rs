@@ -33,6 +33,8 @@ impl Ended {
             Reply::Leased(l) if l.decision.allowed => Ended::Admitted,
             Reply::Leased(_) => Ended::Denied,
             Reply::Totals(_) | Reply::Refunded(_) | Reply::LeaseChange(_) => Ended::Answered,
+            // Counted as a call now, its outcome when the wait ends.
+            Reply::Held => Ended::Answered,
             Reply::KeysReported => Ended::KeysOnly,
         }
     }
@@ -79,6 +81,18 @@ impl Counters {
             return;
         }
         self.calls.fetch_add(1, Relaxed);
+        let slot = match outcome {
+            Ended::Admitted => &self.admitted,
+            Ended::Denied => &self.denied,
+            Ended::Error => &self.errors,
+            Ended::Answered | Ended::KeysOnly => return,
+        };
+        slot.fetch_add(1, Relaxed);
+    }
+
+    /// Counts how a call already counted ended: a `WAIT` call's outcome,
+    /// when its wait ends.
+    pub fn settle(&self, outcome: Ended) {
         let slot = match outcome {
             Ended::Admitted => &self.admitted,
             Ended::Denied => &self.denied,

@@ -38,4 +38,5 @@ mod slide;
 mod soak;
 mod throttle;
 mod upgrade;
+mod wait;
 mod wrong_types;
