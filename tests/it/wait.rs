@@ -496,3 +496,24 @@ fn wait_bounds_are_refused_by_name() {
         assert_eq!(waits(&mut c), (0, 0, 0), "{f:?}");
     });
 }
+
+#[test]
+fn module_unload_is_refused_while_clients_wait() {
+    for flavor in ALL {
+        let server = Server::start_with(flavor, &["--enable-module-command", "yes"]);
+        let mut c = server.conn();
+        acquire(&mut c, &["mu", "1", LONG, "ID", "holder"]);
+        let mut w = wait_on(&server, &mut c, &["mu", "1", LONG, "WAIT", LONG], 1);
+        let e = err_text(run(&mut c, &["MODULE", "UNLOAD", "rl"]));
+        assert!(e.contains("blocked clients"), "{flavor:?}: {e}");
+        // rl is still there and the waiter is still served.
+        release(&mut c, "mu", "holder");
+        assert_eq!(allowed(&w.recv()), 1, "{flavor:?}");
+        assert_eq!(waits(&mut c), (0, 1, 0), "{flavor:?}");
+        let ok: String = redis::cmd("MODULE")
+            .arg(&["UNLOAD", "rl"])
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(ok, "OK", "{flavor:?}");
+    }
+}
