@@ -28,3 +28,4 @@ pub mod slide;
 pub mod string_key;
 pub mod syntax;
 pub mod throttle;
+pub mod wait;

@@ -70,6 +70,12 @@ extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
                 }
             }
         }
+        for (name, value) in super::wait::info_fields() {
+            // SAFETY: ctx is live; the server copies the field name.
+            unsafe {
+                api!(InfoAddFieldULongLong)(ctx, name.as_ptr(), value);
+            }
+        }
         // One dict line per configured prefix, in the configured order:
         // `rl_prefix_0:prefix=api:,admitted=3,denied=1,shadow_denied=0`. A
         // prefix is printable ASCII without `,` or `=` (checked when set).

@@ -33,6 +33,8 @@ impl Ended {
             Reply::Leased(l) if l.decision.allowed => Ended::Admitted,
             Reply::Leased(_) => Ended::Denied,
             Reply::Totals(_) | Reply::Refunded(_) | Reply::LeaseChange(_) => Ended::Answered,
+            // Counted as a call now, its outcome when the wait ends.
+            Reply::Held => Ended::Answered,
             Reply::KeysReported => Ended::KeysOnly,
         }
     }
@@ -95,6 +97,18 @@ impl Counters {
     /// Counts one call admitted in shadow mode (already counted admitted).
     pub fn count_shadow_denied(&self) {
         self.shadow_denied.fetch_add(1, Relaxed);
+    }
+
+    /// Counts how a call already counted ended: a `WAIT` call's outcome,
+    /// when its wait ends.
+    pub fn settle(&self, outcome: Ended) {
+        let slot = match outcome {
+            Ended::Admitted => &self.admitted,
+            Ended::Denied => &self.denied,
+            Ended::Error => &self.errors,
+            Ended::Answered | Ended::KeysOnly => return,
+        };
+        slot.fetch_add(1, Relaxed);
     }
 
     /// Notes what the load did with the command.

@@ -39,4 +39,5 @@ mod slide;
 mod soak;
 mod throttle;
 mod upgrade;
+mod wait;
 mod wrong_types;
