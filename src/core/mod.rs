@@ -22,6 +22,7 @@ pub mod lease;
 pub mod limiter;
 pub mod load_options;
 pub mod peek;
+pub mod prefixes;
 pub mod refund;
 pub mod slide;
 pub mod string_key;

@@ -44,6 +44,9 @@ pub struct Counters {
     admitted: AtomicU64,
     denied: AtomicU64,
     errors: AtomicU64,
+    /// Admitted in shadow mode though the limiter denied (a subset of
+    /// `admitted`).
+    shadow_denied: AtomicU64,
     /// What the load did with the command (a [`Registration`]), so INFO
     /// lists only commands that exist, and the names it skipped.
     registration: AtomicU8,
@@ -68,6 +71,7 @@ impl Counters {
             admitted: AtomicU64::new(0),
             denied: AtomicU64::new(0),
             errors: AtomicU64::new(0),
+            shadow_denied: AtomicU64::new(0),
             registration: AtomicU8::new(Registration::Absent as u8),
         }
     }
@@ -88,6 +92,11 @@ impl Counters {
         slot.fetch_add(1, Relaxed);
     }
 
+    /// Counts one call admitted in shadow mode (already counted admitted).
+    pub fn count_shadow_denied(&self) {
+        self.shadow_denied.fetch_add(1, Relaxed);
+    }
+
     /// Notes what the load did with the command.
     pub(crate) fn mark(&self, registration: Registration) {
         self.registration.store(registration as u8, Relaxed);
@@ -103,14 +112,46 @@ impl Counters {
         self.registration.load(Relaxed) == Registration::Skipped as u8
     }
 
-    /// `[calls, admitted, denied, errors]`.
-    pub fn read(&self) -> [u64; 4] {
+    /// `[calls, admitted, denied, errors, shadow_denied]`.
+    pub fn read(&self) -> [u64; 5] {
         [
             self.calls.load(Relaxed),
             self.admitted.load(Relaxed),
             self.denied.load(Relaxed),
             self.errors.load(Relaxed),
+            self.shadow_denied.load(Relaxed),
         ]
+    }
+}
+
+/// What a call's end must count beyond its command's counters, as bits, so
+/// the usual call (none) pays one load: [`PREFIX_STATS`] while
+/// `rl.stats-prefixes` is set, [`SHADOWED`] when the running call was
+/// admitted in shadow mode (cleared once counted).
+static EXTRA: AtomicU8 = AtomicU8::new(0);
+pub const PREFIX_STATS: u8 = 1;
+pub const SHADOWED: u8 = 2;
+
+#[inline]
+pub fn extra() -> u8 {
+    EXTRA.load(Relaxed)
+}
+
+/// The running call was admitted in shadow mode.
+pub fn mark_shadowed() {
+    EXTRA.fetch_or(SHADOWED, Relaxed);
+}
+
+/// Whether the running call was admitted in shadow mode; clears it.
+pub fn take_shadowed() -> bool {
+    EXTRA.fetch_and(!SHADOWED, Relaxed) & SHADOWED != 0
+}
+
+pub fn set_prefix_stats(on: bool) {
+    if on {
+        EXTRA.fetch_or(PREFIX_STATS, Relaxed);
+    } else {
+        EXTRA.fetch_and(!PREFIX_STATS, Relaxed);
     }
 }
 
@@ -130,6 +171,7 @@ mod tests {
         ] {
             c.count(o);
         }
-        assert_eq!(c.read(), [5, 2, 1, 1]);
+        c.count_shadow_denied();
+        assert_eq!(c.read(), [5, 2, 1, 1, 1]);
     }
 }

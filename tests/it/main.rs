@@ -34,6 +34,7 @@ mod refund;
 mod replication;
 mod scripting;
 mod settings;
+mod shadow;
 mod slide;
 mod soak;
 mod throttle;
