@@ -771,8 +771,9 @@ fn main() {
         }
         Some("page") => {
             // Charts and the blocks drawn from target/bench/*.csv again,
-            // without servers (to work on the charts; the run line says now).
-            let dir = page::Page::new().finish(0.0);
+            // without servers, with the last run's line (instructions.csv
+            // carries its own).
+            let dir = page::Page::last().finish(None);
             println!("charts in target/bench/, blocks in {}", dir.display());
             return;
         }
@@ -855,7 +856,7 @@ fn main() {
         started.elapsed().as_secs_f64()
     );
     let dir = write_tables("server", &md, &csv);
-    let blocks = page.finish(started.elapsed().as_secs_f64());
+    let blocks = page.finish(Some(started.elapsed().as_secs_f64()));
     println!("{md}\ntables written to {}/server.md, server.csv, worst.md, worst.csv, memory.csv, sweep.csv", dir.display());
     println!(
         "charts written to {}/instructions.svg, worst-module.svg, worst-functions.svg, memory.svg",

@@ -5,7 +5,9 @@
 # target/bench/page/ (scripts/perf-page.sh puts them into docs/).
 # Env: CALLGRIND=0 skips the instruction counts; RL_REDIS_CELL (path of
 # redis-cell's libredis_cell.so) adds its CL.THROTTLE row; N, R: the
-# callgrind rows' calls and keys (default 5000 over 2000 keys).
+# callgrind rows' calls and keys (default 2000 over 1000 keys: about two
+# minutes of callgrind on an idle machine; benches/callgrind.sh alone defaults
+# to 5000 over 2000).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p target/bench
@@ -36,7 +38,7 @@ if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
   # PEERS_CHECK=warn: a row over its peer is reported, and the page says
   # so, without stopping the benchmarks.
   step "benches/callgrind.sh" env TABLE=target/bench/instructions.csv PEERS_CHECK=warn \
-    N="${N:-5000}" R="${R:-2000}" benches/callgrind.sh
+    N="${N:-2000}" R="${R:-1000}" benches/callgrind.sh
 else
   echo "make bench: no instruction counts (valgrind missing or CALLGRIND=0)" >&2
   rm -f target/bench/instructions.csv

@@ -161,9 +161,34 @@ pub struct Page {
 }
 
 impl Page {
+    /// A new run: its line is saved for `page` (drawing again from the
+    /// tables) to state.
     pub fn new() -> Page {
+        let run = Run::now();
+        let dir = bench_dir();
+        std::fs::create_dir_all(&dir).unwrap();
+        let saved = format!("{}\n{}\n{}\n", run.date, run.commit, run.machine);
+        std::fs::write(dir.join("run.txt"), saved).unwrap();
         Page {
-            run: Run::now(),
+            run,
+            blocks: BTreeMap::new(),
+        }
+    }
+
+    /// The last run's line, to draw its tables again.
+    pub fn last() -> Page {
+        let saved = std::fs::read_to_string(bench_dir().join("run.txt")).unwrap_or_default();
+        let mut lines = saved.lines().map(str::to_string);
+        let run = match (lines.next(), lines.next(), lines.next()) {
+            (Some(date), Some(commit), Some(machine)) => Run {
+                date,
+                commit,
+                machine,
+            },
+            _ => Run::now(),
+        };
+        Page {
+            run,
             blocks: BTreeMap::new(),
         }
     }
@@ -180,13 +205,17 @@ impl Page {
 
     /// Writes every block (run line first) and chart, and returns the
     /// directory of the blocks.
-    pub fn finish(mut self, server_seconds: f64) -> PathBuf {
+    /// `server_seconds`: the server bench's time, None when only drawing
+    /// again (the run's own block stays as it was).
+    pub fn finish(mut self, server_seconds: Option<f64>) -> PathBuf {
         let dir = bench_dir();
         self.instructions(&dir);
         self.worst(&dir);
         self.memory(&dir);
         self.core(&dir);
-        self.summary(&dir, server_seconds);
+        if let Some(seconds) = server_seconds {
+            self.summary(&dir, seconds);
+        }
         // Blocks of an earlier run may stay beside these: the page takes
         // the blocks it names, and scripts/perf-page.sh refuses a mix.
         let pages = dir.join("page");
@@ -243,7 +272,8 @@ impl Page {
                  (`make deps` installs it).\n",
                 self.run.line("instructions per call")
             );
-            self.blocks.insert("instructions".into(), md);
+            self.blocks.insert("instructions".into(), md.clone());
+            self.blocks.insert("profile".into(), md);
             return;
         }
         let what = format!(
@@ -336,6 +366,13 @@ impl Page {
         }
         md.push_str(&goals(&cost));
         self.blocks.insert("instructions".into(), md);
+        let profile = profile(&meta).unwrap_or_else(|| {
+            "No profile: `target/callgrind/slide.out` or `callgrind_annotate` missing.\n".into()
+        });
+        self.blocks.insert(
+            "profile".into(),
+            format!("{}\n\n{profile}", run.line(&what)),
+        );
         charts::instructions(&dir.join("instructions.svg"), &cost, &run);
     }
 
@@ -496,6 +533,83 @@ fn sweep_table(points: &[&Vec<String>]) -> String {
         let _ = writeln!(md, "| {} | {} {axis} | {} | {} |", r[3], r[4], r[5], r[6]);
     }
     md
+}
+
+/// Where the `slide` row's instructions go, per call: the server's
+/// command dispatch, rl's callback, and within it each module API function
+/// (inclusive), from `callgrind_annotate` of the same run's profile.
+fn profile(meta: &BTreeMap<String, String>) -> Option<String> {
+    let n: f64 = meta.get("N")?.parse().ok()?;
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/callgrind/slide.out");
+    let text = Command::new("callgrind_annotate")
+        .args(["--inclusive=yes", "--threshold=100"])
+        .arg(&out)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&text.stdout);
+    let line = regex_lite(&text);
+    let total = line.iter().find(|(_, f)| f == "PROGRAM TOTALS")?.0;
+    let callback = line
+        .iter()
+        .find(|(_, f)| f.ends_with("::callback") && f.contains("slide"))?
+        .0;
+    let mut api: Vec<(String, u64)> = Vec::new();
+    for (ir, f) in &line {
+        // "RM_x (5,008x)" lines are the annotated sources' call counts.
+        if f.starts_with("RM_") && !f.contains(' ') && !api.iter().any(|(g, _)| g == f) {
+            api.push((f.clone(), *ir));
+        }
+    }
+    let per = |ir: u64| thousands((ir as f64 / n).round() as u64);
+    let api_sum: u64 = api.iter().map(|(_, ir)| ir).sum();
+    let mut md = String::from(
+        "One admitted `RL.SLIDE` on many keys (the `slide` row), per call:\n\n\
+         | where | instructions per call |\n| --- | ---: |\n",
+    );
+    let _ = writeln!(
+        md,
+        "| the whole server (all the row's work, / N) | {} |",
+        per(total)
+    );
+    let _ = writeln!(
+        md,
+        "| the server's work around the command (reading, parsing, dispatch, the reply out) | {} |",
+        per(total.saturating_sub(callback))
+    );
+    let _ = writeln!(md, "| rl's command, inclusive | {} |", per(callback));
+    for (f, ir) in api.iter().filter(|(_, ir)| *ir as f64 / n >= 100.0) {
+        let _ = writeln!(md, "| — module API `{f}` (inclusive) | {} |", per(*ir));
+    }
+    let _ = writeln!(md, "| — **module API in all** | **{}** |", per(api_sum));
+    let _ = writeln!(
+        md,
+        "| — rl's own code (the command but the API) | {} |",
+        per(callback.saturating_sub(api_sum))
+    );
+    Some(md)
+}
+
+/// `(Ir, function)` of each line of `callgrind_annotate`'s output.
+fn regex_lite(text: &str) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    for l in text.lines() {
+        let l = l.trim_start();
+        let Some((ir, rest)) = l.split_once(' ') else {
+            continue;
+        };
+        let Ok(ir) = ir.replace(',', "").parse::<u64>() else {
+            continue;
+        };
+        let Some((_, rest)) = rest.split_once(')') else {
+            continue;
+        };
+        let rest = rest.trim();
+        let rest = rest.split(" [").next().unwrap_or(rest);
+        // `file:function`: files hold no colon, Rust paths do.
+        let name = rest.split_once(':').map_or(rest, |(_, f)| f);
+        out.push((ir, name.to_string()));
+    }
+    out
 }
 
 /// Issue #26's goals, from the same callgrind run.

@@ -125,13 +125,15 @@ fn bucket_points(c: &mut Connection, points: &mut Vec<Point>) {
 }
 
 /// Stale entries removed by one admission: a key holding `k` entries
-/// that left a 4 s window in front of 2,000 that still count (so it is a
+/// that left the window in front of 2,000 that still count (so it is a
 /// skiplist, as a key with a backlog is), for `k` up to the most one call
 /// removes. One key per measurement, built up front, since a call
-/// consumes its backlog.
+/// consumes its backlog. The backlog is written, then after a gap the
+/// live entries; each call's window ends in the middle of the gap, so the
+/// split does not depend on how long the fills take.
 fn slide_points(c: &mut Connection, points: &mut Vec<Point>) {
-    const WINDOW: i64 = 4_000;
     const LIVE: u64 = 2_000;
+    const GAP_MS: u64 = 400;
     let ks = steps(SLIDE_EVICT);
     let key = |k: u64, i: usize| format!("{{s}}:s{k}:{i}");
     for &k in &ks {
@@ -142,26 +144,21 @@ fn slide_points(c: &mut Connection, points: &mut Vec<Point>) {
             fill_slide(c, &key, k / cost, cost);
         }
     }
-    // The backlog has left the window WINDOW after it was written; the
-    // live entries, written half a window later, count until half a window
-    // after that: the calls are measured in between.
-    let stale_at = server_ms(c) + WINDOW;
-    std::thread::sleep(Duration::from_millis(WINDOW as u64 / 2));
-    let live_until = server_ms(c) + WINDOW;
+    let gap_start = server_ms(c);
+    std::thread::sleep(Duration::from_millis(GAP_MS));
+    let middle = (gap_start + server_ms(c)) / 2;
     for &k in &ks {
         for i in 0..REPEATS {
             fill_slide(c, &key(k, i), LIVE / 100, 100);
         }
     }
-    while server_ms(c) <= stale_at {
-        std::thread::sleep(Duration::from_millis(10));
-    }
     for &k in &ks {
         let mut runs = Vec::new();
         for i in 0..REPEATS {
             let key = key(k, i);
-            let line = words(&format!("RL.SLIDE {key} {SLIDE_MAX_LIMIT} {WINDOW} COST 1"));
             let before = zcard(c, &key);
+            let window = server_ms(c) - middle;
+            let line = words(&format!("RL.SLIDE {key} {SLIDE_MAX_LIMIT} {window} COST 1"));
             let (us, reply) = if FUNCTIONS.load(Ordering::Relaxed) {
                 timed(c, &cmd(&as_fcall(&line)), "FCALL")
             } else {
@@ -186,10 +183,6 @@ fn slide_points(c: &mut Connection, points: &mut Vec<Point>) {
             },
         });
     }
-    assert!(
-        server_ms(c) < live_until,
-        "sweep: the live entries must still count when measured"
-    );
 }
 
 /// RL.ALL over `m` clauses: BUCKETS denials (62 live buckets each, a walk
