@@ -423,6 +423,85 @@ impl LogView for ZsetLog<'_> {
         out
     }
 
+    /// One pass from the oldest entry: the entries that left the window
+    /// (as `oldest_through` reads them), then on to the newest when it is a
+    /// step or two further, else from the other end. Each entry is read
+    /// once, where `newest` then `oldest_through` read a log's oldest entry
+    /// twice when it left the window.
+    fn ends(&mut self, cutoff: i64, max_read: u64) -> (Option<Entry>, Oldest) {
+        self.oldest_seen = None;
+        let mut out = Oldest::default();
+        let len = self.entry_count();
+        if len == 0 || !self.start(f64::NEG_INFINITY, f64::INFINITY, false, false) {
+            return (None, out);
+        }
+        // The rank of the entry the iterator is on, and that entry when its
+        // member was read.
+        let mut rank: u64 = 0;
+        let mut last: Option<Entry>;
+        let mut walked_past = false;
+        let mut active = true;
+        loop {
+            let may_keep = out.entries.is_empty() || out.stale < max_read;
+            let (score, ele) = self.current(may_keep);
+            let entry = Entry {
+                score: score_ms(score),
+                member: ele.and_then(|e| self.take_integer(e)),
+            };
+            last = may_keep.then_some(entry);
+            let stale = score <= cutoff as f64;
+            if out.entries.is_empty() || (stale && out.stale < max_read) {
+                out.entries.push(entry);
+            }
+            if !stale {
+                walked_past = true;
+                break;
+            }
+            out.stale += 1;
+            if out.stale >= max_read.max(WALK_MAX) {
+                break;
+            }
+            if !self.next() {
+                active = false;
+                break;
+            }
+            rank += 1;
+        }
+        let to_newest = (len - 1).saturating_sub(rank);
+        let newest = match last {
+            Some(e) if to_newest == 0 => Some(e),
+            _ if active && to_newest < WALK_TO_NEWEST => {
+                let mut reached = true;
+                for _ in 0..to_newest {
+                    if !self.next() {
+                        reached = false;
+                        break;
+                    }
+                }
+                reached.then(|| self.current_entry())
+            }
+            _ => None,
+        };
+        self.stop();
+        let newest = match newest {
+            Some(e) => Some(e),
+            None if self.start(f64::NEG_INFINITY, f64::INFINITY, false, true) => {
+                let e = self.current_entry();
+                self.stop();
+                Some(e)
+            }
+            None => None,
+        };
+        // Walked as far as allowed and still among stale entries: the rest
+        // are counted by the server's rank lookup.
+        if !walked_past && out.stale >= max_read.max(WALK_MAX) && out.stale < len {
+            if let Some(n) = call::zcount_through(self.key.cmd, self.key.index, cutoff) {
+                out.stale = n;
+            }
+        }
+        (newest, out)
+    }
+
     fn newest(&mut self) -> Option<Entry> {
         self.oldest_seen = None;
         let len = self.entry_count();
