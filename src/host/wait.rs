@@ -661,3 +661,25 @@ pub fn info_fields() -> [(&'static std::ffi::CStr, u64); 3] {
         ]
     })
 }
+
+/// A limiter's command with its optional `WAIT`: `parse` reads the line
+/// without the option; with a wait the call is [`serve`]d, without one it
+/// runs as `plain`.
+pub fn with_wait<R>(
+    cmd: &CommandCtx,
+    args: &[&[u8]],
+    syntax: &crate::core::syntax::Syntax,
+    parse: impl Fn(&[&[u8]]) -> Result<R, RlError>,
+    wrap: impl FnOnce(R) -> LimitRequest,
+    plain: impl FnOnce(&R) -> Result<Reply, RlError>,
+) -> Result<Reply, RlError> {
+    let split = crate::core::wait::split(args, syntax)?;
+    let req = match &split {
+        Some(s) => parse(&s.line)?,
+        None => parse(args)?,
+    };
+    match split.and_then(|s| s.timeout_ms) {
+        Some(timeout) => serve(cmd, wrap(req), timeout, syntax.name()),
+        None => plain(&req),
+    }
+}

@@ -517,3 +517,156 @@ fn module_unload_is_refused_while_clients_wait() {
         assert_eq!(ok, "OK", "{flavor:?}");
     }
 }
+
+/// The ms between two admissions of the smoothing tests: on the stopped
+/// clock each is stepped exactly; on a real one it only has to be long
+/// enough for the test to see the admissions one by one.
+const INTERVAL: u64 = 400;
+
+/// Waits until more than `seen` waits were served, stepping a stopped
+/// clock one interval first; the count served then.
+fn next_served(server: &Server, c: &mut redis::Connection, seen: u64) -> u64 {
+    next_served_after(server, c, seen, INTERVAL)
+}
+
+/// [`next_served`], stepping a stopped clock `ms`.
+fn next_served_after(server: &Server, c: &mut redis::Connection, seen: u64, ms: u64) -> u64 {
+    if server.clock_stopped() {
+        server.advance(ms);
+    }
+    let ok = wait_until(Duration::from_secs(30), || waits(c).1 > seen);
+    assert!(ok, "{:?}: no wait served after {seen}", server.flavor);
+    waits(c).1
+}
+
+#[test]
+fn smoothing_admits_requests_sent_at_once_one_interval_apart_in_order() {
+    on_every_server_clocked(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let period = INTERVAL.to_string();
+        // One per INTERVAL ms, no burst: the first is admitted, the other
+        // four wait their turn.
+        let line = |wait: &str| -> Vec<String> {
+            ["RL.THROTTLE", "sm", "0", "1", &period, "WAIT", wait]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        };
+        let first = run(&mut c, &["RL.THROTTLE", "sm", "0", "1", &period]).unwrap();
+        assert_eq!(allowed(&resp_of(first)), 1, "{f:?}");
+        let tat = |c: &mut redis::Connection| -> i64 {
+            let v: String = redis::cmd("GET").arg("sm").query(c).unwrap();
+            v.parse().unwrap()
+        };
+        let tat0 = tat(&mut c);
+        let mut ws = Vec::new();
+        for i in 0..4u64 {
+            let mut w = RawConn::connect(port(server));
+            let l = line("60000");
+            w.send(&l.iter().map(String::as_str).collect::<Vec<_>>());
+            // Held, or on a real clock perhaps served already: in either
+            // case it arrived before the next one is sent.
+            let ok = wait_until(Duration::from_secs(20), || {
+                let (waiting, served, _) = waits(&mut c);
+                waiting + served == i + 1
+            });
+            assert!(ok, "{f:?}: waiter {i} not held");
+            ws.push(w);
+        }
+        // A request that could not fit within its timeout is denied at once.
+        let l = line("1");
+        let r = resp_of(run(&mut c, &l.iter().map(String::as_str).collect::<Vec<_>>()).unwrap());
+        assert_eq!(allowed(&r), 0, "{f:?}");
+        let mut seen = 0;
+        while seen < 4 {
+            let served = next_served(server, &mut c, seen);
+            // Served in arrival order: the first `served` have their reply.
+            for (i, w) in ws
+                .iter_mut()
+                .enumerate()
+                .take(served as usize)
+                .skip(seen as usize)
+            {
+                let r = w.recv();
+                assert_eq!(allowed(&r), 1, "{f:?} waiter {i}: {r:?}");
+            }
+            if server.clock_stopped() {
+                // One admission per interval, each at the instant its turn
+                // came (the state's TAT in µs).
+                assert_eq!(served, seen + 1, "{f:?}");
+                assert_eq!(
+                    tat(&mut c),
+                    tat0 + (served * INTERVAL * 1000) as i64,
+                    "{f:?} after {served}"
+                );
+            }
+            seen = served;
+        }
+        // One interval apart at least (the TAT moves one interval per
+        // admission), and nothing left waiting.
+        assert!(tat(&mut c) >= tat0 + (4 * INTERVAL * 1000) as i64, "{f:?}");
+        assert_eq!(waits(&mut c), (0, 4, 0), "{f:?}");
+        let [calls, admitted, denied, _] = counters(&mut c, "throttle");
+        assert_eq!((calls, admitted, denied), (6, 5, 1), "{f:?}");
+    });
+}
+
+#[test]
+fn every_rate_limiter_holds_a_denied_call_until_it_fits() {
+    on_every_server_clocked(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let w = INTERVAL.to_string();
+        let limiters: [(&str, Vec<&str>, &str); 4] = [
+            ("RL.SLIDE", vec!["k:slide", "1", &w], "slide"),
+            (
+                "RL.BUCKETS",
+                vec!["k:buckets", "1", &w, "PRECISION", "100"],
+                "buckets",
+            ),
+            ("RL.FIXED", vec!["k:fixed", "1", &w], "fixed"),
+            ("RL.THROTTLE", vec!["k:throttle", "0", "1", &w], "throttle"),
+        ];
+        for (n, (name, args, field)) in limiters.iter().enumerate() {
+            let mut plain = vec![*name];
+            plain.extend(args.iter().copied());
+            assert_eq!(
+                allowed(&resp_of(run(&mut c, &plain).unwrap())),
+                1,
+                "{f:?} {name}"
+            );
+            // Too short a wait: denied at once, nothing held.
+            let mut short = plain.clone();
+            short.extend(["WAIT", "1"]);
+            let denied = resp_of(run(&mut c, &short).unwrap());
+            assert_eq!(allowed(&denied), 0, "{f:?} {name}");
+            let retry = match &denied {
+                Resp::Array(Some(items)) => match items[2] {
+                    Resp::Int(v) => v as u64,
+                    _ => panic!("{denied:?}"),
+                },
+                _ => panic!("{denied:?}"),
+            };
+            assert!(retry > 1, "{f:?} {name}: {denied:?}");
+            assert_eq!(waits(&mut c).0, 0, "{f:?} {name}");
+            // Long enough: held, then admitted.
+            let mut long = plain.clone();
+            long.extend(["WAIT", "60000"]);
+            let mut waiter = RawConn::connect(port(server));
+            waiter.send(&long);
+            let ok = wait_until(Duration::from_secs(20), || {
+                let (waiting, served, _) = waits(&mut c);
+                waiting + served == n as u64 + 1
+            });
+            assert!(ok, "{f:?} {name} not held");
+            // Stepped to the instant the denial named: the retry is enough.
+            next_served_after(server, &mut c, n as u64, retry);
+            let r = waiter.recv();
+            assert_eq!(allowed(&r), 1, "{f:?} {name}: {r:?}");
+            let [calls, admitted, denied, _] = counters(&mut c, field);
+            assert_eq!((calls, admitted, denied), (3, 2, 1), "{f:?} {name}");
+        }
+        assert_eq!(waits(&mut c), (0, 4, 0), "{f:?}");
+    });
+}
