@@ -96,11 +96,18 @@ pub trait Limiter<V: ?Sized> {
 /// and fires `rl.denied` when the load asked for it.
 pub trait Answer {
     fn denied(&self) -> bool;
+    /// A denial by a block (`BLOCK`, `RL.BLOCK`).
+    fn blocked(&self) -> bool {
+        false
+    }
 }
 
 impl Answer for Decision {
     fn denied(&self) -> bool {
         !self.allowed
+    }
+    fn blocked(&self) -> bool {
+        self.blocked
     }
 }
 
