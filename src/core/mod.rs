@@ -11,6 +11,7 @@
 pub mod all;
 pub mod any;
 pub mod args;
+pub mod block;
 pub mod buckets;
 pub mod count;
 pub mod decimal;

@@ -7,6 +7,7 @@ mod harness;
 
 mod acl;
 mod all_of;
+mod blocks;
 mod bounded_work;
 mod buckets;
 mod cluster;

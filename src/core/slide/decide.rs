@@ -129,6 +129,7 @@ pub fn decide_within(
                 remaining: req.limit - held - req.cost,
                 retry_after_ms: 0,
                 reset_after_ms: (at + window - now) as u64,
+                blocked: false,
             },
             write: Some(Admission {
                 evict: stale.min(max_evict),
@@ -158,6 +159,7 @@ pub fn decide_within(
             remaining: req.limit.saturating_sub(held),
             retry_after_ms,
             reset_after_ms,
+            blocked: false,
         },
         write: None,
     })
