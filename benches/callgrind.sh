@@ -81,6 +81,12 @@ declare -A ROWS=(
   [refund_buckets]="RL.REFUND BUCKETS b:__rand_int__ 100 60000"
   [refund_throttle]="RL.REFUND THROTTLE t:__rand_int__ 10 100 60000"
   [refund_fixed]="RL.REFUND FIXED f:__rand_int__ 100 60000"
+  # Charges of 5 units (a settlement after the fact) on the same keys,
+  # past the limit once they fill.
+  [charge_slide]="RL.CHARGE SLIDE s:__rand_int__ 100 60000 COST 5"
+  [charge_buckets]="RL.CHARGE BUCKETS b:__rand_int__ 100 60000 COST 5"
+  [charge_throttle]="RL.CHARGE THROTTLE t:__rand_int__ 10 100 60000 COST 5"
+  [charge_fixed]="RL.CHARGE FIXED f:__rand_int__ 100 60000 COST 5"
   [acquire]="RL.ACQUIRE a:__rand_int__ 1000 50"
   [lua_acquire]="EVALSHA $ACQUIRE 1 la:__rand_int__ 1000 50"
   [release]="RL.RELEASE a:__rand_int__ gone-1"
@@ -100,6 +106,10 @@ declare -A ROWS=(
   [fn_refund_buckets]="FCALL rl_refund 1 fb:__rand_int__ BUCKETS 100 60000"
   [fn_refund_throttle]="FCALL rl_refund 1 ft:__rand_int__ THROTTLE 10 100 60000"
   [fn_refund_fixed]="FCALL rl_refund 1 ff:__rand_int__ FIXED 100 60000"
+  [fn_charge_slide]="FCALL rl_charge 1 fs:__rand_int__ SLIDE 100 60000 COST 5"
+  [fn_charge_buckets]="FCALL rl_charge 1 fb:__rand_int__ BUCKETS 100 60000 COST 5"
+  [fn_charge_throttle]="FCALL rl_charge 1 ft:__rand_int__ THROTTLE 10 100 60000 COST 5"
+  [fn_charge_fixed]="FCALL rl_charge 1 ff:__rand_int__ FIXED 100 60000 COST 5"
   [fn_acquire]="FCALL rl_acquire 1 fa:__rand_int__ 1000 50"
   [fn_release]="FCALL rl_release 1 fa:__rand_int__ gone-1"
   # By name only (not in the default list): CL.THROTTLE and a renew of an
@@ -145,7 +155,7 @@ PAIRS=(
   "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE (blocks: false) / RateLimiterRedis"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_acquire fn_release express_store rlf_adapter cl_throttle "${PEERS[@]}")
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter cl_throttle "${PEERS[@]}")
 if [ -z "${RL_REDIS_CELL:-}" ]; then
   kept=()
   for r in "${rows[@]}"; do

@@ -782,6 +782,40 @@ function Slide.write(key, members, at, evict, expiry, window, taken)
   end
 end
 
+-- decide.rs `admission`: where `cost` new entries go, at `now` or at the
+-- newest entry's time if the clock stepped back, and the first number
+-- they may take there.
+function Slide.place(newest, newest_member, now, cost)
+  local at = newest and math.max(newest, now) or now
+  local taken = 0
+  if newest == at then
+    taken = Slide.number(newest_member) + 1
+  end
+  if taken + cost > Slide.MEMBERS_PER_MS then
+    E.foreign_zset()
+  end
+  return at, taken
+end
+
+-- decide.rs `nth_leaves`: the wait until the entry at `rank` leaves the
+-- window (often among the oldest already read: `oldest`, `low`); `default`
+-- when the rank holds none.
+function Slide.wait_at_rank(key, low, oldest, rank, window, now, default)
+  if rank == 0 and oldest ~= nil then
+    return Slide.wait_after(oldest, window, now)
+  end
+  local s = low and low[2 * rank + 2]
+  if s == nil then
+    local r = int(rank)
+    local at_rank = redis.call('ZRANGE', key, r, r, 'WITHSCORES')
+    s = at_rank[2]
+  end
+  if s ~= nil then
+    return Slide.wait_after(Slide.score(s), window, now)
+  end
+  return default
+end
+
 -- slide/mod.rs + decide.rs `decide_within`, as multiple values: allowed,
 -- remaining, retry_after_ms, reset_after_ms, then for an admission that
 -- writes the members to add, their score, the stale entries to remove and
@@ -796,15 +830,7 @@ function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
     Slide.ends(key, last, now, cutoff, max_evict, trim)
 
   if held + cost <= limit then
-    -- At `now`, or at the newest entry's time if the clock stepped back.
-    local at = newest and math.max(newest, now) or now
-    local taken = 0
-    if newest == at then
-      taken = Slide.number(newest_member) + 1
-    end
-    if taken + cost > Slide.MEMBERS_PER_MS then
-      E.foreign_zset()
-    end
+    local at, taken = Slide.place(newest, newest_member, now, cost)
     local reset = at + window - now
     if not writes then
       return 1, limit - held - cost, 0, reset
@@ -823,21 +849,7 @@ function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
   -- (often among the oldest already read).
   local need = held + cost - limit
   local reset = newest and math.max(newest + window - now, 0) or 0
-  local retry = reset
-  local rank = stale + need - 1
-  if rank == 0 and oldest ~= nil then
-    retry = Slide.wait_after(oldest, window, now)
-  else
-    local s = low and low[2 * rank + 2]
-    if s == nil then
-      local r = int(rank)
-      local at_rank = redis.call('ZRANGE', key, r, r, 'WITHSCORES')
-      s = at_rank[2]
-    end
-    if s ~= nil then
-      retry = Slide.wait_after(Slide.score(s), window, now)
-    end
-  end
+  local retry = Slide.wait_at_rank(key, low, oldest, stale + need - 1, window, now, reset)
   return 0, math.max(limit - held, 0), math.max(retry, 1), reset
 end
 
@@ -890,6 +902,36 @@ function Slide.refund(key, req, call)
     writes = false }, #members)
   redis.call('ZREM', key, unpack(members))
   return #members, after
+end
+
+-- charge.rs: `cost` entries at now whether or not they fit, with the
+-- removals an admission of that cost makes. The reply's peek from what
+-- the charge reads, before the write: the new entries are the newest, so
+-- its wait is an entry in the window now or the new ones' leaving.
+function Slide.charge(key, req, call)
+  local now, window, limit, cost = call.now.ms, req.window, req.limit, req.cost
+  local cutoff = now - window
+  local max_evict = Slide.budget(cost, call.shares.slides)
+  local expiry, last = Slide.open(key, 0)
+  local newest, newest_member, stale, held, low, oldest =
+    Slide.ends(key, last, now, cutoff, max_evict, 0)
+  local at, taken = Slide.place(newest, newest_member, now, cost)
+  local members = Slide.members(key, expiry, at, taken, cost)
+  local counted = held + cost
+  local reset = at + window - now
+  local after
+  if counted < limit then
+    after = { allowed = 1, remaining = limit - counted - 1, retry_after_ms = 0, reset_after_ms = reset }
+  else
+    local need = counted + 1 - limit
+    local retry = reset
+    if need <= held then
+      retry = Slide.wait_at_rank(key, low, oldest, stale + need - 1, window, now, reset)
+    end
+    after = { allowed = 0, remaining = 0, retry_after_ms = math.max(retry, 1), reset_after_ms = reset }
+  end
+  Slide.write(key, members, at, math.min(stale, max_evict), expiry, window)
+  return cost, after
 end
 
 -- oldest.rs `oldest_wait`: the wait until the oldest entry still in the
@@ -1661,9 +1703,10 @@ function BUCKETS.decide(key, req, call)
       retry_after_ms = 0,
       reset_after_ms = math.max(w.needed - now, 0),
     }
+    -- The write as data too, for RL.CHARGE.
     return d, function()
       bk.record(key, w, at)
-    end
+    end, w, at
   end
   -- Denied: the oldest counted buckets first, until enough leaves.
   local newest = win.newest or win.target
@@ -1771,6 +1814,28 @@ function BUCKETS.refund(key, req, call)
     { now = call.now, shares = BK.ONE, writes = false })
   bk.record(key, w, at)
   return tonumber(refunded), after
+end
+
+-- charge.rs: an admission of cost under the ceiling every total stays
+-- below (MAX_LIMIT) instead of the request's limit; past that ceiling,
+-- what still fits under it. The reply's peek is decided over the hash as
+-- the write leaves it, before the write.
+function BUCKETS.charge(key, req, call)
+  local lifted = { limit = BK.MAX_LIMIT, window = req.window, precision = req.precision, cost = req.cost }
+  local d, _, w, at = BUCKETS.decide(key, lifted, call)
+  local charged = req.cost
+  if w == nil and d.remaining > 0 then
+    charged = d.remaining
+    lifted.cost = charged
+    d, _, w, at = BUCKETS.decide(key, lifted, call)
+  end
+  if w == nil then
+    return 0
+  end
+  local after = BUCKETS.decide(bk.written(key, w), BUCKETS.unit(req),
+    { now = call.now, shares = BK.ONE, writes = false })
+  bk.record(key, w, at)
+  return charged, after
 end
 
 -- oldest.rs `oldest_wait`: the wait until the oldest bucket that still
@@ -2532,6 +2597,37 @@ local function sf_throttle_refund(key, req, call)
   return refunded
 end
 
+-- charge.rs: the TAT moved forward by quantity intervals from max(tat,
+-- now), past the burst tolerance or not, at most MAX_TOLERANCE_US past
+-- now + tau (a TAT farther ahead, sf_ahead's nil, is past it already).
+-- The peek after reads back the TAT written.
+local function sf_throttle_charge(key, req, call)
+  local t, tau = req.rate.emission, req.rate.tolerance
+  local now_us = call.now.us
+  local tat, untl = sf_stored_tat(key)
+  local ahead = 0
+  if tat ~= nil then
+    ahead = sf_ahead(tat, now_us)
+  end
+  if ahead == nil then
+    return 0
+  end
+  -- All below 2^53: ahead, tau and the ceiling are at most 2 * 10^15.
+  local room = sf_divmod(math.max(tau + SF.MAX_TOLERANCE_US - ahead, 0), t)
+  local charged = math.min(req.quantity, room)
+  if charged > 0 then
+    local new_tat = now_us + ahead + charged * t
+    -- A block that holds stays: a charge records units, it grants nothing.
+    if block_left(untl, call.now.ms) then
+      local at = sf_ceil_div(new_tat, 1000)
+      redis.call('SET', key, int(new_tat) .. 'e' .. int(at) .. 'b' .. int(untl), 'PXAT', int(math.max(at, untl)))
+    else
+      sf_throttle_write(key, new_tat)
+    end
+  end
+  return charged
+end
+
 LIMITERS.THROTTLE = {
   token = 'THROTTLE',
   usage = 'THROTTLE key max_burst count period [quantity] [BLOCK ms]',
@@ -2546,6 +2642,7 @@ LIMITERS.THROTTLE = {
     return { rate = req.rate, quantity = 1 }
   end,
   refund = sf_throttle_refund,
+  charge = sf_throttle_charge,
 }
 
 local sf_clock = clock
@@ -2789,6 +2886,27 @@ local function sf_fixed_refund(key, req, call)
   return refunded
 end
 
+-- fixed/charge.rs: cost added to the current window's count (a new
+-- window's, if none runs) whether or not it fits, up to MAX_LIMIT; its end
+-- stays, and so does a block that holds. The peek after reads back the count written.
+local function sf_fixed_charge(key, req, call)
+  local now_ms = call.now.ms
+  local count, at, untl = sf_fixed_current(key, now_ms)
+  if count == nil then
+    count, at = 0, now_ms + req.window
+  end
+  local charged = math.min(req.cost, SF.MAX_LIMIT - count)
+  if charged > 0 then
+    -- A block that holds stays: a charge records units, it grants nothing.
+    if block_left(untl, now_ms) then
+      sf_blocked_set(key, int(count + charged), at, untl)
+    else
+      sf_fixed_set(key, count + charged, at)
+    end
+  end
+  return charged
+end
+
 LIMITERS.FIXED = {
   token = 'FIXED',
   usage = 'FIXED key limit window [COST cost] [BLOCK ms]',
@@ -2801,6 +2919,7 @@ LIMITERS.FIXED = {
     return { limit = req.limit, window = req.window, cost = 1 }
   end,
   refund = sf_fixed_refund,
+  charge = sf_fixed_charge,
 }
 
 local function sf_rl_fixed(key, limit, window, cost, block)
@@ -3349,7 +3468,7 @@ end
 -- ============================================================ end LEASES
 
 -- ---- functions/src/all.lua
--- ======================================================= PEEK, REFUND, ALL
+-- =============================================== PEEK, REFUND, CHARGE, ALL
 
 local function unknown_limiter(token)
   fail("ERR unknown limiter '" .. E.token_text(token)
@@ -3362,8 +3481,9 @@ end
 
 -- Parses `line` (token, key, parameters) with the limiter's parser; a
 -- wrong count becomes the usage error for `called`. with_key false drops
--- ' key' from the usage (an RL.ALL clause lists its key apart).
-local function parse_limited(line, called, with_key)
+-- ' key' from the usage (an RL.ALL clause lists its key apart); `usage`,
+-- when given, spells the limiter as `called` takes it (RL.CHARGE).
+local function parse_limited(line, called, with_key, usage)
   local lim = limiter_of(line[1])
   if lim == nil then
     unknown_limiter(line[1])
@@ -3376,7 +3496,7 @@ local function parse_limited(line, called, with_key)
     E.oldest_only_in_peek(called)
   end
   if getmetatable(req) == Fail and req.text:find("^ERR wrong number of arguments for '") then
-    local usage = lim.usage
+    usage = usage and usage(lim) or lim.usage
     if not with_key then
       usage = usage:gsub(' key', '', 1)
     end
@@ -3465,6 +3585,69 @@ local function refund(key, clause)
   local refunded, d = lim.refund(key, req, { now = t, shares = ONE, writes = true })
   d = d or lim.decide(key, lim.unit(req), { now = t, shares = ONE, writes = false })
   return { refunded, d.remaining, d.retry_after_ms, d.reset_after_ms }
+end
+
+-- core/charge.rs: the most one charge records (SLIDE keeps its cap of a
+-- call: a member per unit).
+local MAX_CHARGE = { SLIDE = 100, BUCKETS = BK.MAX_LIMIT, THROTTLE = SF.MAX_UNITS, FIXED = SF.MAX_LIMIT }
+
+-- The limiter as RL.CHARGE takes it: its parameters without its units.
+local function charge_usage(lim)
+  return (lim.usage:gsub(' %[COST cost%]', ''):gsub(' %[quantity%]', '')) .. ' COST cost'
+end
+
+-- RL.CHARGE <limiter> key <parameters> COST n (core/charge.rs): the
+-- limiter's line without COST n parsed by its own parser, n its units.
+local function charge(key, clause)
+  if #clause < 3 then
+    E.arity('rl.charge')
+  end
+  local lim = limiter_of(clause[1])
+  if lim == nil then
+    unknown_limiter(clause[1])
+  end
+  if lim.token == 'ACQUIRE' then
+    fail('ERR RL.CHARGE does not apply to ACQUIRE (a lease holds a slot, not units)')
+  end
+  local at = nil
+  for i = 3, #clause do
+    if clause[i]:upper() == 'COST' then
+      if at ~= nil then
+        E.duplicate_option('COST')
+      end
+      at = i
+    end
+  end
+  if at == nil then
+    fail('ERR RL.CHARGE needs COST n, the units to charge')
+  end
+  if clause[at + 1] == nil then
+    E.missing_value('COST')
+  end
+  local units = positive(clause[at + 1], 'COST', MAX_CHARGE[lim.token])
+  local line = {}
+  for i = 1, #clause do
+    if i ~= at and i ~= at + 1 then
+      line[#line + 1] = clause[i]
+    end
+  end
+  -- THROTTLE's own units (quantity) are the charge's COST.
+  if lim.token == 'THROTTLE' and #line > 5 then
+    fail("ERR wrong number of arguments for 'rl.charge' command (expected " .. charge_usage(lim) .. ')')
+  end
+  local _, req = parse_limited(line, 'rl.charge', true, charge_usage)
+  if lim.token == 'THROTTLE' then
+    req.quantity = units
+  else
+    req.cost = units
+  end
+  local t = now()
+  -- The peek after: decided before the write where the write leaves
+  -- fields or entries it did not read (SLIDE, BUCKETS); a string limiter
+  -- reads back only the value it wrote.
+  local charged, d = lim.charge(key, req, { now = t, shares = ONE, writes = true })
+  d = d or lim.decide(key, lim.unit(req), { now = t, shares = ONE, writes = false })
+  return { charged, d.remaining, d.retry_after_ms, d.reset_after_ms }
 end
 
 -- An error raised in RL.ALL clause i: 'ERR clause i: ...'; WRONGTYPE keeps
@@ -3715,7 +3898,7 @@ local function single(name, command)
   end
 end
 
--- RL.PEEK and RL.REFUND name the limiter before the key (RL.PEEK SLIDE key
+-- RL.PEEK, RL.REFUND and RL.CHARGE name the limiter before the key (RL.PEEK SLIDE key
 -- ...); the function takes it first after the key (FCALL rl_peek 1 key
 -- SLIDE ...). `body` gets the clause { token, key, parameters... }.
 local function named(name, body)
@@ -3773,6 +3956,8 @@ register('rl_block', named('rl_block', rl_block))
 -- Lifting a block only shortens the key (the module's RL.UNBLOCK is not
 -- deny-oom either).
 register('rl_unblock', named('rl_unblock', rl_unblock), { 'allow-oom' })
+-- A charge grows a key as an admission does: not at maxmemory.
+register('rl_charge', named('rl_charge', charge))
 register('rl_all', guarded(function(keys, args)
   -- More keys than RL.ALL takes: its numkeys error, before the keys are
   -- copied (unpack's stack is bounded).

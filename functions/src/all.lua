@@ -1,4 +1,4 @@
--- ======================================================= PEEK, REFUND, ALL
+-- =============================================== PEEK, REFUND, CHARGE, ALL
 
 local function unknown_limiter(token)
   fail("ERR unknown limiter '" .. E.token_text(token)
@@ -11,8 +11,9 @@ end
 
 -- Parses `line` (token, key, parameters) with the limiter's parser; a
 -- wrong count becomes the usage error for `called`. with_key false drops
--- ' key' from the usage (an RL.ALL clause lists its key apart).
-local function parse_limited(line, called, with_key)
+-- ' key' from the usage (an RL.ALL clause lists its key apart); `usage`,
+-- when given, spells the limiter as `called` takes it (RL.CHARGE).
+local function parse_limited(line, called, with_key, usage)
   local lim = limiter_of(line[1])
   if lim == nil then
     unknown_limiter(line[1])
@@ -25,7 +26,7 @@ local function parse_limited(line, called, with_key)
     E.oldest_only_in_peek(called)
   end
   if getmetatable(req) == Fail and req.text:find("^ERR wrong number of arguments for '") then
-    local usage = lim.usage
+    usage = usage and usage(lim) or lim.usage
     if not with_key then
       usage = usage:gsub(' key', '', 1)
     end
@@ -114,6 +115,69 @@ local function refund(key, clause)
   local refunded, d = lim.refund(key, req, { now = t, shares = ONE, writes = true })
   d = d or lim.decide(key, lim.unit(req), { now = t, shares = ONE, writes = false })
   return { refunded, d.remaining, d.retry_after_ms, d.reset_after_ms }
+end
+
+-- core/charge.rs: the most one charge records (SLIDE keeps its cap of a
+-- call: a member per unit).
+local MAX_CHARGE = { SLIDE = 100, BUCKETS = BK.MAX_LIMIT, THROTTLE = SF.MAX_UNITS, FIXED = SF.MAX_LIMIT }
+
+-- The limiter as RL.CHARGE takes it: its parameters without its units.
+local function charge_usage(lim)
+  return (lim.usage:gsub(' %[COST cost%]', ''):gsub(' %[quantity%]', '')) .. ' COST cost'
+end
+
+-- RL.CHARGE <limiter> key <parameters> COST n (core/charge.rs): the
+-- limiter's line without COST n parsed by its own parser, n its units.
+local function charge(key, clause)
+  if #clause < 3 then
+    E.arity('rl.charge')
+  end
+  local lim = limiter_of(clause[1])
+  if lim == nil then
+    unknown_limiter(clause[1])
+  end
+  if lim.token == 'ACQUIRE' then
+    fail('ERR RL.CHARGE does not apply to ACQUIRE (a lease holds a slot, not units)')
+  end
+  local at = nil
+  for i = 3, #clause do
+    if clause[i]:upper() == 'COST' then
+      if at ~= nil then
+        E.duplicate_option('COST')
+      end
+      at = i
+    end
+  end
+  if at == nil then
+    fail('ERR RL.CHARGE needs COST n, the units to charge')
+  end
+  if clause[at + 1] == nil then
+    E.missing_value('COST')
+  end
+  local units = positive(clause[at + 1], 'COST', MAX_CHARGE[lim.token])
+  local line = {}
+  for i = 1, #clause do
+    if i ~= at and i ~= at + 1 then
+      line[#line + 1] = clause[i]
+    end
+  end
+  -- THROTTLE's own units (quantity) are the charge's COST.
+  if lim.token == 'THROTTLE' and #line > 5 then
+    fail("ERR wrong number of arguments for 'rl.charge' command (expected " .. charge_usage(lim) .. ')')
+  end
+  local _, req = parse_limited(line, 'rl.charge', true, charge_usage)
+  if lim.token == 'THROTTLE' then
+    req.quantity = units
+  else
+    req.cost = units
+  end
+  local t = now()
+  -- The peek after: decided before the write where the write leaves
+  -- fields or entries it did not read (SLIDE, BUCKETS); a string limiter
+  -- reads back only the value it wrote.
+  local charged, d = lim.charge(key, req, { now = t, shares = ONE, writes = true })
+  d = d or lim.decide(key, lim.unit(req), { now = t, shares = ONE, writes = false })
+  return { charged, d.remaining, d.retry_after_ms, d.reset_after_ms }
 end
 
 -- An error raised in RL.ALL clause i: 'ERR clause i: ...'; WRONGTYPE keeps

@@ -63,7 +63,7 @@ local function single(name, command)
   end
 end
 
--- RL.PEEK and RL.REFUND name the limiter before the key (RL.PEEK SLIDE key
+-- RL.PEEK, RL.REFUND and RL.CHARGE name the limiter before the key (RL.PEEK SLIDE key
 -- ...); the function takes it first after the key (FCALL rl_peek 1 key
 -- SLIDE ...). `body` gets the clause { token, key, parameters... }.
 local function named(name, body)
@@ -121,6 +121,8 @@ register('rl_block', named('rl_block', rl_block))
 -- Lifting a block only shortens the key (the module's RL.UNBLOCK is not
 -- deny-oom either).
 register('rl_unblock', named('rl_unblock', rl_unblock), { 'allow-oom' })
+-- A charge grows a key as an admission does: not at maxmemory.
+register('rl_charge', named('rl_charge', charge))
 register('rl_all', guarded(function(keys, args)
   -- More keys than RL.ALL takes: its numkeys error, before the keys are
   -- copied (unpack's stack is bounded).

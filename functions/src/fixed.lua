@@ -155,6 +155,27 @@ local function sf_fixed_refund(key, req, call)
   return refunded
 end
 
+-- fixed/charge.rs: cost added to the current window's count (a new
+-- window's, if none runs) whether or not it fits, up to MAX_LIMIT; its end
+-- stays, and so does a block that holds. The peek after reads back the count written.
+local function sf_fixed_charge(key, req, call)
+  local now_ms = call.now.ms
+  local count, at, untl = sf_fixed_current(key, now_ms)
+  if count == nil then
+    count, at = 0, now_ms + req.window
+  end
+  local charged = math.min(req.cost, SF.MAX_LIMIT - count)
+  if charged > 0 then
+    -- A block that holds stays: a charge records units, it grants nothing.
+    if block_left(untl, now_ms) then
+      sf_blocked_set(key, int(count + charged), at, untl)
+    else
+      sf_fixed_set(key, count + charged, at)
+    end
+  end
+  return charged
+end
+
 LIMITERS.FIXED = {
   token = 'FIXED',
   usage = 'FIXED key limit window [COST cost] [BLOCK ms]',
@@ -167,6 +188,7 @@ LIMITERS.FIXED = {
     return { limit = req.limit, window = req.window, cost = 1 }
   end,
   refund = sf_fixed_refund,
+  charge = sf_fixed_charge,
 }
 
 local function sf_rl_fixed(key, limit, window, cost, block)

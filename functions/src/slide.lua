@@ -325,6 +325,40 @@ function Slide.write(key, members, at, evict, expiry, window, taken)
   end
 end
 
+-- decide.rs `admission`: where `cost` new entries go, at `now` or at the
+-- newest entry's time if the clock stepped back, and the first number
+-- they may take there.
+function Slide.place(newest, newest_member, now, cost)
+  local at = newest and math.max(newest, now) or now
+  local taken = 0
+  if newest == at then
+    taken = Slide.number(newest_member) + 1
+  end
+  if taken + cost > Slide.MEMBERS_PER_MS then
+    E.foreign_zset()
+  end
+  return at, taken
+end
+
+-- decide.rs `nth_leaves`: the wait until the entry at `rank` leaves the
+-- window (often among the oldest already read: `oldest`, `low`); `default`
+-- when the rank holds none.
+function Slide.wait_at_rank(key, low, oldest, rank, window, now, default)
+  if rank == 0 and oldest ~= nil then
+    return Slide.wait_after(oldest, window, now)
+  end
+  local s = low and low[2 * rank + 2]
+  if s == nil then
+    local r = int(rank)
+    local at_rank = redis.call('ZRANGE', key, r, r, 'WITHSCORES')
+    s = at_rank[2]
+  end
+  if s ~= nil then
+    return Slide.wait_after(Slide.score(s), window, now)
+  end
+  return default
+end
+
 -- slide/mod.rs + decide.rs `decide_within`, as multiple values: allowed,
 -- remaining, retry_after_ms, reset_after_ms, then for an admission that
 -- writes the members to add, their score, the stale entries to remove and
@@ -339,15 +373,7 @@ function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
     Slide.ends(key, last, now, cutoff, max_evict, trim)
 
   if held + cost <= limit then
-    -- At `now`, or at the newest entry's time if the clock stepped back.
-    local at = newest and math.max(newest, now) or now
-    local taken = 0
-    if newest == at then
-      taken = Slide.number(newest_member) + 1
-    end
-    if taken + cost > Slide.MEMBERS_PER_MS then
-      E.foreign_zset()
-    end
+    local at, taken = Slide.place(newest, newest_member, now, cost)
     local reset = at + window - now
     if not writes then
       return 1, limit - held - cost, 0, reset
@@ -366,21 +392,7 @@ function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
   -- (often among the oldest already read).
   local need = held + cost - limit
   local reset = newest and math.max(newest + window - now, 0) or 0
-  local retry = reset
-  local rank = stale + need - 1
-  if rank == 0 and oldest ~= nil then
-    retry = Slide.wait_after(oldest, window, now)
-  else
-    local s = low and low[2 * rank + 2]
-    if s == nil then
-      local r = int(rank)
-      local at_rank = redis.call('ZRANGE', key, r, r, 'WITHSCORES')
-      s = at_rank[2]
-    end
-    if s ~= nil then
-      retry = Slide.wait_after(Slide.score(s), window, now)
-    end
-  end
+  local retry = Slide.wait_at_rank(key, low, oldest, stale + need - 1, window, now, reset)
   return 0, math.max(limit - held, 0), math.max(retry, 1), reset
 end
 
@@ -433,6 +445,36 @@ function Slide.refund(key, req, call)
     writes = false }, #members)
   redis.call('ZREM', key, unpack(members))
   return #members, after
+end
+
+-- charge.rs: `cost` entries at now whether or not they fit, with the
+-- removals an admission of that cost makes. The reply's peek from what
+-- the charge reads, before the write: the new entries are the newest, so
+-- its wait is an entry in the window now or the new ones' leaving.
+function Slide.charge(key, req, call)
+  local now, window, limit, cost = call.now.ms, req.window, req.limit, req.cost
+  local cutoff = now - window
+  local max_evict = Slide.budget(cost, call.shares.slides)
+  local expiry, last = Slide.open(key, 0)
+  local newest, newest_member, stale, held, low, oldest =
+    Slide.ends(key, last, now, cutoff, max_evict, 0)
+  local at, taken = Slide.place(newest, newest_member, now, cost)
+  local members = Slide.members(key, expiry, at, taken, cost)
+  local counted = held + cost
+  local reset = at + window - now
+  local after
+  if counted < limit then
+    after = { allowed = 1, remaining = limit - counted - 1, retry_after_ms = 0, reset_after_ms = reset }
+  else
+    local need = counted + 1 - limit
+    local retry = reset
+    if need <= held then
+      retry = Slide.wait_at_rank(key, low, oldest, stale + need - 1, window, now, reset)
+    end
+    after = { allowed = 0, remaining = 0, retry_after_ms = math.max(retry, 1), reset_after_ms = reset }
+  end
+  Slide.write(key, members, at, math.min(stale, max_evict), expiry, window)
+  return cost, after
 end
 
 -- oldest.rs `oldest_wait`: the wait until the oldest entry still in the

@@ -407,6 +407,37 @@ local function sf_throttle_refund(key, req, call)
   return refunded
 end
 
+-- charge.rs: the TAT moved forward by quantity intervals from max(tat,
+-- now), past the burst tolerance or not, at most MAX_TOLERANCE_US past
+-- now + tau (a TAT farther ahead, sf_ahead's nil, is past it already).
+-- The peek after reads back the TAT written.
+local function sf_throttle_charge(key, req, call)
+  local t, tau = req.rate.emission, req.rate.tolerance
+  local now_us = call.now.us
+  local tat, untl = sf_stored_tat(key)
+  local ahead = 0
+  if tat ~= nil then
+    ahead = sf_ahead(tat, now_us)
+  end
+  if ahead == nil then
+    return 0
+  end
+  -- All below 2^53: ahead, tau and the ceiling are at most 2 * 10^15.
+  local room = sf_divmod(math.max(tau + SF.MAX_TOLERANCE_US - ahead, 0), t)
+  local charged = math.min(req.quantity, room)
+  if charged > 0 then
+    local new_tat = now_us + ahead + charged * t
+    -- A block that holds stays: a charge records units, it grants nothing.
+    if block_left(untl, call.now.ms) then
+      local at = sf_ceil_div(new_tat, 1000)
+      redis.call('SET', key, int(new_tat) .. 'e' .. int(at) .. 'b' .. int(untl), 'PXAT', int(math.max(at, untl)))
+    else
+      sf_throttle_write(key, new_tat)
+    end
+  end
+  return charged
+end
+
 LIMITERS.THROTTLE = {
   token = 'THROTTLE',
   usage = 'THROTTLE key max_burst count period [quantity] [BLOCK ms]',
@@ -421,6 +452,7 @@ LIMITERS.THROTTLE = {
     return { rate = req.rate, quantity = 1 }
   end,
   refund = sf_throttle_refund,
+  charge = sf_throttle_charge,
 }
 
 local sf_clock = clock

@@ -6,6 +6,7 @@ pub mod acquire;
 pub mod all;
 pub mod block;
 pub mod buckets;
+pub mod charge;
 pub mod cl_throttle;
 pub mod count;
 pub mod fixed;

@@ -79,6 +79,10 @@ pub enum RlError {
     ClauseCount { keys: usize, clauses: usize },
     /// `RL.REFUND` names a limiter it cannot give back to.
     NotRefundable { limiter: &'static str },
+    /// `RL.CHARGE` names a limiter that counts no units.
+    NotChargeable { limiter: &'static str },
+    /// `RL.CHARGE` without its `COST`.
+    ChargeNeedsCost,
     /// A lease id (`ID`, or `lease`) that rl could not store as one.
     BadLeaseId { arg: &'static str },
     /// `OLDEST` given to a command or limiter other than `RL.PEEK SLIDE`
@@ -215,6 +219,13 @@ impl fmt::Display for RlError {
                 f,
                 "ERR {command} does not apply to {limiter} (it blocks THROTTLE or FIXED)"
             ),
+            RlError::NotChargeable { limiter } => write!(
+                f,
+                "ERR RL.CHARGE does not apply to {limiter} (a lease holds a slot, not units)"
+            ),
+            RlError::ChargeNeedsCost => {
+                write!(f, "ERR RL.CHARGE needs COST n, the units to charge")
+            }
             RlError::BadLeaseId { arg } => write!(
                 f,
                 "ERR {arg} must be 1 to 64 printable ASCII characters without spaces, and not an integer"
@@ -401,6 +412,14 @@ mod tests {
             (
                 RlError::NotRefundable { limiter: "ACQUIRE" },
                 "ERR RL.REFUND does not apply to ACQUIRE (a lease is given back with RL.RELEASE)",
+            ),
+            (
+                RlError::NotChargeable { limiter: "ACQUIRE" },
+                "ERR RL.CHARGE does not apply to ACQUIRE (a lease holds a slot, not units)",
+            ),
+            (
+                RlError::ChargeNeedsCost,
+                "ERR RL.CHARGE needs COST n, the units to charge",
             ),
             (
                 RlError::DuplicateKey,

@@ -6,13 +6,14 @@
 //! state layout and its decision: [`slide`], [`buckets`], [`count`],
 //! [`throttle`], [`fixed`]. Each request implements [`limiter::Limiter`];
 //! [`any`] names any limiter by its token, for [`peek`], [`all`] and
-//! [`refund`].
+//! [`refund`] and [`charge`].
 
 pub mod all;
 pub mod any;
 pub mod args;
 pub mod block;
 pub mod buckets;
+pub mod charge;
 pub mod count;
 pub mod decimal;
 pub mod decision;

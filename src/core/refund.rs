@@ -6,6 +6,7 @@
 //! [`Limiter`](super::limiter::Limiter) whose answer is the units given back.
 
 use super::any::{parse_named, Algorithm, LimitRequest, NAMED_LIMITER_ARGS, NAMED_LIMITER_KEY};
+use super::charge::{Charge, Charged};
 use super::decision::Decision;
 use super::error::RlError;
 use super::limiter::{Decides, Limiter};
@@ -51,12 +52,14 @@ pub trait Units: Copy {
 pub struct Refund<R>(pub R);
 
 /// A limiter request with every verb rl has for it over the view `V`: its
-/// own decision, and its refund over the same view and write. Implemented
-/// for every request whose refund is; the host's one table of limiters
-/// asks for this.
+/// own decision, and its refund (`RL.REFUND`) and charge (`RL.CHARGE`)
+/// over the same view and write. Implemented for every request whose
+/// refund and charge are; the host's one table of limiters asks for this.
 pub trait Refundable<V>: Limiter<V, Answer: Decides> + Units {
     type Refund: Limiter<V, Write = Self::Write, Answer = u64>;
+    type Charge: Limiter<V, Write = Self::Write, Answer = Charged>;
     fn refund(&self) -> Self::Refund;
+    fn charge(&self) -> Self::Charge;
 }
 
 impl<V, R> Refundable<V> for R
@@ -64,10 +67,15 @@ where
     R: Limiter<V> + Units,
     R::Answer: Decides,
     Refund<R>: Limiter<V, Write = R::Write, Answer = u64>,
+    Charge<R>: Limiter<V, Write = R::Write, Answer = Charged>,
 {
     type Refund = Refund<R>;
+    type Charge = Charge<R>;
     fn refund(&self) -> Refund<R> {
         Refund(*self)
+    }
+    fn charge(&self) -> Charge<R> {
+        Charge(*self)
     }
 }
 

@@ -4,7 +4,8 @@
 //! Single-key commands take both steps at once ([`run`]); `RL.PEEK` stops
 //! after the first ([`peek_any`]); `RL.ALL` takes the first for every clause
 //! ([`decide_any`]) before the second for any; `RL.REFUND` decides and
-//! records a refund, then peeks ([`refund_any`]). [`with_store`] is the one
+//! records a refund, then peeks ([`refund_any`]); `RL.CHARGE` decides and
+//! records a charge, its peek decided with it ([`charge_any`]). [`with_store`] is the one
 //! table from a named limiter to the store its state lives in.
 
 use super::context::CommandCtx;
@@ -16,6 +17,7 @@ use super::string_state::StringState;
 use super::zset_log::ZsetLog;
 use crate::core::any::{Algorithm, LimitRequest};
 use crate::core::block::{self, BlockRequest, UnblockRequest};
+use crate::core::charge::Charged;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::lease::set::LeaseId;
@@ -407,4 +409,33 @@ pub fn unblock_any(cmd: &CommandCtx, req: &UnblockRequest, key: usize) -> Result
         _ => return Err(RlError::Internal("RL.UNBLOCK of a limiter without blocks")),
     }
     Ok(true)
+}
+
+/// `RL.CHARGE` on one key, opened once for writing: decide the charge
+/// (every check of the limiter's command, and the peek after over the
+/// state the write leaves, so nothing can fail once the write is made),
+/// then record it. A charge is no denial: nothing to tell.
+pub fn charge_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Charged, RlError> {
+    struct Charging<'a> {
+        cmd: &'a CommandCtx,
+        key: usize,
+    }
+    impl<'a> WithStore<'a> for Charging<'a> {
+        type Out = Result<Charged, RlError>;
+        fn with<S, L>(self, req: &L) -> Self::Out
+        where
+            S: Store<'a> + 'a,
+            L: Refundable<S, Write = S::Write>,
+        {
+            let mut store = S::open(self.cmd, self.key, Access::Write)?;
+            let Outcome { decision, write } = req
+                .charge()
+                .decide(&mut store, &Call::one(self.cmd.now()))?;
+            if let Some(write) = &write {
+                store.record(write)?;
+            }
+            Ok(decision)
+        }
+    }
+    with_store(req, Charging { cmd, key })
 }

@@ -15,7 +15,8 @@ pub enum Ended {
     /// Denied by a block (`BLOCK`, `RL.BLOCK`): counted as denied and as
     /// blocked.
     Blocked,
-    /// A reply that is not a decision (RL.COUNT, RL.TOTALS, RL.REFUND).
+    /// A reply that is not a decision (RL.COUNT, RL.TOTALS, RL.REFUND,
+    /// RL.CHARGE).
     Answered,
     Error,
     /// Not a call: the server only asked for the keys.
@@ -35,9 +36,11 @@ impl Ended {
             Reply::All(_) => Ended::Denied,
             Reply::Leased(l) if l.decision.allowed => Ended::Admitted,
             Reply::Leased(_) => Ended::Denied,
-            Reply::Totals(_) | Reply::Refunded(_) | Reply::LeaseChange(_) | Reply::Integer(_) => {
-                Ended::Answered
-            }
+            Reply::Totals(_)
+            | Reply::Refunded(_)
+            | Reply::Charged(_)
+            | Reply::LeaseChange(_)
+            | Reply::Integer(_) => Ended::Answered,
             // Counted as a call now, its outcome when the wait ends.
             Reply::Held => Ended::Answered,
             Reply::KeysReported => Ended::KeysOnly,

@@ -8,6 +8,7 @@ use super::ffi;
 
 use super::ffi::{api, optional_api};
 use crate::core::all::combine::Combined;
+use crate::core::charge::Charged;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::lease::{LeaseChange, Leased};
@@ -29,6 +30,8 @@ pub enum Reply {
     All(Combined),
     /// RL.REFUND: `[refunded, remaining, retry_after_ms, reset_after_ms]`.
     Refunded(Refunded),
+    /// RL.CHARGE: `[charged, remaining, retry_after_ms, reset_after_ms]`.
+    Charged(Charged),
     /// RL.ACQUIRE: `[allowed, remaining, retry_after_ms, reset_after_ms,
     /// lease]`, the lease a bulk string, or nil when denied.
     Leased(Leased),
@@ -59,6 +62,7 @@ pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
         Reply::Totals(pairs) => write_totals(ctx, pairs),
         Reply::All(c) => write_combined(ctx, c),
         Reply::Refunded(r) => write_integers(ctx, &r.to_reply()),
+        Reply::Charged(c) => write_integers(ctx, &c.to_reply()),
         Reply::Leased(l) => write_leased(ctx, l),
         Reply::LeaseChange(c) => write_integers(ctx, &c.to_reply()),
         // SAFETY: ctx is the live context of the running command.

@@ -188,6 +188,24 @@ fn block_and_unblock_by_hand_keep_the_counts() {
         assert_eq!(r[..2], [1, 0], "{f:?}: refunded, still blocked");
         let (value, _) = value_and_expiry(&mut c, "t");
         assert!(value.unwrap().contains('b'), "{f:?}");
+        // So does RL.CHARGE, and its peek after is the block's.
+        let r = call(
+            &mut c,
+            &["RL.CHARGE", "THROTTLE", "t", "4", "1", HOUR, "COST", "2"],
+        );
+        assert_eq!(r[..2], [2, 0], "{f:?}: charged, still blocked");
+        assert!(r[2] > 50_000 && r[2] == r[3], "{f:?} {r:?}");
+        let (value, _) = value_and_expiry(&mut c, "t");
+        assert!(value.unwrap().contains('b'), "{f:?}");
+        call(&mut c, &["RL.BLOCK", "FIXED", "n", "60000"]);
+        let r = call(&mut c, &["RL.CHARGE", "FIXED", "n", "5", HOUR, "COST", "4"]);
+        assert_eq!(r[..2], [4, 0], "{f:?}: charged, still blocked");
+        let (value, _) = value_and_expiry(&mut c, "n");
+        let value = value.unwrap();
+        assert!(
+            value.starts_with("7e") && value.contains('b'),
+            "{f:?} {value}"
+        );
     });
 }
 

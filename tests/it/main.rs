@@ -10,6 +10,7 @@ mod all_of;
 mod blocks;
 mod bounded_work;
 mod buckets;
+mod charge;
 mod cluster;
 mod concurrency;
 mod count;

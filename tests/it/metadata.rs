@@ -245,6 +245,25 @@ const COMMANDS: &[Expect] = &[
         ],
     },
     Expect {
+        name: "rl.charge",
+        arity: -4,
+        write: true,
+        legacy: [2, 2, 1],
+        // RL.CHARGE's one key is at index 2, after the limiter's name.
+        begin: 2,
+        find: FindKeys::Range,
+        examples: &[
+            (&["SLIDE", "k", "10", "1000", "COST", "30"], &["k"]),
+            (&["THROTTLE", "k", "5", "1", "1000", "COST", "9"], &["k"]),
+        ],
+        args: &[
+            Arg("limiter", "string", None, &[]),
+            Arg("key", "key", None, &[]),
+            Arg("parameter", "string", None, &["optional", "multiple"]),
+            Arg("cost", "integer", Some("COST"), &[]),
+        ],
+    },
+    Expect {
         name: "rl.acquire",
         arity: -4,
         write: true,

@@ -61,9 +61,10 @@ function BUCKETS.decide(key, req, call)
       retry_after_ms = 0,
       reset_after_ms = math.max(w.needed - now, 0),
     }
+    -- The write as data too, for RL.CHARGE.
     return d, function()
       bk.record(key, w, at)
-    end
+    end, w, at
   end
   -- Denied: the oldest counted buckets first, until enough leaves.
   local newest = win.newest or win.target
@@ -171,6 +172,28 @@ function BUCKETS.refund(key, req, call)
     { now = call.now, shares = BK.ONE, writes = false })
   bk.record(key, w, at)
   return tonumber(refunded), after
+end
+
+-- charge.rs: an admission of cost under the ceiling every total stays
+-- below (MAX_LIMIT) instead of the request's limit; past that ceiling,
+-- what still fits under it. The reply's peek is decided over the hash as
+-- the write leaves it, before the write.
+function BUCKETS.charge(key, req, call)
+  local lifted = { limit = BK.MAX_LIMIT, window = req.window, precision = req.precision, cost = req.cost }
+  local d, _, w, at = BUCKETS.decide(key, lifted, call)
+  local charged = req.cost
+  if w == nil and d.remaining > 0 then
+    charged = d.remaining
+    lifted.cost = charged
+    d, _, w, at = BUCKETS.decide(key, lifted, call)
+  end
+  if w == nil then
+    return 0
+  end
+  local after = BUCKETS.decide(bk.written(key, w), BUCKETS.unit(req),
+    { now = call.now, shares = BK.ONE, writes = false })
+  bk.record(key, w, at)
+  return charged, after
 end
 
 -- oldest.rs `oldest_wait`: the wait until the oldest bucket that still

@@ -1,5 +1,6 @@
 //! `RL.FIXED`: the fixed-window counter, one string key per subject.
 
+pub mod charge;
 pub mod decide;
 pub mod refund;
 pub mod request;

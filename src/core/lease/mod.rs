@@ -13,6 +13,7 @@ pub mod set;
 #[cfg(test)]
 mod tests;
 
+use crate::core::charge::{Charge, Charged};
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::limiter::{Answer, Call, Decides, Limiter, Outcome};
@@ -161,5 +162,16 @@ impl<V: LeaseView> Limiter<V> for Refund<AcquireRequest> {
 
     fn decide(&self, _: &mut V, _: &Call) -> Result<Outcome<LeaseWrite, u64>, RlError> {
         Err(RlError::NotRefundable { limiter: "ACQUIRE" })
+    }
+}
+
+/// A lease holds a slot, not units: `RL.CHARGE ACQUIRE` is refused when
+/// parsed; this keeps the one table of requests whole.
+impl<V: LeaseView> Limiter<V> for Charge<AcquireRequest> {
+    type Write = LeaseWrite;
+    type Answer = Charged;
+
+    fn decide(&self, _: &mut V, _: &Call) -> Result<Outcome<LeaseWrite, Charged>, RlError> {
+        Err(RlError::NotChargeable { limiter: "ACQUIRE" })
     }
 }

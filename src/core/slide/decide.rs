@@ -86,6 +86,42 @@ pub(super) fn read_ends(
     })
 }
 
+/// The write that records `count` entries at `now` over a log whose newest
+/// entry is `newest`, removing `evict` of those that left the window.
+#[inline(always)]
+pub(super) fn admission(
+    newest: Option<Entry>,
+    now: i64,
+    window: i64,
+    evict: u64,
+    count: u64,
+) -> Result<Admission, RlError> {
+    // Recorded at `now`, or at the newest entry's time if the clock
+    // stepped back: an entry is never older than one admitted before
+    // it, so a clock stepping back and then forward again cannot make
+    // it leave the window early.
+    let at = newest.map_or(now, |e| e.score.max(now));
+    // The newest entry is the last member of `at` (same-ms members sort
+    // by their number), so it tells which numbers are taken.
+    let taken = match newest {
+        Some(Entry {
+            score,
+            member: Some(m),
+        }) if score == at => m.rem_euclid(MEMBERS_PER_MS) + 1,
+        _ => 0,
+    };
+    if taken + count as i64 > MEMBERS_PER_MS {
+        return Err(RlError::ForeignZset);
+    }
+    Ok(Admission {
+        evict,
+        at,
+        first_member: member(at, taken),
+        count,
+        expiry: Expiry::new(at + window, window),
+    })
+}
+
 /// Decides `req` at `now`, removing at most `max_evict` stale entries if
 /// admitted. Pure: the log is only read, and every check that can fail
 /// happens here, before anything is written. A log holding an entry rl
@@ -106,38 +142,16 @@ pub fn decide_within(
     } = read_ends(log, now, cutoff, max_evict)?;
 
     if held + req.cost <= req.limit {
-        // Recorded at `now`, or at the newest entry's time if the clock
-        // stepped back: an entry is never older than one admitted before
-        // it, so a clock stepping back and then forward again cannot make
-        // it leave the window early.
-        let at = newest.map_or(now, |e| e.score.max(now));
-        // The newest entry is the last member of `at` (same-ms members sort
-        // by their number), so it tells which numbers are taken.
-        let taken = match newest {
-            Some(Entry {
-                score,
-                member: Some(m),
-            }) if score == at => m.rem_euclid(MEMBERS_PER_MS) + 1,
-            _ => 0,
-        };
-        if taken + req.cost as i64 > MEMBERS_PER_MS {
-            return Err(RlError::ForeignZset);
-        }
+        let admission = admission(newest, now, window, stale.min(max_evict), req.cost)?;
         return Ok(Outcome {
             decision: Decision {
                 allowed: true,
                 remaining: req.limit - held - req.cost,
                 retry_after_ms: 0,
-                reset_after_ms: (at + window - now) as u64,
+                reset_after_ms: (admission.at + window - now) as u64,
                 blocked: false,
             },
-            write: Some(Admission {
-                evict: stale.min(max_evict),
-                at,
-                first_member: member(at, taken),
-                count: req.cost,
-                expiry: Expiry::new(at + window, window),
-            }),
+            write: Some(admission),
         });
     }
 

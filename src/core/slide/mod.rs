@@ -12,6 +12,7 @@
 //! log is counted by score, so the decision stays exact while a backlog
 //! (after a burst and a pause) drains over the next admissions.
 
+pub mod charge;
 pub mod decide;
 pub mod log;
 pub mod oldest;

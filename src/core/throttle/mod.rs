@@ -1,6 +1,7 @@
 //! `RL.THROTTLE` and `CL.THROTTLE`: GCRA over one string key holding the
 //! theoretical arrival time.
 
+pub mod charge;
 pub mod gcra;
 pub mod refund;
 pub mod request;

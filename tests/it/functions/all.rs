@@ -1,5 +1,6 @@
-//! `rl_all`, `rl_peek` and `rl_refund`, the functions that dispatch to the
-//! limiters, against RL.ALL, RL.PEEK and RL.REFUND: random multi-limit
+//! `rl_all`, `rl_peek`, `rl_refund` and `rl_charge`, the functions that
+//! dispatch to the limiters, against RL.ALL, RL.PEEK, RL.REFUND and
+//! RL.CHARGE: random multi-limit
 //! streams on Valkey's stopped clock, and every error of their own syntax.
 
 use super::differential::same;
@@ -40,7 +41,7 @@ fn random_multi_limit_streams_answer_as_rl_all() {
     let server = start_both(Flavor::Valkey9);
     let mut c = server.conn();
     let mut rng = XorShift(0xa11_c1a05e);
-    let (mut admitted, mut denied) = (0, 0);
+    let (mut admitted, mut denied, mut charged) = (0, 0, 0);
     for step in 0..500 {
         if rng.below(3) == 0 {
             server.advance(rng.below(300));
@@ -66,7 +67,7 @@ fn random_multi_limit_streams_answer_as_rl_all() {
             Ok(_) => denied += 1,
             Err(e) => panic!("step {step}: {line:?}: {e}"),
         }
-        // Peek and refund a random clause's key the same way.
+        // Peek, refund and charge a random clause's key the same way.
         if rng.below(3) == 0 {
             let (key, words) = clause(&mut rng);
             let mut peek = vec!["RL.PEEK", words[0].as_str(), &key];
@@ -77,11 +78,39 @@ fn random_multi_limit_streams_answer_as_rl_all() {
                 same(&mut c, &peek).ok();
             }
         }
+        if rng.below(4) == 0 {
+            let (key, words) = clause(&mut rng);
+            if words[0] != "ACQUIRE" {
+                let line = charge_line(&key, &words, 1 + rng.below(12));
+                match same(&mut c, &words_of(&line)) {
+                    Ok(redis::Value::Array(r)) if r[0] != redis::Value::Int(0) => charged += 1,
+                    other => panic!("step {step}: {line:?}: {other:?}"),
+                }
+            }
+        }
     }
     assert!(
-        admitted > 100 && denied > 100,
-        "{admitted} admitted, {denied} denied"
+        admitted > 100 && denied > 100 && charged > 50,
+        "{admitted} admitted, {denied} denied, {charged} charged"
     );
+}
+
+/// `RL.CHARGE` of `units` on a clause's key: its parameters without its
+/// own units (COST, THROTTLE's quantity), then `COST units`, often past
+/// the limit.
+fn charge_line(key: &str, words: &[String], units: u64) -> Vec<String> {
+    let mut line = vec!["RL.CHARGE".to_string(), words[0].clone(), key.to_string()];
+    let own = match words[0].as_str() {
+        "THROTTLE" => words.len() - 1,
+        _ => words.len() - 2,
+    };
+    line.extend(words[1..own].iter().cloned());
+    line.extend(["COST".to_string(), units.to_string()]);
+    line
+}
+
+fn words_of(line: &[String]) -> Vec<&str> {
+    line.iter().map(String::as_str).collect()
 }
 
 #[test]
@@ -162,6 +191,68 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
         &["RL.REFUND", "FIXED", "k", "1"],
         &["RL.REFUND", "SLIDE", "str", "1", "1000"],
         &["RL.REFUND", "SLIDE", "k", "1", "1000", "COST"],
+        &["RL.CHARGE", "SLIDE", "k"],
+        &["RL.CHARGE", "SLIDE", "k", "1", "1000"],
+        &["RL.CHARGE", "SLIDE", "k", "1", "1000", "COST"],
+        &["RL.CHARGE", "SLIDE", "k", "1", "1000", "COST", "101"],
+        &[
+            "RL.CHARGE",
+            "SLIDE",
+            "k",
+            "1",
+            "1000",
+            "COST",
+            "1",
+            "cost",
+            "2",
+        ],
+        &[
+            "RL.CHARGE",
+            "SLIDE",
+            "k",
+            "1",
+            "1000",
+            "COST",
+            "5",
+            "OLDEST",
+        ],
+        &["RL.CHARGE", "FIXED", "k", "1", "COST", "5"],
+        &["RL.CHARGE", "FIXED", "k", "1", "1000", "COST", "0"],
+        &[
+            "RL.CHARGE",
+            "FIXED",
+            "k",
+            "1",
+            "1000",
+            "COST",
+            "1000000000000001",
+        ],
+        &[
+            "RL.CHARGE",
+            "BUCKETS",
+            "k",
+            "1",
+            "1000",
+            "PRECISION",
+            "2000",
+            "COST",
+            "5",
+        ],
+        &[
+            "RL.CHARGE",
+            "THROTTLE",
+            "k",
+            "1",
+            "1",
+            "1000",
+            "2",
+            "COST",
+            "5",
+        ],
+        &["RL.CHARGE", "THROTTLE", "k", "1", "1", "COST", "5"],
+        &["RL.CHARGE", "ACQUIRE", "k", "1", "1000", "COST", "1"],
+        &["RL.CHARGE", "NOPE", "k", "COST", "1"],
+        &["RL.CHARGE", "SLIDE", "str", "1", "1000", "COST", "1"],
     ];
     // Seventeen keys, one more than RL.ALL takes.
     let keys: Vec<String> = (0..17).map(|i| format!("k{i}")).collect();
@@ -172,7 +263,11 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
     }
     // Without a key: the command's arity error; the function, called with
     // another number of keys than one, says so.
-    for (line, function) in [("RL.PEEK", "rl_peek"), ("RL.REFUND", "rl_refund")] {
+    for (line, function) in [
+        ("RL.PEEK", "rl_peek"),
+        ("RL.REFUND", "rl_refund"),
+        ("RL.CHARGE", "rl_charge"),
+    ] {
         assert_eq!(
             crate::harness::error_of(&mut c, &[line, "SLIDE"]),
             format!(
@@ -196,4 +291,51 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
         // token where a key or an ACQUIRE id goes.
         assert_eq!(got.is_ok(), line.contains(&"fixed"), "{line:?}: {got:?}");
     }
+}
+
+/// Charges that reach the most a key can hold (10^15 units for BUCKETS and
+/// FIXED, a schedule 31.7 years past the burst for THROTTLE), and the cap
+/// of SLIDE's call, with the units recorded and the state as the module's.
+#[test]
+fn charges_up_to_the_ceiling_answer_as_the_module() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let max = "1000000000000000";
+    let lines: &[&[&str]] = &[
+        &["RL.FIXED", "f", "10", "60000", "COST", "7"],
+        &["RL.CHARGE", "FIXED", "f", "10", "60000", "COST", max],
+        &["RL.CHARGE", "FIXED", "f", "10", "60000", "COST", "1"],
+        &["RL.CHARGE", "BUCKETS", "b", "10", "60000", "COST", "9"],
+        &["RL.CHARGE", "BUCKETS", "b", "10", "60000", "COST", max],
+        &["RL.CHARGE", "BUCKETS", "b", "10", "60000", "COST", "3"],
+        &["RL.BUCKETS", "b", "10", "60000"],
+        &["RL.CHARGE", "THROTTLE", "t", "0", "1", "1000", "COST", max],
+        &["RL.CHARGE", "THROTTLE", "t", "0", "1", "1000", "COST", "2"],
+        &["RL.THROTTLE", "t", "0", "1", "1000"],
+        &["RL.CHARGE", "SLIDE", "s", "1", "60000", "COST", "100"],
+        &["RL.CHARGE", "SLIDE", "s", "1", "60000", "COST", "100"],
+        &["RL.SLIDE", "s", "1", "60000"],
+    ];
+    let mut charged = Vec::new();
+    for line in lines {
+        let reply = same(&mut c, line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+        if line[0] == "RL.CHARGE" {
+            charged.push(super::differential::ints(&reply)[0]);
+        }
+        server.advance(10);
+    }
+    assert_eq!(
+        charged,
+        [
+            999_999_999_999_993,
+            0,
+            9,
+            999_999_999_999_991,
+            0,
+            1_000_000_001,
+            0,
+            100,
+            100
+        ]
+    );
 }

@@ -19,7 +19,7 @@ use crate::harness::{error_text, plain_key, run, Plain, Server};
 /// never past the line's end. RL.ALL's count is its `numkeys`.
 fn key_span(line: &[&str]) -> (usize, usize) {
     let (first, count) = match line[0].to_ascii_uppercase().as_str() {
-        "RL.PEEK" | "RL.REFUND" | "RL.BLOCK" | "RL.UNBLOCK" => (2, 1),
+        "RL.PEEK" | "RL.REFUND" | "RL.CHARGE" | "RL.BLOCK" | "RL.UNBLOCK" => (2, 1),
         "RL.ALL" => (2, line.get(1).and_then(|n| n.parse().ok()).unwrap_or(0)),
         _ => (1, 1),
     };
@@ -27,7 +27,7 @@ fn key_span(line: &[&str]) -> (usize, usize) {
 }
 
 /// `RL.SLIDE k 10 1000` as the library's call: `FCALL rl_slide 1 k 10
-/// 1000` (RL.PEEK / RL.REFUND: the limiter token after the key; RL.ALL: its
+/// 1000` (RL.PEEK / RL.REFUND / RL.CHARGE: the limiter token after the key; RL.ALL: its
 /// numkeys is FCALL's).
 pub fn fcall_line(line: &[&str]) -> Vec<String> {
     let name = line[0].to_ascii_lowercase().replace('.', "_");
@@ -37,7 +37,7 @@ pub fn fcall_line(line: &[&str]) -> Vec<String> {
     out.extend(keys.iter().map(|k| k.to_string()));
     let rest: Vec<&str> = match line[0].to_ascii_uppercase().as_str() {
         // The limiter token, then the parameters.
-        "RL.PEEK" | "RL.REFUND" | "RL.BLOCK" | "RL.UNBLOCK" => line[1..2]
+        "RL.PEEK" | "RL.REFUND" | "RL.CHARGE" | "RL.BLOCK" | "RL.UNBLOCK" => line[1..2]
             .iter()
             .chain(&line[first + count..])
             .copied()
@@ -313,7 +313,8 @@ pub fn run_stream(
 
 /// What a stream reached, by outcome ("admitted", "denied", "peeked" and
 /// "peek admitted" or "peek denied", with OLDEST "peek oldest counted" or
-/// "peek oldest empty", "refunded", "nothing refunded", "all admitted", "all denied", "totals",
+/// "peek oldest empty", "refunded", "nothing refunded", "charged", "nothing charged",
+/// "all admitted", "all denied", "totals",
 /// "error", and what a test adds of its own), and the error texts met.
 #[derive(Debug, Default)]
 pub struct Tally {
@@ -370,6 +371,8 @@ impl Tally {
             ("RL.BLOCK", _) => "blocked by hand",
             ("RL.UNBLOCK", Some(1)) => "unblocked",
             ("RL.UNBLOCK", _) => "nothing to unblock",
+            ("RL.CHARGE", Some(n)) if n > 0 => "charged",
+            ("RL.CHARGE", _) => "nothing charged",
             ("RL.ALL", Some(1)) => "all admitted",
             ("RL.ALL", _) => "all denied",
             // CL.THROTTLE answers 0 for admitted.

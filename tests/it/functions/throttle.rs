@@ -385,7 +385,19 @@ impl Gen {
         } else if pick < 88 {
             line = vec![s("RL.REFUND"), s("FIXED"), s(f[0])];
             line.extend(self.fixed());
-        } else if !self.timeless && pick < 92 {
+        } else if !self.timeless && pick < 90 {
+            // A charge, on a key that may be blocked (which it keeps); a
+            // stopped clock only, as its TAT is an instant.
+            let units = (1 + self.below(6)).to_string();
+            if self.chance(50) {
+                line = vec![s("RL.CHARGE"), s("THROTTLE"), s(t[0])];
+                line.extend(self.rate(false).0);
+            } else {
+                line = vec![s("RL.CHARGE"), s("FIXED"), s(f[0])];
+                line.extend(self.fixed().into_iter().take(2));
+            }
+            line.extend([s("COST"), units]);
+        } else if !self.timeless && pick < 95 {
             let (name, key) = if self.chance(50) {
                 ("THROTTLE", t[0])
             } else {
