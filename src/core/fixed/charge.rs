@@ -66,6 +66,7 @@ mod tests {
             limit,
             window_ms,
             cost,
+            block_ms: None,
         }
     }
 

@@ -68,6 +68,7 @@ mod tests {
         ThrottleRequest {
             rate: Gcra::new(max_burst, count, period_ms * 1000).unwrap(),
             quantity,
+            block_ms: None,
         }
     }
 
