@@ -37,7 +37,20 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
             .map_err(|e| e.in_clause(i + 1))?;
         decided.push(d);
     }
+    // A shadowed clause's decision is already admitted: only the enforced
+    // clauses can deny the call.
     let mut combined = combine(decided.iter().map(|d| d.decision()).collect());
+    let shadowed = combined.allowed && decided.iter().any(|d| d.shadowed());
+    if shadowed {
+        // Admitted in shadow mode: the wait the enforced denial would have
+        // answered, so a client can tell (an enforced admission waits 0).
+        combined.retry_after_ms = decided
+            .iter()
+            .filter(|d| d.shadowed())
+            .map(|d| d.decision().retry_after_ms)
+            .max()
+            .unwrap_or(1);
+    }
     if decided.iter().any(|d| d.lease().is_some()) {
         // A lease clause's id is in the reply only if the call records it.
         let admitted = combined.allowed;
@@ -46,7 +59,12 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
             .map(|d| d.lease().map(|l| l.filter(|_| admitted)))
             .collect();
     }
-    if combined.allowed {
+    if shadowed {
+        for (i, d) in decided.into_iter().enumerate() {
+            d.finish_shadowed().map_err(|e| e.in_clause(i + 1))?;
+        }
+        cmd.mark_shadowed();
+    } else if combined.allowed {
         // Every check that can refuse ran above; what is left are server
         // failures. Each clause replicates as it applies, so a replica never
         // misses an effect the primary holds; the server sends this

@@ -86,6 +86,8 @@ pub enum RlError {
     OldestOnlyInPeek { command: String },
     /// An error in `RL.ALL` clause `clause` (1-based).
     InClause { clause: usize, error: Box<RlError> },
+    /// A `WAIT` call refused before it waited.
+    Wait(super::wait::WaitError),
 }
 
 impl RlError {
@@ -184,6 +186,7 @@ impl fmt::Display for RlError {
                 write!(f, "ERR key holds a string that is not {expected}")
             }
             RlError::Internal(what) => write!(f, "ERR rl internal error: {what}"),
+            RlError::Wait(e) => e.fmt(f),
             RlError::UnknownLimiter(token) => write!(
                 f,
                 "ERR unknown limiter '{token}' (expected SLIDE, BUCKETS, THROTTLE, FIXED or ACQUIRE)"

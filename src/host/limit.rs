@@ -77,8 +77,63 @@ where
     let call = Call::one(cmd.now());
     let mut store = S::open(cmd, key, Access::Write)?;
     let outcome = req.decide(&mut store, &call)?;
-    settle(cmd, key, &mut store, &outcome)?;
+    if outcome.decision.denied() {
+        return deny(cmd, req, key, &mut store, &call, outcome);
+    }
+    if let Some(write) = &outcome.write {
+        store.record(write)?;
+    }
     Ok(outcome.decision)
+}
+
+/// A denial of [`run`]: told to `rl.denied` subscribers, or in shadow mode
+/// admitted instead (recording what the limiter's `shadow` writes: for a
+/// lease, the lease) and counted. Off the admission's path.
+#[cold]
+fn deny<'a, S, L>(
+    cmd: &'a CommandCtx,
+    req: &L,
+    key: usize,
+    store: &mut S,
+    call: &Call,
+    outcome: Outcome<S::Write, L::Answer>,
+) -> Result<L::Answer, RlError>
+where
+    S: Store<'a>,
+    L: Limiter<S, Write = S::Write>,
+    L::Answer: Answer,
+{
+    if !cmd.shadows(key) {
+        cmd.notify_denied(key);
+        return Ok(outcome.decision);
+    }
+    let shadowed = req.shadow(store, call, outcome)?;
+    if let Some(write) = &shadowed.write {
+        store.record(write)?;
+    }
+    cmd.shadow_denied(key);
+    Ok(shadowed.decision)
+}
+
+/// What a read answers for a denial in shadow mode: what the command
+/// would answer, admitted, counted; no event (a read fires none).
+fn shadow_read<S, L>(
+    cmd: &CommandCtx,
+    req: &L,
+    key: usize,
+    store: &mut S,
+    call: &Call,
+    outcome: Outcome<L::Write, L::Answer>,
+) -> Result<L::Answer, RlError>
+where
+    L: Limiter<S>,
+    L::Answer: Answer,
+{
+    if !outcome.decision.denied() || !cmd.shadows(key) {
+        return Ok(outcome.decision);
+    }
+    super::metrics::mark_shadowed();
+    Ok(req.shadow(store, call, outcome)?.decision)
 }
 
 /// What a read-only command answers: decided over a key opened for
@@ -87,9 +142,11 @@ pub fn read<'a, S, L>(cmd: &'a CommandCtx, req: &L, key: usize) -> Result<L::Ans
 where
     S: Store<'a>,
     L: Limiter<S, Write = S::Write>,
+    L::Answer: Answer,
 {
-    let (_, outcome) = open_and_decide::<S, L>(cmd, req, key, &Call::read(cmd.now()))?;
-    Ok(outcome.decision)
+    let call = Call::read(cmd.now());
+    let (mut store, outcome) = open_and_decide::<S, L>(cmd, req, key, &call)?;
+    shadow_read(cmd, req, key, &mut store, &call, outcome)
 }
 
 /// Something to do with a named limiter once its store is known: the
@@ -146,12 +203,14 @@ pub fn peek_oldest(
     match req {
         LimitRequest::Slide(r) => {
             let mut log = ZsetLog::open(cmd, key, Access::Read)?;
-            let decision = r.decide(&mut log, &call)?.decision;
+            let decided = r.decide(&mut log, &call)?;
+            let decision = shadow_read(cmd, r, key, &mut log, &call, decided)?;
             Ok((decision, oldest::slide(&mut log, r, call.now.ms)?))
         }
         LimitRequest::Buckets(r) => {
             let mut hash = HashState::open(cmd, key, Access::Read)?;
-            let decision = r.decide(&mut hash, &call)?.decision;
+            let decided = r.decide(&mut hash, &call)?;
+            let decision = shadow_read(cmd, r, key, &mut hash, &call, decided)?;
             Ok((decision, oldest::buckets(&mut hash, r, call.now.ms)?))
         }
         _ => Err(RlError::Internal("OLDEST for a limiter without it")),
@@ -175,6 +234,14 @@ pub trait Pending {
     /// Records nothing, even an admission (another clause denied); tells
     /// this one's denial, if it denied.
     fn abandon(self: Box<Self>);
+    /// Whether the clause denied and shadow mode admitted it instead (its
+    /// decision is then the shadow answer).
+    fn shadowed(&self) -> bool;
+    /// The call is admitted in shadow mode (a shadowed clause denied, no
+    /// other did): records only a lease clause's lease, so every lease
+    /// the reply names is held, and nothing of the other clauses, as the
+    /// enforced denial would; tells this clause's shadowed denial.
+    fn finish_shadowed(self: Box<Self>) -> Result<(), RlError>;
 }
 
 struct Decided<'a, S: Store<'a>, A> {
@@ -182,6 +249,7 @@ struct Decided<'a, S: Store<'a>, A> {
     key: usize,
     store: S,
     outcome: Outcome<S::Write, A>,
+    shadowed: bool,
 }
 
 impl<'a, S: Store<'a>, A: Decides> Pending for Decided<'a, S, A> {
@@ -199,9 +267,27 @@ impl<'a, S: Store<'a>, A: Decides> Pending for Decided<'a, S, A> {
     }
 
     fn abandon(self: Box<Self>) {
-        if self.outcome.decision.denied() {
+        if self.shadowed {
+            self.cmd.notify_shadow(self.key);
+        } else if self.outcome.decision.denied() {
             self.cmd.notify_denied(self.key);
         }
+    }
+
+    fn shadowed(&self) -> bool {
+        self.shadowed
+    }
+
+    fn finish_shadowed(mut self: Box<Self>) -> Result<(), RlError> {
+        if self.outcome.decision.lease().is_some() {
+            if let Some(write) = &self.outcome.write {
+                self.store.record(write)?;
+            }
+        }
+        if self.shadowed {
+            self.cmd.notify_shadow(self.key);
+        }
+        Ok(())
     }
 }
 
@@ -225,12 +311,18 @@ pub fn decide_any<'a>(
             S: Store<'a> + 'a,
             L: Refundable<S, Write = S::Write>,
         {
-            let (store, outcome) = open_and_decide::<S, L>(self.cmd, req, self.key, self.call)?;
+            let (mut store, mut outcome) =
+                open_and_decide::<S, L>(self.cmd, req, self.key, self.call)?;
+            let shadowed = outcome.decision.denied() && self.cmd.shadows(self.key);
+            if shadowed {
+                outcome = req.shadow(&mut store, self.call, outcome)?;
+            }
             Ok(Box::new(Decided {
                 cmd: self.cmd,
                 key: self.key,
                 store,
                 outcome,
+                shadowed,
             }))
         }
     }

@@ -33,6 +33,8 @@ impl Ended {
             Reply::Leased(l) if l.decision.allowed => Ended::Admitted,
             Reply::Leased(_) => Ended::Denied,
             Reply::Totals(_) | Reply::Refunded(_) | Reply::LeaseChange(_) => Ended::Answered,
+            // Counted as a call now, its outcome when the wait ends.
+            Reply::Held => Ended::Answered,
             Reply::KeysReported => Ended::KeysOnly,
         }
     }
@@ -44,6 +46,9 @@ pub struct Counters {
     admitted: AtomicU64,
     denied: AtomicU64,
     errors: AtomicU64,
+    /// Admitted in shadow mode though the limiter denied (a subset of
+    /// `admitted`).
+    shadow_denied: AtomicU64,
     /// What the load did with the command (a [`Registration`]), so INFO
     /// lists only commands that exist, and the names it skipped.
     registration: AtomicU8,
@@ -68,6 +73,7 @@ impl Counters {
             admitted: AtomicU64::new(0),
             denied: AtomicU64::new(0),
             errors: AtomicU64::new(0),
+            shadow_denied: AtomicU64::new(0),
             registration: AtomicU8::new(Registration::Absent as u8),
         }
     }
@@ -79,6 +85,23 @@ impl Counters {
             return;
         }
         self.calls.fetch_add(1, Relaxed);
+        let slot = match outcome {
+            Ended::Admitted => &self.admitted,
+            Ended::Denied => &self.denied,
+            Ended::Error => &self.errors,
+            Ended::Answered | Ended::KeysOnly => return,
+        };
+        slot.fetch_add(1, Relaxed);
+    }
+
+    /// Counts one call admitted in shadow mode (already counted admitted).
+    pub fn count_shadow_denied(&self) {
+        self.shadow_denied.fetch_add(1, Relaxed);
+    }
+
+    /// Counts how a call already counted ended: a `WAIT` call's outcome,
+    /// when its wait ends.
+    pub fn settle(&self, outcome: Ended) {
         let slot = match outcome {
             Ended::Admitted => &self.admitted,
             Ended::Denied => &self.denied,
@@ -103,14 +126,46 @@ impl Counters {
         self.registration.load(Relaxed) == Registration::Skipped as u8
     }
 
-    /// `[calls, admitted, denied, errors]`.
-    pub fn read(&self) -> [u64; 4] {
+    /// `[calls, admitted, denied, errors, shadow_denied]`.
+    pub fn read(&self) -> [u64; 5] {
         [
             self.calls.load(Relaxed),
             self.admitted.load(Relaxed),
             self.denied.load(Relaxed),
             self.errors.load(Relaxed),
+            self.shadow_denied.load(Relaxed),
         ]
+    }
+}
+
+/// What a call's end must count beyond its command's counters, as bits, so
+/// the usual call (none) pays one load: [`PREFIX_STATS`] while
+/// `rl.stats-prefixes` is set, [`SHADOWED`] when the running call was
+/// admitted in shadow mode (cleared once counted).
+static EXTRA: AtomicU8 = AtomicU8::new(0);
+pub const PREFIX_STATS: u8 = 1;
+pub const SHADOWED: u8 = 2;
+
+#[inline]
+pub fn extra() -> u8 {
+    EXTRA.load(Relaxed)
+}
+
+/// The running call was admitted in shadow mode.
+pub fn mark_shadowed() {
+    EXTRA.fetch_or(SHADOWED, Relaxed);
+}
+
+/// Whether the running call was admitted in shadow mode; clears it.
+pub fn take_shadowed() -> bool {
+    EXTRA.fetch_and(!SHADOWED, Relaxed) & SHADOWED != 0
+}
+
+pub fn set_prefix_stats(on: bool) {
+    if on {
+        EXTRA.fetch_or(PREFIX_STATS, Relaxed);
+    } else {
+        EXTRA.fetch_and(!PREFIX_STATS, Relaxed);
     }
 }
 
@@ -130,6 +185,7 @@ mod tests {
         ] {
             c.count(o);
         }
-        assert_eq!(c.read(), [5, 2, 1, 1]);
+        c.count_shadow_denied();
+        assert_eq!(c.read(), [5, 2, 1, 1, 1]);
     }
 }

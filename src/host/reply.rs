@@ -37,6 +37,9 @@ pub enum Reply {
     LeaseChange(LeaseChange),
     /// Nothing: the call only reported its keys to the server.
     KeysReported,
+    /// Nothing yet: the client waits (`WAIT`); its reply comes when the
+    /// wait ends (src/host/wait.rs).
+    Held,
 }
 
 /// Writes the reply. Calls nothing that can panic once it has started
@@ -56,7 +59,7 @@ pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
         Reply::Refunded(r) => write_integers(ctx, &r.to_reply()),
         Reply::Leased(l) => write_leased(ctx, l),
         Reply::LeaseChange(c) => write_integers(ctx, &c.to_reply()),
-        Reply::KeysReported => {}
+        Reply::KeysReported | Reply::Held => {}
     }
 }
 

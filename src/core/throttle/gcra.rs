@@ -163,7 +163,8 @@ pub struct CellReply {
     pub limit: u64,
     pub remaining: u64,
     /// `-1` when admitted or when the request can never be admitted;
-    /// otherwise the wait in seconds, rounded up.
+    /// otherwise the wait in seconds, rounded up (also when admitted in
+    /// shadow mode, which is how a client tells that admission apart).
     pub retry_after_s: i64,
     /// Seconds until idle, rounded up.
     pub reset_after_s: i64,
@@ -174,7 +175,9 @@ impl CellReply {
     /// (`max_burst + 1`). Seconds are the ms rounded up, which equals the
     /// µs rounded up to seconds; a wait of `u64::MAX` ms (never) is `-1`.
     pub fn new(d: &Decision, limit: u64) -> CellReply {
-        let retry_after_s = if d.allowed || d.retry_after_ms == u64::MAX {
+        // An enforced admission waits 0; a shadow one keeps the denial's wait.
+        let retry_after_s = if (d.allowed && d.retry_after_ms == 0) || d.retry_after_ms == u64::MAX
+        {
             -1
         } else {
             ms_to_seconds_up(d.retry_after_ms)
