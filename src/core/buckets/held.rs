@@ -121,6 +121,14 @@ impl HeldBuckets {
         })
     }
 
+    /// How many bits are set (one pass over the digits, nothing collected).
+    pub fn count(&self) -> usize {
+        self.hex
+            .iter()
+            .map(|&d| value(d).count_ones() as usize)
+            .sum()
+    }
+
     /// The bits set, highest (oldest bucket) first: the digits below the
     /// last bit taken are not visited.
     pub fn bits_down(&self) -> impl Iterator<Item = usize> + '_ {
@@ -245,6 +253,7 @@ mod tests {
                 }
                 prop_assert_eq!(set.bits().collect::<Vec<_>>(), model.iter().copied().collect::<Vec<_>>());
                 prop_assert_eq!(set.highest(), model.last().copied());
+                prop_assert_eq!(set.count(), model.len());
                 prop_assert_eq!(
                     set.bits_down().collect::<Vec<_>>(),
                     model.iter().rev().copied().collect::<Vec<_>>()

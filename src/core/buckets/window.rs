@@ -135,8 +135,9 @@ pub fn slide(
         zeros.resize(width, 0);
         zeros
     } else {
-        let live: SmallVec<[i64; 8]> = held.bits().map(|i| s.newest - 1 - i as i64).collect();
-        if stale.len() <= live.len() {
+        // Counted, not collected: a window of 60 held buckets would put
+        // them on the heap for a comparison.
+        if stale.len() <= held.count() {
             // Copies by `from_slice`: a SmallVec's `clone` goes item by item.
             let mut totals = Counts::from_slice(&s.totals);
             for &b in &stale {
@@ -150,7 +151,7 @@ pub fn slide(
             // still count.
             let mut totals = Counts::from_slice(&s.current);
             totals.resize(width, 0);
-            for &b in &live {
+            for b in held.bits().map(|i| s.newest - 1 - i as i64) {
                 for (t, c) in totals.iter_mut().zip(field_counts(view, b, width)?) {
                     *t = t.saturating_add(c);
                 }
