@@ -14,6 +14,7 @@ pub mod lease_set;
 pub mod limit;
 pub mod metrics;
 pub mod options;
+pub mod prefix_stats;
 pub mod registry;
 pub mod replicate;
 pub mod reply;

@@ -201,6 +201,7 @@ fn decision_of(reply: &Reply) -> Decision {
             remaining: 0,
             retry_after_ms: 0,
             reset_after_ms: 0,
+            blocked: false,
         },
     }
 }
