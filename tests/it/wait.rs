@@ -221,6 +221,25 @@ fn a_release_of_two_wakes_two_and_an_unknown_release_wakes_none() {
         release(&mut c, "r2", "w1");
         assert_eq!(lease_of(&ws[2].recv()), Some("w2".into()), "{f:?}");
         assert_eq!(waits(&mut c), (0, 3, 0), "{f:?}");
+        // A slot a release hands to a waiter is the waiter's, even for a
+        // plain RL.ACQUIRE read in the same turn of the event loop (the
+        // same pipeline, before the waiter's admission runs).
+        let mut w3 = wait_on(
+            server,
+            &mut c,
+            &["r2", "2", LONG, "ID", "w3", "WAIT", LONG],
+            1,
+        );
+        let (_, late): (Vec<i64>, Vec<redis::Value>) = redis::pipe()
+            .cmd("RL.RELEASE")
+            .arg(&["r2", "w0"])
+            .cmd("RL.ACQUIRE")
+            .arg(&["r2", "2", LONG, "ID", "late"])
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(allowed(&resp_of(redis::Value::Array(late))), 0, "{f:?}");
+        assert_eq!(lease_of(&w3.recv()), Some("w3".into()), "{f:?}");
+        assert!(!has(&mut c, "r2", "late"), "{f:?}");
     });
 }
 
