@@ -29,6 +29,7 @@ mod metrics;
 mod metrics_exporter;
 mod panics;
 mod peek;
+mod perf_page;
 mod persistence;
 mod refund;
 mod replication;
