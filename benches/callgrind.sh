@@ -16,7 +16,10 @@
 # target/bench/instructions.csv for the page), PEERS_CHECK (warn: report a
 # pairing over its peer but exit 0), RL_REDIS_CELL (path of redis-cell's
 # libredis_cell.so: loaded beside rl, which then leaves CL.THROTTLE to it, for
-# the cl_* rows; without it those rows are skipped). Inspect a row's profile with
+# the cl_* rows; without it those rows are skipped), STATS_PREFIXES (0 to 32,
+# default 0: that many rl.stats-prefixes are set before the rows run, the
+# first four the rows' own key prefixes s: t: b: f:, the rest matching no
+# key, so each call scans them all). Inspect a row's profile with
 #   callgrind_annotate --inclusive=yes target/callgrind/<row>.out
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +47,11 @@ VG=$!
 trap 'kill $VG 2>/dev/null; wait $VG 2>/dev/null' EXIT
 cli() { redis-cli -p "$PORT" "$@"; }
 for _ in $(seq 200); do cli PING >/dev/null 2>&1 && break; sleep 0.1; done
+if [ "${STATS_PREFIXES:-0}" -gt 0 ]; then
+  prefixes=(s: t: b: f:)
+  for i in $(seq 4 31); do prefixes+=("p$i:"); done
+  cli CONFIG SET rl.stats-prefixes "${prefixes[*]:0:$STATS_PREFIXES}" >/dev/null
+fi
 SLIDE=$(cli SCRIPT LOAD "$(cat benches/lua/slide.lua)")
 BUCKETS=$(cli SCRIPT LOAD "$(cat benches/lua/buckets.lua)")
 ACQUIRE=$(cli SCRIPT LOAD "$(cat benches/lua/acquire.lua)")

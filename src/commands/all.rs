@@ -1,5 +1,6 @@
 //! `RL.ALL numkeys key [key ...] clause [clause ...]`: admits a request only
-//! if every clause admits it; a denial in any records nothing in any.
+//! if every clause admits it; a denial in any records nothing in any (but
+//! the block a denying clause's `BLOCK` sets on its own key).
 
 use crate::command;
 use crate::core::all::combine::combine;
@@ -73,8 +74,10 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
             d.finish().map_err(|e| e.in_clause(i + 1))?;
         }
     } else {
-        for d in decided {
-            d.abandon();
+        // A denying clause with `BLOCK` records its block; nothing else is
+        // recorded.
+        for (i, d) in decided.into_iter().enumerate() {
+            d.abandon().map_err(|e| e.in_clause(i + 1))?;
         }
     }
     Ok(Reply::All(combined))

@@ -93,7 +93,8 @@ pub trait Limiter<V: ?Sized> {
 
     /// What a denial (`denied`, decided over `view` at `call`) becomes in
     /// shadow mode: admitted, with the denial's figures, writing what
-    /// [`Answer::shadowed`] says. By default nothing: the state stays what
+    /// [`Answer::shadowed`] says. By default what the denial writes (only
+    /// the block a `BLOCK` option sets, else nothing): the state stays what
     /// enforcement would have left, so switching enforcement on changes
     /// no key.
     fn shadow(
@@ -107,7 +108,7 @@ pub trait Limiter<V: ?Sized> {
     {
         Ok(Outcome {
             decision: denied.decision.shadowed(),
-            write: None,
+            write: denied.write,
         })
     }
 }
@@ -124,6 +125,11 @@ pub trait Answer: Sized {
     fn shadowed(self) -> Self {
         self
     }
+
+    /// A denial by a block (`BLOCK`, `RL.BLOCK`).
+    fn blocked(&self) -> bool {
+        false
+    }
 }
 
 impl Answer for Decision {
@@ -137,6 +143,10 @@ impl Answer for Decision {
             retry_after_ms: self.retry_after_ms.max(1),
             ..self
         }
+    }
+
+    fn blocked(&self) -> bool {
+        self.blocked
     }
 }
 

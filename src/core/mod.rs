@@ -11,6 +11,7 @@
 pub mod all;
 pub mod any;
 pub mod args;
+pub mod block;
 pub mod buckets;
 pub mod count;
 pub mod decimal;
@@ -28,3 +29,4 @@ pub mod slide;
 pub mod string_key;
 pub mod syntax;
 pub mod throttle;
+pub mod wait;

@@ -187,6 +187,7 @@ mod tests {
             remaining: 1,
             retry_after_ms: 0,
             reset_after_ms: 10,
+            blocked: false,
         });
         let (outcome, reply) = answer(Ok(Ok(admitted.clone())));
         assert_eq!((outcome, reply), (Ended::Admitted, Ok(admitted)));

@@ -113,10 +113,16 @@ impl CommandCtx {
 
     /// Fires `rl.denied` (module event class, flag `d`) on the key at
     /// `key_index` when the load argument `NOTIFY-DENIED on` asked for it.
-    /// Not a write: nothing changes, nothing is replicated.
-    pub fn notify_denied(&self, key_index: usize) {
+    /// Not a write: nothing changes, nothing is replicated. A denial by a
+    /// block fires `rl.blocked` right after: a keyspace event carries only
+    /// its name and the key, so the second event is the denial's "blocked"
+    /// field, and subscribers of `rl.denied` still see every denial.
+    pub fn notify_denied(&self, key_index: usize, blocked: bool) {
         if options::notify_denied() {
             self.notify(ffi::NOTIFY_MODULE, c"rl.denied", key_index);
+            if blocked {
+                self.notify(ffi::NOTIFY_MODULE, c"rl.blocked", key_index);
+            }
         }
     }
 

@@ -20,6 +20,16 @@ pub fn field_prefix(name: &str) -> String {
 
 const FIELDS: [&str; 5] = ["calls", "admitted", "denied", "errors", "shadow_denied"];
 
+/// Whether a command has `rl_<command>_blocked`: those that take `BLOCK`
+/// (and RL.ALL, whose clauses do).
+pub(crate) fn counts_blocks(syntax: &crate::core::syntax::Syntax) -> bool {
+    syntax.name() == "rl.all"
+        || syntax
+            .args
+            .iter()
+            .any(|a| a.token.is_some_and(|t| t == c"BLOCK"))
+}
+
 /// The declared commands the load skipped because their name was taken,
 /// sorted, comma-separated (`cl.throttle,rl.throttle`); empty if none.
 pub(crate) fn skipped_commands() -> String {
@@ -60,7 +70,10 @@ extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
         specs.sort_unstable_by_key(|spec| spec.syntax.name());
         for spec in specs {
             let prefix = field_prefix(spec.syntax.name());
-            for (field, value) in FIELDS.iter().zip(spec.counters.read()) {
+            let blocks = counts_blocks(spec.syntax);
+            let blocked = blocks.then(|| ("blocked", spec.counters.blocked()));
+            let fields = FIELDS.iter().copied().zip(spec.counters.read());
+            for (field, value) in fields.chain(blocked) {
                 let Ok(name) = CString::new(format!("{prefix}_{field}")) else {
                     continue;
                 };
@@ -68,6 +81,12 @@ extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
                 unsafe {
                     api!(InfoAddFieldULongLong)(ctx, name.as_ptr(), value);
                 }
+            }
+        }
+        for (name, value) in super::wait::info_fields() {
+            // SAFETY: ctx is live; the server copies the field name.
+            unsafe {
+                api!(InfoAddFieldULongLong)(ctx, name.as_ptr(), value);
             }
         }
         // One dict line per configured prefix, in the configured order:

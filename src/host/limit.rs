@@ -14,7 +14,8 @@ use super::lease_set::LeaseSet;
 use super::store::Store;
 use super::string_state::StringState;
 use super::zset_log::ZsetLog;
-use crate::core::any::LimitRequest;
+use crate::core::any::{Algorithm, LimitRequest};
+use crate::core::block::{self, BlockRequest, UnblockRequest};
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::lease::set::LeaseId;
@@ -46,9 +47,10 @@ where
     Ok((store, outcome))
 }
 
-/// Records the write, if the decision planned one, and tells a denial to
-/// `rl.denied` subscribers (when the load asked for it). The store must
-/// have been opened for writing.
+/// Records the write, if the decision planned one (an admission, or the
+/// block a denial with `BLOCK` sets), and tells a denial to `rl.denied`
+/// subscribers (when the load asked for it). The store must have been
+/// opened for writing.
 fn settle<'a, S: Store<'a>, A: Answer>(
     cmd: &CommandCtx,
     key: usize,
@@ -59,7 +61,7 @@ fn settle<'a, S: Store<'a>, A: Answer>(
         store.record(write)?;
     }
     if outcome.decision.denied() {
-        cmd.notify_denied(key);
+        cmd.notify_denied(key, outcome.decision.blocked());
     }
     Ok(())
 }
@@ -104,7 +106,8 @@ where
     L::Answer: Answer,
 {
     if !cmd.shadows(key) {
-        cmd.notify_denied(key);
+        // A denial plans no write but the block its `BLOCK` sets.
+        settle(cmd, key, store, &outcome)?;
         return Ok(outcome.decision);
     }
     let shadowed = req.shadow(store, call, outcome)?;
@@ -231,9 +234,10 @@ pub trait Pending {
     fn lease(&self) -> Option<Option<LeaseId>>;
     /// Records the write, if any; tells the denial, if it denied.
     fn finish(self: Box<Self>) -> Result<(), RlError>;
-    /// Records nothing, even an admission (another clause denied); tells
-    /// this one's denial, if it denied.
-    fn abandon(self: Box<Self>);
+    /// Records no admission (another clause denied); tells this one's
+    /// denial, if it denied, and records the block it sets, if any: a
+    /// clause's own breach blocks its key whatever the other clauses say.
+    fn abandon(self: Box<Self>) -> Result<(), RlError>;
     /// Whether the clause denied and shadow mode admitted it instead (its
     /// decision is then the shadow answer).
     fn shadowed(&self) -> bool;
@@ -266,12 +270,15 @@ impl<'a, S: Store<'a>, A: Decides> Pending for Decided<'a, S, A> {
         settle(this.cmd, this.key, &mut this.store, &this.outcome)
     }
 
-    fn abandon(self: Box<Self>) {
+    fn abandon(mut self: Box<Self>) -> Result<(), RlError> {
         if self.shadowed {
             self.cmd.notify_shadow(self.key);
         } else if self.outcome.decision.denied() {
-            self.cmd.notify_denied(self.key);
+            // A denied clause plans no write but its block.
+            let this = &mut *self;
+            return settle(this.cmd, this.key, &mut this.store, &this.outcome);
         }
+        Ok(())
     }
 
     fn shadowed(&self) -> bool {
@@ -279,7 +286,8 @@ impl<'a, S: Store<'a>, A: Decides> Pending for Decided<'a, S, A> {
     }
 
     fn finish_shadowed(mut self: Box<Self>) -> Result<(), RlError> {
-        if self.outcome.decision.lease().is_some() {
+        // A shadowed clause's write is the block enforcement would set.
+        if self.shadowed || self.outcome.decision.lease().is_some() {
             if let Some(write) = &self.outcome.write {
                 self.store.record(write)?;
             }
@@ -365,4 +373,38 @@ pub fn refund_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Re
         }
     }
     with_store(req, GiveBack { cmd, key })
+}
+
+/// `RL.BLOCK`: the key of the named limiter, opened for writing and
+/// checked as that limiter's command checks it, blocked until `ms` from
+/// now (its state kept). The block's end.
+pub fn block_any(cmd: &CommandCtx, req: &BlockRequest, key: usize) -> Result<i64, RlError> {
+    let now = cmd.now();
+    let until = block::end(now.ms, req.ms);
+    match req.limiter {
+        Algorithm::Throttle | Algorithm::Fixed => {
+            let mut s = StringState::open(cmd, key, Access::Write)?;
+            let write = block::string::block(req.limiter, &s, now, until)?;
+            s.record(&write)?;
+        }
+        _ => return Err(RlError::Internal("RL.BLOCK of a limiter without blocks")),
+    }
+    Ok(until)
+}
+
+/// `RL.UNBLOCK`: lifts the block of the named limiter's key, if one holds;
+/// whether one did.
+pub fn unblock_any(cmd: &CommandCtx, req: &UnblockRequest, key: usize) -> Result<bool, RlError> {
+    let now = cmd.now();
+    match req.limiter {
+        Algorithm::Throttle | Algorithm::Fixed => {
+            let mut s = StringState::open(cmd, key, Access::Write)?;
+            let Some(change) = block::string::unblock(req.limiter, &s, now)? else {
+                return Ok(false);
+            };
+            s.change(&change)?;
+        }
+        _ => return Err(RlError::Internal("RL.UNBLOCK of a limiter without blocks")),
+    }
+    Ok(true)
 }

@@ -12,6 +12,9 @@ use super::reply::Reply;
 pub enum Ended {
     Admitted,
     Denied,
+    /// Denied by a block (`BLOCK`, `RL.BLOCK`): counted as denied and as
+    /// blocked.
+    Blocked,
     /// A reply that is not a decision (RL.COUNT, RL.TOTALS, RL.REFUND).
     Answered,
     Error,
@@ -22,17 +25,21 @@ pub enum Ended {
 impl Ended {
     pub fn of(reply: &Reply) -> Ended {
         match reply {
-            Reply::Decision(d) if d.allowed => Ended::Admitted,
-            Reply::Decision(_) => Ended::Denied,
-            Reply::DecisionOldest(d, _) if d.allowed => Ended::Admitted,
-            Reply::DecisionOldest(..) => Ended::Denied,
+            Reply::Decision(d) | Reply::DecisionOldest(d, _) if d.allowed => Ended::Admitted,
+            Reply::Decision(d) | Reply::DecisionOldest(d, _) if d.blocked => Ended::Blocked,
+            Reply::Decision(_) | Reply::DecisionOldest(..) => Ended::Denied,
             Reply::Cell(c) if c.limited => Ended::Denied,
             Reply::Cell(_) => Ended::Admitted,
             Reply::All(c) if c.allowed => Ended::Admitted,
+            Reply::All(c) if c.clauses.iter().any(|d| d.blocked) => Ended::Blocked,
             Reply::All(_) => Ended::Denied,
             Reply::Leased(l) if l.decision.allowed => Ended::Admitted,
             Reply::Leased(_) => Ended::Denied,
-            Reply::Totals(_) | Reply::Refunded(_) | Reply::LeaseChange(_) => Ended::Answered,
+            Reply::Totals(_) | Reply::Refunded(_) | Reply::LeaseChange(_) | Reply::Integer(_) => {
+                Ended::Answered
+            }
+            // Counted as a call now, its outcome when the wait ends.
+            Reply::Held => Ended::Answered,
             Reply::KeysReported => Ended::KeysOnly,
         }
     }
@@ -47,6 +54,8 @@ pub struct Counters {
     /// Admitted in shadow mode though the limiter denied (a subset of
     /// `admitted`).
     shadow_denied: AtomicU64,
+    /// Denials by a block (also counted in `denied`).
+    blocked: AtomicU64,
     /// What the load did with the command (a [`Registration`]), so INFO
     /// lists only commands that exist, and the names it skipped.
     registration: AtomicU8,
@@ -72,6 +81,7 @@ impl Counters {
             denied: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             shadow_denied: AtomicU64::new(0),
+            blocked: AtomicU64::new(0),
             registration: AtomicU8::new(Registration::Absent as u8),
         }
     }
@@ -83,18 +93,28 @@ impl Counters {
             return;
         }
         self.calls.fetch_add(1, Relaxed);
-        let slot = match outcome {
-            Ended::Admitted => &self.admitted,
-            Ended::Denied => &self.denied,
-            Ended::Error => &self.errors,
-            Ended::Answered | Ended::KeysOnly => return,
-        };
-        slot.fetch_add(1, Relaxed);
+        self.settle(outcome);
     }
 
     /// Counts one call admitted in shadow mode (already counted admitted).
     pub fn count_shadow_denied(&self) {
         self.shadow_denied.fetch_add(1, Relaxed);
+    }
+
+    /// Counts how a call already counted ended: a `WAIT` call's outcome,
+    /// when its wait ends.
+    pub fn settle(&self, outcome: Ended) {
+        let slot = match outcome {
+            Ended::Admitted => &self.admitted,
+            Ended::Denied => &self.denied,
+            Ended::Blocked => {
+                self.blocked.fetch_add(1, Relaxed);
+                &self.denied
+            }
+            Ended::Error => &self.errors,
+            Ended::Answered | Ended::KeysOnly => return,
+        };
+        slot.fetch_add(1, Relaxed);
     }
 
     /// Notes what the load did with the command.
@@ -121,6 +141,11 @@ impl Counters {
             self.errors.load(Relaxed),
             self.shadow_denied.load(Relaxed),
         ]
+    }
+
+    /// Denials by a block.
+    pub fn blocked(&self) -> u64 {
+        self.blocked.load(Relaxed)
     }
 }
 
@@ -168,10 +193,12 @@ mod tests {
             Ended::Denied,
             Ended::Error,
             Ended::Answered,
+            Ended::Blocked,
         ] {
             c.count(o);
         }
         c.count_shadow_denied();
-        assert_eq!(c.read(), [5, 2, 1, 1, 1]);
+        assert_eq!(c.read(), [6, 2, 2, 1, 1]);
+        assert_eq!(c.blocked(), 1);
     }
 }

@@ -20,6 +20,7 @@ pub mod replicate;
 pub mod reply;
 pub mod store;
 pub mod string_state;
+pub mod wait;
 pub mod zset_log;
 
 pub use ffi::{Ctx as RawCtx, Str as RawString};

@@ -7,6 +7,7 @@ mod harness;
 
 mod acl;
 mod all_of;
+mod blocks;
 mod bounded_work;
 mod buckets;
 mod cluster;
@@ -40,4 +41,5 @@ mod slide;
 mod soak;
 mod throttle;
 mod upgrade;
+mod wait;
 mod wrong_types;

@@ -381,7 +381,7 @@ fn stats_prefixes_count_each_prefix_exactly() {
         all(&mut c, &line).unwrap();
         // Both keys match `api:`: one count.
         let both = [
-            "2", "api:c", "api:d", "FIXED", "1", "600000", "FIXED", "1", "600000",
+            "2", "api:e", "api:g", "FIXED", "1", "600000", "FIXED", "1", "600000",
         ];
         all(&mut c, &both).unwrap();
         // Shadow-admitted calls are admitted, and counted as shadowed.
