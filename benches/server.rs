@@ -42,7 +42,7 @@ use common::{Flavor, Server};
 /// Rounds of every row; `RL_BENCH_ROUNDS` takes fewer, for a quicker run
 /// on a busy machine (the page's run line says the bench, the tables say
 /// the rounds).
-const ROUNDS_DEFAULT: usize = 5;
+const ROUNDS_DEFAULT: usize = 3;
 
 fn rounds() -> usize {
     std::env::var("RL_BENCH_ROUNDS")
