@@ -39,7 +39,18 @@ use std::time::{Duration, Instant};
 
 use common::{Flavor, Server};
 
-const ROUNDS: usize = 5;
+/// Rounds of every row; `RL_BENCH_ROUNDS` takes fewer, for a quicker run
+/// on a busy machine (the page's run line says the bench, the tables say
+/// the rounds).
+const ROUNDS_DEFAULT: usize = 3;
+
+fn rounds() -> usize {
+    std::env::var("RL_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(ROUNDS_DEFAULT)
+}
 const KEYSPACE: &str = "100000";
 
 struct Regime {
@@ -468,7 +479,7 @@ fn throughput(
     let mut all = BTreeMap::new();
     for regime in &REGIMES {
         let mut samples: BTreeMap<&'static str, Sample> = BTreeMap::new();
-        for _ in 0..ROUNDS {
+        for _ in 0..rounds() {
             for row in ROWS {
                 let args: Vec<String> = row
                     .args
@@ -816,8 +827,11 @@ fn main() {
             flavor.binary().display(),
             flavor.module().display()
         );
-        let what = "`cargo bench --bench server`; `redis-benchmark` on the same cores, \
-                    rows interleaved in 5 rounds, medians";
+        let what = &format!(
+            "`cargo bench --bench server`; `redis-benchmark` on the same cores, \
+             rows interleaved in {} rounds, medians",
+            rounds()
+        );
         let at = md.len();
         let samples = throughput(&server, label, &shas, &mut md, &mut csv);
         page.add("throughput", what, &server_line);

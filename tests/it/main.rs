@@ -31,6 +31,7 @@ mod metrics;
 mod metrics_exporter;
 mod panics;
 mod peek;
+mod perf_page;
 mod persistence;
 mod refund;
 mod replication;
