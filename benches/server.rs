@@ -589,7 +589,7 @@ fn buckets_memory(
         "| buckets | requests per bucket | bucket fields held | RL.BUCKETS bytes | Lua bucket script bytes |\n| ---: | ---: | ---: | ---: | ---: |"
     );
     const PRECISION: u64 = 10;
-    for buckets in [60u64, 600] {
+    for buckets in [60u64, 250] {
         let window = buckets * PRECISION;
         for rate in [1u32, 100] {
             let native = format!("mem:b:{buckets}:{rate}");
