@@ -79,7 +79,7 @@ fn filled_buckets(buckets: u64, per_bucket: u64, now: i64) -> MemoryHash {
     hash
 }
 
-/// The bucket window at 60 and 600 buckets: a steady admit (the oldest
+/// The bucket window at 60 and 250 buckets: a steady admit (the oldest
 /// bucket leaves, the current one is new), an admit into the current
 /// bucket, a denial at the limit (walks the buckets for `retry_after_ms`),
 /// and an admit after a long idle gap (every bucket evicted).

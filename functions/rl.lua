@@ -388,6 +388,29 @@ local function typed_read(...)
   return r
 end
 
+-- string_key.rs split_blocked: a blocked string state,
+-- `<state>e<expiry>b<until>`, as (state bytes, expiry ms, block end ms);
+-- nil for any other shape. Both times 1 to 15 digits, an optional '-'.
+local function split_blocked(bytes)
+  local state, own, untl = bytes:match('^([^e]*)e(%-?%d+)b(%-?%d+)$')
+  if state == nil or #own:match('%d+') > 15 or #untl:match('%d+') > 15 then
+    return nil
+  end
+  return state, own + 0, untl + 0
+end
+
+-- block.rs holds: the reply fields of a block that holds at now_ms
+-- (remaining 0, both waits its time left), or nil.
+local function block_left(untl, now_ms)
+  if untl ~= nil and untl > now_ms then
+    return untl - now_ms
+  end
+  return nil
+end
+
+-- block.rs MAX_BLOCK_MS.
+local MAX_BLOCK_MS = 1000000000000
+
 -- ------------------------------------------------------------- limiters
 --[[
 LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
@@ -408,6 +431,9 @@ LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
           write = nil, or a function that applies the admission (writes,
           expiry); called only if the whole call admits. Every check that
           can refuse (type, foreign state) runs in decide, before any write.
+          A denial's write is the block its BLOCK option sets (decision
+          blocked = nil); a denial by a block that holds has decision
+          blocked = true and no write.
   units(req) -> n, unit(req) -> req
           (RL.REFUND) the units the request charges, and the same request
           for one unit.
@@ -2354,14 +2380,39 @@ end
 -- table per call; `sf_parse_throttle` is the limiter interface's form.
 local function sf_parse_throttle_parts(line, cell)
   local command = cell and 'cl.throttle' or 'rl.throttle'
-  if #line < 5 or #line > 6 then
+  if #line < 5 then
     E.arity(command)
+  end
+  -- RL.THROTTLE: [quantity] [BLOCK ms], the quantity a positional word
+  -- (never the token) and nothing after the option (request.rs).
+  local function is_block(a)
+    return not cell and a:upper() == 'BLOCK'
+  end
+  local q_at = nil
+  if line[6] ~= nil and not is_block(line[6]) then
+    q_at = 6
+  end
+  local block = nil
+  local at = q_at and 7 or 6
+  while at <= #line do
+    if not is_block(line[at]) then
+      E.arity(command)
+    end
+    if line[at + 1] == nil then
+      E.missing_value('BLOCK')
+    end
+    local v = positive(line[at + 1], 'BLOCK', MAX_BLOCK_MS)
+    if block ~= nil then
+      E.duplicate_option('BLOCK')
+    end
+    block = v
+    at = at + 2
   end
   local max_burst = non_negative(line[3], 'max_burst', SF.MAX_UNITS)
   local count = positive(line[4], 'count', SF.MAX_UNITS)
   local period = positive(line[5], 'period', cell and SF.MAX_PERIOD_S or SF.MAX_PERIOD_MS)
   local quantity = 1
-  if line[6] ~= nil then
+  if q_at ~= nil then
     if cell then
       quantity = sf_cell_quantity(line[6])
     else
@@ -2372,12 +2423,12 @@ local function sf_parse_throttle_parts(line, cell)
   if not cell and quantity > limit then
     fail('ERR quantity must not exceed max_burst + 1')
   end
-  return emission, tolerance, limit, quantity
+  return emission, tolerance, limit, quantity, block
 end
 
 local function sf_parse_throttle(line, cell)
-  local emission, tolerance, limit, quantity = sf_parse_throttle_parts(line, cell)
-  return { rate = { emission = emission, tolerance = tolerance, limit = limit }, quantity = quantity }
+  local emission, tolerance, limit, quantity, block = sf_parse_throttle_parts(line, cell)
+  return { rate = { emission = emission, tolerance = tolerance, limit = limit }, quantity = quantity, block = block }
 end
 
 -- The key as a string state: its bytes and absolute expiry (-1: none), nil
@@ -2398,39 +2449,53 @@ local function sf_string_key(key)
   return bytes, redis.call('PEXPIRETIME', key)
 end
 
--- gcra.rs stored_state: the stored TAT in µs as a decimal string (ns as
--- redis-cell writes them rounded up), refused unless rl could have written
--- it; nil for no key.
+-- gcra.rs stored_tat: the TAT in µs as a decimal string (ns as
+-- redis-cell writes them rounded up) if rl could have written `bytes`,
+-- else nil.
+local function sf_tat_of(bytes)
+  if #bytes == 16 and bytes ~= SF.MIN_STORED_TAT and bytes:find('^[1-9]%d*$') then
+    -- What rl writes in this era: 16 digits without a leading zero, so
+    -- above MIN_STORED_TAT (10^15) once not equal to it, and below
+    -- NANOS_FROM (18 digits): the checks below in three tests.
+    return bytes
+  end
+  local v = stored_unsigned(bytes)
+  if v == nil then
+    return nil
+  end
+  if dec_cmp(v, SF.NANOS_FROM) >= 0 then
+    local us = v:sub(1, -4)
+    if v:sub(-3) ~= '000' then
+      us = dec_add(us, '1')
+    end
+    return us
+  elseif dec_cmp(v, SF.MIN_STORED_TAT) <= 0 then
+    return nil
+  end
+  return v
+end
+
+-- gcra.rs stored_with_block: the stored TAT (see sf_tat_of) and the end of
+-- the key's block (nil: none), refused unless rl could have written them;
+-- nil for no key.
 local function sf_stored_tat(key)
   local bytes, at = sf_string_key(key)
   if bytes == nil then
     return nil
   end
-  local v
-  if #bytes == 16 and bytes ~= SF.MIN_STORED_TAT and bytes:find('^[1-9]%d*$') then
-    -- What rl writes in this era: 16 digits without a leading zero, so
-    -- above MIN_STORED_TAT (10^15) once not equal to it, and below
-    -- NANOS_FROM (18 digits): the checks below in three tests.
-    v = bytes
-  else
-    v = stored_unsigned(bytes)
+  local v, untl = sf_tat_of(bytes), nil
+  if v == nil then
+    local state, _, u = split_blocked(bytes)
+    v = state and sf_tat_of(state)
     if v == nil then
       E.foreign_string(SF.THROTTLE_STATE)
     end
-    if dec_cmp(v, SF.NANOS_FROM) >= 0 then
-      local us = v:sub(1, -4)
-      if v:sub(-3) ~= '000' then
-        us = dec_add(us, '1')
-      end
-      v = us
-    elseif dec_cmp(v, SF.MIN_STORED_TAT) <= 0 then
-      E.foreign_string(SF.THROTTLE_STATE)
-    end
+    untl = u
   end
   if at == -1 then
     E.foreign_string(SF.THROTTLE_STATE)
   end
-  return v
+  return v, untl
 end
 
 -- sf_stored_tat's common case for the fast paths, raising nothing: the
@@ -2535,13 +2600,24 @@ local function sf_throttle_write(key, new_tat)
   redis.call('SET', key, tat, 'PXAT', at)
 end
 
+-- The TAT `tat` (a decimal string) as it is, blocked until `untl`:
+-- `<tat>e<tat in ms, rounded up>b<until>`, expiring at the later end.
+local function sf_throttle_block(key, tat, untl)
+  local own = sf_ceil_ms_of_digits(tat)
+  redis.call('SET', key, tat .. 'e' .. int(own) .. 'b' .. int(untl), 'PXAT', int(math.max(own, untl)))
+end
+
 -- The limiter interface's decide: sf_throttle_core at call.now.us. The
 -- decision carries `retry_never` (retry_after_us None).
 local function sf_throttle_decide(key, req, call)
   local rate = req.rate
+  local tat, untl = sf_stored_tat(key)
+  local left = block_left(untl, call.now.ms)
+  if left ~= nil then
+    return { allowed = 0, remaining = 0, retry_after_ms = left, reset_after_ms = left, blocked = true }, nil
+  end
   local allowed, remaining, retry, reset, new_tat =
-    sf_throttle_core(sf_stored_tat(key), rate.emission, rate.tolerance, rate.limit, req.quantity,
-      call.now.us)
+    sf_throttle_core(tat, rate.emission, rate.tolerance, rate.limit, req.quantity, call.now.us)
   local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset }
   if retry == nil then
     decision.retry_never = true
@@ -2554,6 +2630,10 @@ local function sf_throttle_decide(key, req, call)
     write = function()
       sf_throttle_write(key, new_tat)
     end
+  elseif allowed == 0 and req.block ~= nil then
+    write = function()
+      sf_throttle_block(key, tat or int(call.now.us), call.now.ms + req.block)
+    end
   end
   return decision, write
 end
@@ -2562,7 +2642,7 @@ end
 local function sf_throttle_refund(key, req, call)
   local t, q = req.rate.emission, req.quantity
   local now_us = call.now.us
-  local tat = sf_stored_tat(key)
+  local tat, untl = sf_stored_tat(key)
   if tat == nil or q == 0 then
     return 0
   end
@@ -2588,14 +2668,18 @@ local function sf_throttle_refund(key, req, call)
   end
   -- (A TAT refunded to now on a whole-ms clock expires at now: SET PXAT
   -- deletes the key there, where the module keeps it for that ms; both
-  -- read as idle.)
-  redis.call('SET', key, value, 'PXAT', at)
+  -- read as idle.) A block that holds stays.
+  if block_left(untl, call.now.ms) then
+    redis.call('SET', key, value .. 'e' .. int(at) .. 'b' .. int(untl), 'PXAT', int(math.max(at, untl)))
+  else
+    redis.call('SET', key, value, 'PXAT', at)
+  end
   return refunded
 end
 
 LIMITERS.THROTTLE = {
   token = 'THROTTLE',
-  usage = 'THROTTLE key max_burst count period [quantity]',
+  usage = 'THROTTLE key max_burst count period [quantity] [BLOCK ms]',
   parse = function(line)
     return sf_parse_throttle(line, false)
   end,
@@ -2631,9 +2715,23 @@ local function sf_throttle_reply(key, tat, now_us, t, tau, limit, q, cell)
 end
 
 local function sf_throttle_command(key, line, cell)
-  local t, tau, limit, q = sf_parse_throttle_parts(line, cell)
-  local _, now_us = sf_clock()
-  return sf_throttle_reply(key, sf_stored_tat(key), now_us, t, tau, limit, q, cell)
+  local t, tau, limit, q, block = sf_parse_throttle_parts(line, cell)
+  local now_ms, now_us = sf_clock()
+  local tat, untl = sf_stored_tat(key)
+  local left = block_left(untl, now_ms)
+  if left ~= nil then
+    -- A block that holds (set by RL.THROTTLE) denies CL.THROTTLE too.
+    if cell then
+      local s = sf_ceil_div(left, 1000)
+      return { 1, limit, 0, s, s }
+    end
+    return { 0, 0, left, left }
+  end
+  local reply = sf_throttle_reply(key, tat, now_us, t, tau, limit, q, cell)
+  if block ~= nil and reply[1] == 0 then
+    sf_throttle_block(key, tat or int(now_us), now_ms + block)
+  end
+  return reply
 end
 
 COMMANDS['rl.throttle'] = function(key, line)
@@ -2682,59 +2780,84 @@ end
 -- ---- RL.FIXED (src/core/fixed/). Shares SF, sf_divmod, sf_clock and
 -- sf_string_key with throttle.lua, which comes first.
 
--- fixed/request.rs: limit window [COST cost].
-local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST' })
+-- fixed/request.rs: limit window [COST cost] [BLOCK ms].
+local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST', 'BLOCK' })
 
--- As values (limit, window, cost); `sf_parse_fixed` is the limiter
--- interface's form.
+-- As values (limit, window, cost, block ms or nil); `sf_parse_fixed` is
+-- the limiter interface's form.
 local function sf_parse_fixed_parts(line)
   check_count(FIXED_SYNTAX, line)
   local limit = positive(line[3], 'limit', SF.MAX_LIMIT)
   local window = positive(line[4], 'window', SF.MAX_WINDOW_MS)
-  local cost = 1
+  local cost, block = 1, nil
   if #line > 4 then
     local set = {}
     options(FIXED_SYNTAX, line, function(token, value)
-      set_once(set, token, positive(value, token, SF.MAX_LIMIT))
+      set_once(set, token, positive(value, token, token == 'BLOCK' and MAX_BLOCK_MS or SF.MAX_LIMIT))
     end)
-    cost = set.COST or 1
+    cost, block = set.COST or 1, set.BLOCK
   end
   if cost > limit then
     E.cost_above_limit()
   end
-  return limit, window, cost
+  return limit, window, cost, block
 end
 
 local function sf_parse_fixed(line)
-  local limit, window, cost = sf_parse_fixed_parts(line)
-  return { limit = limit, window = window, cost = cost }
+  local limit, window, cost, block = sf_parse_fixed_parts(line)
+  return { limit = limit, window = window, cost = cost, block = block }
 end
 
--- fixed/decide.rs stored_state + FixedState::current: the count and end of
--- the window running at now_ms, or nil.
-local function sf_fixed_current(key, now_ms)
+-- fixed/decide.rs stored_count: the counter, or nil if `bytes` is none.
+local function sf_fixed_count(bytes)
+  if #bytes >= 1 and #bytes <= 15 and not bytes:find('[^0-9]') then
+    -- 1 to 15 digits: below MAX_LIMIT (10^15), an exact number.
+    return bytes + 0
+  end
+  local v = stored_unsigned(bytes)
+  if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 then
+    return nil
+  end
+  return tonumber(v)
+end
+
+-- fixed/decide.rs stored_state: the count, the window's end (the key's
+-- expiry, or the one a blocked value keeps) and the block's end (nil:
+-- none); nil for no key.
+local function sf_fixed_read(key)
   local bytes, at = sf_string_key(key)
   if bytes == nil then
     return nil
   end
-  local n
-  if #bytes >= 1 and #bytes <= 15 and not bytes:find('[^0-9]') then
-    -- 1 to 15 digits: below MAX_LIMIT (10^15), an exact number.
-    n = bytes + 0
-  else
-    local v = stored_unsigned(bytes)
-    if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 then
+  local n, untl = sf_fixed_count(bytes), nil
+  if n == nil then
+    local state, own, u = split_blocked(bytes)
+    n = state and sf_fixed_count(state)
+    if n == nil then
       E.foreign_string(SF.FIXED_STATE)
     end
-    n = tonumber(v)
+    at, untl = own, u
   end
   if at == -1 then
     E.foreign_string(SF.FIXED_STATE)
   end
-  if at > now_ms then
-    return n, at
+  return n, at, untl
+end
+
+-- FixedState::current: the count and end of the window running at
+-- now_ms, or nil; and the block's end.
+local function sf_fixed_current(key, now_ms)
+  local n, at, untl = sf_fixed_read(key)
+  if n ~= nil and at > now_ms then
+    return n, at, untl
   end
-  return nil
+  return nil, nil, untl
+end
+
+-- SET key <count>e<end>b<until> with the later end (string_key.rs
+-- StringWrite::blocked_bytes).
+local function sf_blocked_set(key, value, own, untl)
+  redis.call('SET', key, value .. 'e' .. int(own) .. 'b' .. int(untl), 'PXAT', int(math.max(own, untl)))
 end
 
 -- SET key count with the window's end. An end at or past 2^53 ms (a
@@ -2748,10 +2871,15 @@ local function sf_fixed_set(key, count, at)
 end
 
 -- fixed/decide.rs decide at now_ms, as values (no table, no closure per
--- call): allowed, remaining, retry_after_ms, reset_after_ms, and for an
--- admission the count and window end to store.
+-- call): allowed, remaining, retry_after_ms, reset_after_ms, the count and
+-- window end to store (an admission) or as they are (a denial), and true
+-- for a denial by a block that holds (then nothing else).
 local function sf_fixed_core(key, limit, window, cost, now_ms)
-  local count, at = sf_fixed_current(key, now_ms)
+  local count, at, untl = sf_fixed_current(key, now_ms)
+  local left = block_left(untl, now_ms)
+  if left ~= nil then
+    return 0, 0, left, left, nil, nil, true
+  end
   if count == nil then
     count, at = 0, now_ms + window
   end
@@ -2763,16 +2891,24 @@ local function sf_fixed_core(key, limit, window, cost, now_ms)
     local after = count + cost
     return 1, limit - after, 0, reset, after, at
   end
-  return 0, math.max(limit - count, 0), reset > 1 and reset or 1, reset
+  return 0, math.max(limit - count, 0), reset > 1 and reset or 1, reset, count, at
 end
 
--- The limiter interface's decide: sf_fixed_core at call.now.ms.
+-- The limiter interface's decide: sf_fixed_core at call.now.ms. A denial
+-- with BLOCK writes the block, the count and end as they are.
 local function sf_fixed_decide(key, req, call)
-  local allowed, remaining, retry, reset, after, at =
-    sf_fixed_core(key, req.limit, req.window, req.cost, call.now.ms)
-  local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset }
+  local now_ms = call.now.ms
+  local allowed, remaining, retry, reset, after, at, blocked =
+    sf_fixed_core(key, req.limit, req.window, req.cost, now_ms)
+  local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset,
+    blocked = blocked }
   if allowed == 0 then
-    return decision, nil
+    if blocked or req.block == nil then
+      return decision, nil
+    end
+    return decision, function()
+      sf_blocked_set(key, int(after), at, now_ms + req.block)
+    end
   end
   return decision, function()
     sf_fixed_set(key, after, at)
@@ -2780,22 +2916,27 @@ local function sf_fixed_decide(key, req, call)
 end
 
 -- fixed/refund.rs: the current window's count lowered by COST, never
--- below zero; its end stays.
+-- below zero; its end stays, and so does a block that holds.
 local function sf_fixed_refund(key, req, call)
-  local count, at = sf_fixed_current(key, call.now.ms)
+  local now_ms = call.now.ms
+  local count, at, untl = sf_fixed_current(key, now_ms)
   if count == nil then
     return 0
   end
   local refunded = math.min(count, req.cost)
   if refunded > 0 then
-    sf_fixed_set(key, count - refunded, at)
+    if block_left(untl, now_ms) then
+      sf_blocked_set(key, int(count - refunded), at, untl)
+    else
+      sf_fixed_set(key, count - refunded, at)
+    end
   end
   return refunded
 end
 
 LIMITERS.FIXED = {
   token = 'FIXED',
-  usage = 'FIXED key limit window [COST cost]',
+  usage = 'FIXED key limit window [COST cost] [BLOCK ms]',
   parse = sf_parse_fixed,
   decide = sf_fixed_decide,
   units = function(req)
@@ -2807,10 +2948,13 @@ LIMITERS.FIXED = {
   refund = sf_fixed_refund,
 }
 
-local function sf_rl_fixed(key, limit, window, cost)
-  local allowed, remaining, retry, reset, after, at = sf_fixed_core(key, limit, window, cost, (sf_clock()))
+local function sf_rl_fixed(key, limit, window, cost, block)
+  local now_ms = sf_clock()
+  local allowed, remaining, retry, reset, after, at, blocked = sf_fixed_core(key, limit, window, cost, now_ms)
   if allowed == 1 then
     sf_fixed_set(key, after, at)
+  elseif block ~= nil and not blocked then
+    sf_blocked_set(key, int(after), at, now_ms + block)
   end
   return { allowed, remaining, retry, reset }
 end
@@ -3565,14 +3709,89 @@ local function all(keys, line)
     end
     reply[2 + i] = r
   end
-  if allowed == 1 then
-    for _, c in ipairs(clauses) do
-      if c.write then
-        c.write()
-      end
+  -- An admitted call records every clause; a denied one only the blocks
+  -- its denying clauses' BLOCK sets.
+  for _, c in ipairs(clauses) do
+    if c.write and (allowed == 1 or c.decision.allowed == 0) then
+      c.write()
     end
   end
   return reply
+end
+
+-- ---- functions/src/block.lua
+-- ================================================== RL.BLOCK, RL.UNBLOCK
+-- RL.BLOCK <limiter> key ms, RL.UNBLOCK <limiter> key (src/core/block.rs):
+-- FCALL rl_block 1 key FIXED ms, FCALL rl_unblock 1 key FIXED.
+
+-- The named limiter, if a block applies to it (block.rs `blockable`).
+local function blockable(token, command)
+  local lim = limiter_of(token)
+  if lim == nil then
+    unknown_limiter(token)
+  end
+  if lim.token ~= 'THROTTLE' and lim.token ~= 'FIXED' then
+    fail('ERR ' .. command .. ' does not apply to ' .. lim.token .. ' (it blocks THROTTLE or FIXED)')
+  end
+  return lim
+end
+
+-- The key's state as block.rs `string::read` reads it: the value to keep,
+-- its own expiry, and the block's end (nil: none); nil for no key.
+local function string_state(token, key, t)
+  if token == 'THROTTLE' then
+    local tat, untl = sf_stored_tat(key)
+    if tat == nil then
+      return nil
+    end
+    return tat, sf_ceil_ms_of_digits(tat), untl
+  end
+  local count, at, untl = sf_fixed_read(key)
+  if count == nil then
+    return nil
+  end
+  if at <= t.ms then
+    -- A window over counts nothing: it ends now.
+    count, at = 0, t.ms
+  end
+  return int(count), at, untl
+end
+
+local function rl_block(key, clause)
+  if clause[1] == nil or #clause ~= 3 then
+    E.arity('rl.block')
+  end
+  local lim = blockable(clause[1], 'RL.BLOCK')
+  local ms = positive(clause[3], 'ms', MAX_BLOCK_MS)
+  local t = now()
+  local untl = t.ms + ms
+  local value, own = string_state(lim.token, key, t)
+  if value == nil and lim.token == 'THROTTLE' then
+    value = int(t.us)
+    own = sf_ceil_ms_of_digits(value)
+  elseif value == nil then
+    value, own = '0', t.ms
+  end
+  sf_blocked_set(key, value, own, untl)
+  return untl
+end
+
+local function rl_unblock(key, clause)
+  if clause[1] == nil or #clause ~= 2 then
+    E.arity('rl.unblock')
+  end
+  local lim = blockable(clause[1], 'RL.UNBLOCK')
+  local t = now()
+  local value, own, untl = string_state(lim.token, key, t)
+  if value == nil or block_left(untl, t.ms) == nil then
+    return 0
+  end
+  if own <= t.ms then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, value, 'PXAT', int(own))
+  end
+  return 1
 end
 
 -- ---- functions/src/dispatch.lua
@@ -3695,6 +3914,10 @@ register('rl_peek', named('rl_peek', peek), { 'no-writes' })
 -- A refund never grows a key: it may give back at maxmemory (the module's
 -- RL.REFUND is not deny-oom either).
 register('rl_refund', named('rl_refund', refund), { 'allow-oom' })
+register('rl_block', named('rl_block', rl_block))
+-- Lifting a block only shortens the key (the module's RL.UNBLOCK is not
+-- deny-oom either).
+register('rl_unblock', named('rl_unblock', rl_unblock), { 'allow-oom' })
 register('rl_all', guarded(function(keys, args)
   -- More keys than RL.ALL takes: its numkeys error, before the keys are
   -- copied (unpack's stack is bounded).

@@ -24,6 +24,7 @@ FILES=(
   fixed.lua
   leases.lua
   all.lua
+  block.lua
   dispatch.lua
 )
 MAX_LINES=700

@@ -49,6 +49,8 @@ use redis::{Connection, Value};
 
 use crate::common::{Flavor, Server};
 
+pub mod sweep;
+
 /// Measurements per case.
 const REPEATS: usize = 7;
 /// The server time a single call should stay under.

@@ -213,11 +213,11 @@ local function all(keys, line)
     end
     reply[2 + i] = r
   end
-  if allowed == 1 then
-    for _, c in ipairs(clauses) do
-      if c.write then
-        c.write()
-      end
+  -- An admitted call records every clause; a denied one only the blocks
+  -- its denying clauses' BLOCK sets.
+  for _, c in ipairs(clauses) do
+    if c.write and (allowed == 1 or c.decision.allowed == 0) then
+      c.write()
     end
   end
   return reply

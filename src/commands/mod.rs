@@ -4,6 +4,7 @@
 
 pub mod acquire;
 pub mod all;
+pub mod block;
 pub mod buckets;
 pub mod cl_throttle;
 pub mod count;
@@ -15,3 +16,4 @@ pub mod renew;
 pub mod slide;
 pub mod throttle;
 pub mod totals;
+pub mod unblock;

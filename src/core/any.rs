@@ -169,6 +169,7 @@ pub(crate) mod test_lines {
             limit,
             window_ms,
             cost,
+            block_ms: None,
         })
     }
 }

@@ -11,6 +11,7 @@
 pub mod all;
 pub mod any;
 pub mod args;
+pub mod block;
 pub mod buckets;
 pub mod count;
 pub mod decimal;
@@ -22,8 +23,10 @@ pub mod lease;
 pub mod limiter;
 pub mod load_options;
 pub mod peek;
+pub mod prefixes;
 pub mod refund;
 pub mod slide;
 pub mod string_key;
 pub mod syntax;
 pub mod throttle;
+pub mod wait;

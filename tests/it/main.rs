@@ -7,6 +7,7 @@ mod harness;
 
 mod acl;
 mod all_of;
+mod blocks;
 mod bounded_work;
 mod buckets;
 mod cluster;
@@ -34,8 +35,10 @@ mod refund;
 mod replication;
 mod scripting;
 mod settings;
+mod shadow;
 mod slide;
 mod soak;
 mod throttle;
 mod upgrade;
+mod wait;
 mod wrong_types;

@@ -134,6 +134,7 @@ const COMMANDS: &[Expect] = &[
             Arg("count", "integer", None, &[]),
             Arg("period", "integer", None, &[]),
             Arg("quantity", "integer", None, OPTIONAL),
+            Arg("ms", "integer", Some("BLOCK"), OPTIONAL),
         ],
     },
     Expect {
@@ -168,6 +169,38 @@ const COMMANDS: &[Expect] = &[
             Arg("limit", "integer", None, &[]),
             Arg("window", "integer", None, &[]),
             Arg("cost", "integer", Some("COST"), OPTIONAL),
+            Arg("ms", "integer", Some("BLOCK"), OPTIONAL),
+        ],
+    },
+    Expect {
+        name: "rl.block",
+        arity: 4,
+        write: true,
+        legacy: [2, 2, 1],
+        // The key after the limiter's name, as RL.PEEK's.
+        begin: 2,
+        find: FindKeys::Range,
+        examples: &[
+            (&["FIXED", "k", "1000"], &["k"]),
+            (&["THROTTLE", "user:1", "60000"], &["user:1"]),
+        ],
+        args: &[
+            Arg("limiter", "string", None, &[]),
+            Arg("key", "key", None, &[]),
+            Arg("ms", "integer", None, &[]),
+        ],
+    },
+    Expect {
+        name: "rl.unblock",
+        arity: 3,
+        write: true,
+        legacy: [2, 2, 1],
+        begin: 2,
+        find: FindKeys::Range,
+        examples: &[(&["FIXED", "k"], &["k"])],
+        args: &[
+            Arg("limiter", "string", None, &[]),
+            Arg("key", "key", None, &[]),
         ],
     },
     Expect {
@@ -364,9 +397,9 @@ fn every_command_declares_arity_flags_key_spec_and_docs() {
             assert_eq!(text(&entry[1]), e.arity.to_string(), "{f:?} {}", e.name);
             let fl = flags(entry);
             if e.write {
-                // A release or a refund frees memory (neither grows a
-                // key): they must run when the server is out of it.
-                let denyoom = !matches!(e.name, "rl.release" | "rl.refund");
+                // A release, a refund or an unblock frees memory (none
+                // grows a key): they must run when the server is out of it.
+                let denyoom = !matches!(e.name, "rl.release" | "rl.refund" | "rl.unblock");
                 assert!(
                     fl.contains(&"write".into()) && fl.contains(&"denyoom".into()) == denyoom,
                     "{f:?} {}: {fl:?}",

@@ -214,7 +214,7 @@ mod tests {
                     1,
                     RlError::LimiterArity {
                         command: "rl.all",
-                        usage: "THROTTLE max_burst count period [quantity]".into(),
+                        usage: "THROTTLE max_burst count period [quantity] [BLOCK ms]".into(),
                     },
                 ),
             ),

@@ -43,7 +43,7 @@ pub struct SlideRequest {
 impl SlideRequest {
     /// `args` is the whole command line, name and key included.
     pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
-        let (limit, window_ms, cost) = limit_window_cost(&SYNTAX, args, MAX_LIMIT, MAX_COST)?;
+        let (limit, window_ms, cost, _) = limit_window_cost(&SYNTAX, args, MAX_LIMIT, MAX_COST)?;
         Ok(SlideRequest {
             limit,
             window_ms,
