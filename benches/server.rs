@@ -611,10 +611,11 @@ fn buckets_memory(
         "| buckets | requests per bucket | bucket fields held | RL.BUCKETS bytes | Lua bucket script bytes |\n| ---: | ---: | ---: | ---: | ---: |"
     );
     const PRECISION: u64 = 10;
-    for buckets in [60u64, 120, 300, 600] {
+    // At most 250 buckets per window (MAX_BUCKETS).
+    for buckets in [60u64, 120, 180, 250] {
         let window = buckets * PRECISION;
         // The chart's line is at one request per bucket; 100 at its ends.
-        let rates: &[u32] = if buckets == 60 || buckets == 600 {
+        let rates: &[u32] = if buckets == 60 || buckets == 250 {
             &[1, 100]
         } else {
             &[1]

@@ -1011,7 +1011,9 @@ local bk = {}
 local BK = {
   MAX_LIMIT = 1000000000000000,
   MAX_WINDOW = 1000000000000,
-  MAX_BUCKETS = 1000,
+  -- request.rs MAX_BUCKETS, count/request.rs MAX_COUNT_BUCKETS.
+  MAX_BUCKETS = 250,
+  MAX_COUNT_BUCKETS = 100,
   DEFAULT_BUCKETS = 60,
   MAX_CLOCK = 1000000000000000,
   MAX_FIELDS = 8,
@@ -1412,19 +1414,20 @@ function bk.load(key, exists, kind, raw)
   }
 end
 
--- request.rs `check_precision`.
-function bk.check_precision(window, precision)
+-- request.rs `check_precision_within`: `max` buckets (RL.BUCKETS' when
+-- nil).
+function bk.check_precision(window, precision, max)
+  max = max or BK.MAX_BUCKETS
   if precision > window then
     fail('ERR PRECISION must not exceed window')
   end
-  if bk.ceil_div(window, precision) > BK.MAX_BUCKETS then
-    fail('ERR PRECISION too small: the window would need more than ' .. BK.MAX_BUCKETS
-      .. ' buckets')
+  if bk.ceil_div(window, precision) > max then
+    fail('ERR PRECISION too small: the window would need more than ' .. max .. ' buckets')
   end
 end
 
--- window.rs `resolve_precision`.
-function bk.resolve_precision(window, requested, state)
+-- window.rs `resolve_precision_within` (`max` as bk.check_precision's).
+function bk.resolve_precision(window, requested, state, max)
   local precision
   if state ~= nil and requested ~= nil and state.precision ~= requested then
     fail("ERR PRECISION differs from the key's bucket width (" .. state.precision_text .. ' ms)')
@@ -1435,7 +1438,7 @@ function bk.resolve_precision(window, requested, state)
   else
     precision = math.max(bk.ceil_div(window, BK.DEFAULT_BUCKETS), 1)
   end
-  bk.check_precision(window, precision)
+  bk.check_precision(window, precision, max)
   return precision
 end
 
@@ -1481,26 +1484,30 @@ function bk.slide(key, state, window, precision, now)
   if live_from > s.newest then
     totals = bk.resized({}, width)
   elseif #stale <= #held then
-    totals = bk.held_copy(s.totals)
-    bk.fetch(key, stale)
-    for k_ = 1, #stale do local b = stale[k_]
-      local c = bk.field_counts(key, b, width)
-      for i = 1, width do
-        totals[i] = bk.acc(totals[i], c[i], true)
+    totals = bk.sum(key, stale, width, s.totals, true)
+    if totals == nil then
+      totals = bk.held_copy(s.totals)
+      for k_ = 1, #stale do local b = stale[k_]
+        local c = bk.field_counts(key, b, width)
+        for i = 1, width do
+          totals[i] = bk.acc(totals[i], c[i], true)
+        end
       end
     end
     bk.acc_done(totals)
   else
-    totals = bk.resized(s.current, width)
     local bs = {}
     for k_ = 1, #held do
       bs[k_] = s.newest - 1 - held[k_]
     end
-    bk.fetch(key, bs)
-    for k_ = 1, #held do local i = held[k_]
-      local c = bk.field_counts(key, s.newest - 1 - i, width)
-      for k = 1, width do
-        totals[k] = bk.acc(totals[k], c[k], false)
+    totals = bk.sum(key, bs, width, s.current, false)
+    if totals == nil then
+      totals = bk.resized(s.current, width)
+      for k_ = 1, #bs do
+        local c = bk.field_counts(key, bs[k_], width)
+        for k = 1, width do
+          totals[k] = bk.acc(totals[k], c[k], false)
+        end
       end
     end
     bk.acc_done(totals)
@@ -1632,11 +1639,125 @@ end
 BK.BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST' })
 BK.ONE = { slides = 1, buckets = 1 }
 
--- request.rs `precision_option`.
-function bk.precision_option(value, window, set)
+-- request.rs `precision_option_within` (`max` as bk.check_precision's).
+function bk.precision_option(value, window, set, max)
   local precision = positive(value, 'PRECISION', BK.MAX_WINDOW)
-  bk.check_precision(window, precision)
+  bk.check_precision(window, precision, max)
   set_once(set, 'PRECISION', precision)
+end
+
+-- ---- functions/src/buckets/read.lua
+-- ---- bucket fields read as numbers (buckets/state.lua's bk.slide and
+-- the RL.BUCKETS denial): many fields in one HMGET, checked with one
+-- pattern and summed as plain numbers while that is exact; anything else
+-- goes to the field-by-field reads of buckets/state.lua, which check each
+-- field as the module does.
+
+-- Buckets `bs` of `key` (a key's name) in one HMGET, kept in BK.FETCHED
+-- for bk.get: their values in that order ('0' for an absent one), or nil
+-- when one holds anything but digits (`width` 1) or digits and commas.
+-- One pattern over all of them, not one per field: past it every
+-- non-empty comma-free item is a plain number (no sign, exponent, hex or
+-- space that tonumber would take), which `+ 0` reads.
+function bk.fetch_digits(key, bs, width)
+  local names = {}
+  for i = 1, #bs do
+    names[i] = int(bs[i])
+  end
+  local got = redis.call('HMGET', key, unpack(names))
+  local f = { key = key }
+  for i = 1, #names do
+    local v = got[i]
+    f[names[i]] = v
+    if v == false then
+      got[i] = '0'
+    end
+  end
+  BK.FETCHED = f
+  if width == 1 then
+    if not table.concat(got):find('^%d*$') then
+      return nil
+    end
+  elseif not table.concat(got, ','):find('^[%d,]*$') then
+    return nil
+  end
+  return got
+end
+
+-- The counts of buckets `bs` added to (`sub`: taken from, never below 0)
+-- `start`'s `width` counts one bucket at a time, as bk.acc does, in plain
+-- numbers: the fields in one HMGET, one pattern over all of them instead
+-- of one per count. nil when the key is a refund's view, or a field is not
+-- 1 to `width` counts of 1 to 15 digits, or a sum reaches 8e15 (past it a
+-- double is not exact): the caller then reads them through bk.field_counts,
+-- which checks each and raises what the module raises. Either way the
+-- fields stay fetched (BK.FETCHED) for bk.get.
+function bk.sum(key, bs, width, start, sub)
+  if type(key) == 'table' or #bs == 0 then
+    bk.fetch(key, bs)
+    return nil
+  end
+  local totals = {}
+  for i = 1, width do
+    local c = start[i] or '0'
+    if #c > 15 then
+      bk.fetch(key, bs)
+      return nil
+    end
+    totals[i] = c + 0
+  end
+  local got = bk.fetch_digits(key, bs, width)
+  if got == nil then
+    return nil
+  end
+  for k = 1, #got do
+    local raw = got[k]
+    if width == 1 then
+      local n = #raw
+      if n == 0 or n > 15 then
+        return nil
+      end
+      local c = raw + 0
+      local v = totals[1]
+      if sub then
+        v = v - c
+        totals[1] = v > 0 and v or 0
+      else
+        v = v + c
+        if v >= 8e15 then
+          return nil
+        end
+        totals[1] = v
+      end
+    else
+      local at, i = 1, 0
+      while true do
+        local comma = raw:find(',', at, true)
+        local stop = comma and comma - 1 or #raw
+        i = i + 1
+        if i > width or stop < at or stop - at >= 15 then
+          return nil
+        end
+        local c = raw:sub(at, stop) + 0
+        local v = totals[i]
+        if sub then
+          v = v - c
+          totals[i] = v > 0 and v or 0
+        else
+          v = v + c
+          if v >= 8e15 then
+            return nil
+          end
+          totals[i] = v
+        end
+        if comma == nil then
+          break
+        end
+        at = comma + 1
+      end
+    end
+  end
+  return totals
 end
 
 -- ---- functions/src/buckets/buckets.lua
@@ -1717,12 +1838,36 @@ function BUCKETS.decide(key, req, call)
   for j = #win.held, 1, -1 do
     order[#order + 1] = newest - 1 - win.held[j]
   end
-  bk.fetch(key, order)
-  order[#order + 1] = newest
   -- Summed as numbers while exact (need below 10^16, counts of 15 digits).
   local short = #need <= 15
   local need_n, freed_n = short and need + 0, 0
-  for k_ = 1, #order do local b = order[k_]
+  local walked = false
+  if short and type(key) ~= 'table' and #order > 0 then
+    -- Every count read as a number first (bk.fetch_digits); anything
+    -- else is walked below from the start, as before.
+    local got = bk.fetch_digits(key, order, 1)
+    local last = win.newest_counts[1] or '0'
+    if got ~= nil and #last <= 15 then
+      got[#got + 1] = last
+      walked = true
+      for k_ = 1, #got do
+        local n = #got[k_]
+        if n == 0 or n > 15 then
+          walked, retry_at, freed_n = false, nil, 0
+          break
+        end
+        freed_n = freed_n + got[k_]
+        if freed_n >= need_n then
+          retry_at = bk.leaves_at(win, k_ < #got and order[k_] or newest)
+          break
+        end
+      end
+    end
+  else
+    bk.fetch(key, order)
+  end
+  order[#order + 1] = newest
+  for k_ = 1, walked and 0 or #order do local b = order[k_]
     local c = bk.read_bucket(key, win, b, 1)[1]
     local enough
     if short and #c <= 15 then
@@ -2118,14 +2263,14 @@ COMMANDS['rl.count'] = function(key, line)
       if token == 'BY' then
         set_once(set, token, positive(value, token, BK.MAX_BY))
       else
-        bk.precision_option(value, window, set)
+        bk.precision_option(value, window, set, BK.MAX_COUNT_BUCKETS)
       end
     end)
   end
   local by = int(set.BY or 1)
   local exists, at, h = bk.open(key)
   local state = bk.load(key, exists, 'c', h)
-  local precision = bk.resolve_precision(window, set.PRECISION, state)
+  local precision = bk.resolve_precision(window, set.PRECISION, state, BK.MAX_COUNT_BUCKETS)
   local win = bk.slide(key, state, window, precision, now().ms)
   local names = {}
   if state ~= nil then
@@ -2172,7 +2317,7 @@ COMMANDS['rl.totals'] = function(key, line)
   local set = {}
   if #line > 3 then
     options(BK.TOTALS_SYNTAX, line, function(_, value)
-      bk.precision_option(value, window, set)
+      bk.precision_option(value, window, set, BK.MAX_COUNT_BUCKETS)
     end)
   end
   local exists, _, h = bk.open(key)
@@ -2180,7 +2325,7 @@ COMMANDS['rl.totals'] = function(key, line)
   if state == nil then
     return bk.totals_reply({}, {})
   end
-  local precision = bk.resolve_precision(window, set.PRECISION, state)
+  local precision = bk.resolve_precision(window, set.PRECISION, state, BK.MAX_COUNT_BUCKETS)
   local win = bk.slide(key, state, window, precision, now().ms)
   return bk.totals_reply(state.names, win.totals)
 end
@@ -3659,7 +3804,7 @@ local function in_clause(i, err)
   fail('ERR clause ' .. i .. ': ' .. err.text:gsub('^ERR ', '', 1))
 end
 
-local MAX_CLAUSES = 16
+local MAX_CLAUSES = 8
 local MAX_SLIDE_COST = 100
 
 -- RL.ALL numkeys key [key ...] clause [clause ...] (src/core/all/).

@@ -17,6 +17,7 @@ FILES=(
   prelude/keys.lua
   slide.lua
   buckets/state.lua
+  buckets/read.lua
   buckets/buckets.lua
   count.lua
   throttle.lua

@@ -189,7 +189,7 @@ local function in_clause(i, err)
   fail('ERR clause ' .. i .. ': ' .. err.text:gsub('^ERR ', '', 1))
 end
 
-local MAX_CLAUSES = 16
+local MAX_CLAUSES = 8
 local MAX_SLIDE_COST = 100
 
 -- RL.ALL numkeys key [key ...] clause [clause ...] (src/core/all/).

@@ -9,7 +9,7 @@ use super::layout::{
     bucket_field, encode_counts, encode_header, field_counts, Bytes, Counts, HashView, HashWrite,
     Kind, State, FIELD_NAMES, MAX_CLOCK_MS,
 };
-use super::request::{check_precision, default_precision};
+use super::request::{check_precision_within, default_precision, MAX_BUCKETS};
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
 
@@ -21,6 +21,16 @@ pub fn resolve_precision(
     requested: Option<u64>,
     state: Option<&State>,
 ) -> Result<u64, RlError> {
+    resolve_precision_within(window_ms, requested, state, MAX_BUCKETS)
+}
+
+/// [`resolve_precision`] for a window of at most `max_buckets` buckets.
+pub fn resolve_precision_within(
+    window_ms: u64,
+    requested: Option<u64>,
+    state: Option<&State>,
+    max_buckets: u64,
+) -> Result<u64, RlError> {
     let precision = match (state, requested) {
         (Some(s), Some(p)) if s.precision != p => {
             return Err(RlError::PrecisionMismatch {
@@ -31,7 +41,7 @@ pub fn resolve_precision(
         (None, Some(p)) => p,
         (None, None) => default_precision(window_ms),
     };
-    check_precision(window_ms, precision)?;
+    check_precision_within(window_ms, precision, max_buckets)?;
     Ok(precision)
 }
 
