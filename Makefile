@@ -12,7 +12,7 @@ FUNCTIONS ?=
 HOST ?= 127.0.0.1
 AUTH ?=
 
-.PHONY: help rust-version deps build build-valkey run load-functions functions test test-docs bench lint fmt clean fuzz check-memory
+.PHONY: help rust-version deps build build-valkey run load-functions functions test test-docs bench perf-page lint fmt clean fuzz check-memory
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -46,9 +46,11 @@ test: deps build build-valkey ## Unit, property and real-server tests (both buil
 test-docs: build ## Run the Python snippets and replay the redis-cli sessions of README.md and docs/ (Valkey, stopped clock)
 	tests/docs/run
 
-bench: deps build build-valkey ## Core criterion benchmarks, then the server benchmark (tables in target/bench/)
-	cargo bench --bench core
-	cargo bench --bench server
+bench: deps build build-valkey ## Core criterion benches, instructions per call (callgrind), the server benchmark: tables and SVG charts in target/bench/, the page's blocks in target/bench/page/ (RL_REDIS_CELL=<libredis_cell.so> adds redis-cell's row)
+	@scripts/bench.sh
+
+perf-page: ## Rewrite docs/performance.md's generated blocks and docs/perf/*.svg from the last make bench
+	@scripts/perf-page.sh
 
 lint: rust-version ## rustfmt and clippy, warnings are errors
 	cargo fmt --check

@@ -79,14 +79,14 @@ fn filled_buckets(buckets: u64, per_bucket: u64, now: i64) -> MemoryHash {
     hash
 }
 
-/// The bucket window at 60 and 600 buckets: a steady admit (the oldest
+/// The bucket window at 60 and 250 buckets: a steady admit (the oldest
 /// bucket leaves, the current one is new), an admit into the current
 /// bucket, a denial at the limit (walks the buckets for `retry_after_ms`),
 /// and an admit after a long idle gap (every bucket evicted).
 fn bucket_window(c: &mut Criterion) {
     let now = 1_800_000_000_000;
     let mut group = c.benchmark_group("bucket_window_decide");
-    for buckets in [60u64, 600] {
+    for buckets in [60u64, 250] {
         let window_ms = buckets * PRECISION;
         let req = |limit: u64| BucketsRequest {
             limit,

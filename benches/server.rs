@@ -13,18 +13,23 @@
 //! Last, the worst cases (benches/worst/): the server time of each
 //! command's slowest call at its documented maximums, on Redis 7.0, Valkey
 //! 9.1 and Redis 8.2.
+//! Then the worst cases against their parameter (benches/worst/sweep.rs).
 //! Tables go to target/bench/ as Markdown and CSV (the worst cases also to
-//! worst.md / worst.csv). Nothing here is a pass/fail test.
+//! worst.md / worst.csv, memory.csv, sweep.csv); at the end the charts
+//! (SVG) and the blocks of docs/performance.md are drawn from them
+//! (benches/page/). Nothing here is a pass/fail test.
 //!
 //! `cargo bench --bench server -- worst` (or `RL_BENCH=worst`) runs only
 //! the worst cases (about 20 s on top of the build); `-- adapters` (or
-//! `RL_BENCH=adapters`) only the adapters' table.
+//! `RL_BENCH=adapters`) only the adapters' table; `-- page` only draws the
+//! charts and blocks again from the tables in target/bench/.
 
 // The tests' server harness; the bench uses a part of it.
 mod adapters;
 #[allow(dead_code)]
 #[path = "../tests/it/harness/server.rs"]
 mod common;
+mod page;
 mod worst;
 
 use std::collections::BTreeMap;
@@ -34,7 +39,18 @@ use std::time::{Duration, Instant};
 
 use common::{Flavor, Server};
 
-const ROUNDS: usize = 5;
+/// Rounds of every row; `RL_BENCH_ROUNDS` takes fewer, for a quicker run
+/// on a busy machine (the page's run line says the bench, the tables say
+/// the rounds).
+const ROUNDS_DEFAULT: usize = 3;
+
+fn rounds() -> usize {
+    std::env::var("RL_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(ROUNDS_DEFAULT)
+}
 const KEYSPACE: &str = "100000";
 
 struct Regime {
@@ -52,14 +68,16 @@ const REGIMES: [Regime; 2] = [
         short: "pipelined",
         clients: 50,
         pipeline: 16,
-        requests: 200_000,
+        // Enough for a steady CPU figure (0.2 to 2 s a row on an idle
+        // machine) and a make bench within 10 minutes.
+        requests: 100_000,
     },
     Regime {
         name: "unpipelined (50 conns)",
         short: "unpipelined",
         clients: 50,
         pipeline: 1,
-        requests: 50_000,
+        requests: 20_000,
     },
 ];
 
@@ -461,7 +479,7 @@ fn throughput(
     let mut all = BTreeMap::new();
     for regime in &REGIMES {
         let mut samples: BTreeMap<&'static str, Sample> = BTreeMap::new();
-        for _ in 0..ROUNDS {
+        for _ in 0..rounds() {
             for row in ROWS {
                 let args: Vec<String> = row
                     .args
@@ -517,6 +535,7 @@ fn slide_memory(
     sha: &str,
     md: &mut String,
     csv: &mut String,
+    mem: &mut String,
 ) -> Vec<(u32, i64, i64, usize)> {
     let _ = writeln!(
         md,
@@ -527,7 +546,8 @@ fn slide_memory(
         "| entries | RL.SLIDE bytes | per entry | Lua script bytes | per entry |\n| ---: | ---: | ---: | ---: | ---: |"
     );
     let mut out = Vec::new();
-    for n in [10u32, 100, 1000] {
+    // 128 entries: the largest a listpack holds by default; 129: a skiplist.
+    for n in [10u32, 50, 100, 128, 129, 500, 1000] {
         let (native, lua) = (format!("mem:s:{n}"), format!("mem:l:{n}"));
         let mut pipe = redis::pipe();
         for _ in 0..n {
@@ -566,6 +586,7 @@ fn slide_memory(
             csv,
             "{label},memory,RL.SLIDE {n} entries,,,,,\"RL.SLIDE {a} B; Lua {b} B ({held} entries)\","
         );
+        let _ = writeln!(mem, "{label},slide,{n},{a},{b}");
         out.push((n, a, b, held));
     }
     out
@@ -579,6 +600,7 @@ fn buckets_memory(
     sha: &str,
     md: &mut String,
     csv: &mut String,
+    mem: &mut String,
 ) {
     let _ = writeln!(
         md,
@@ -589,9 +611,16 @@ fn buckets_memory(
         "| buckets | requests per bucket | bucket fields held | RL.BUCKETS bytes | Lua bucket script bytes |\n| ---: | ---: | ---: | ---: | ---: |"
     );
     const PRECISION: u64 = 10;
-    for buckets in [60u64, 600] {
+    // At most 250 buckets per window (MAX_BUCKETS).
+    for buckets in [60u64, 120, 180, 250] {
         let window = buckets * PRECISION;
-        for rate in [1u32, 100] {
+        // The chart's line is at one request per bucket; 100 at its ends.
+        let rates: &[u32] = if buckets == 60 || buckets == 250 {
+            &[1, 100]
+        } else {
+            &[1]
+        };
+        for &rate in rates {
             let native = format!("mem:b:{buckets}:{rate}");
             let lua = format!("mem:lb:{buckets}:{rate}");
             // One burst of `rate` calls per bucket width, for one window.
@@ -629,6 +658,9 @@ fn buckets_memory(
             let held = held.saturating_sub(1);
             let (a, b) = (usage(c, &native), usage(c, &lua));
             let _ = writeln!(md, "| {buckets} | {rate} | {held} | {a} | {b} |");
+            let kind = if rate == 1 { "buckets" } else { "buckets-100" };
+            // Buckets filled: the older ones held, and the newest.
+            let _ = writeln!(mem, "{label},{kind},{},{a},{b}", held + 1);
             let _ = writeln!(
                 csv,
                 "{label},memory,RL.BUCKETS {buckets} buckets {rate} per bucket,,,,,\"RL.BUCKETS {a} B ({held} buckets held); Lua {b} B\","
@@ -691,6 +723,7 @@ fn only() -> Option<&'static str> {
     let mut only = match std::env::var("RL_BENCH").as_deref() {
         Ok("worst") => Some("worst"),
         Ok("adapters") => Some("adapters"),
+        Ok("page") => Some("page"),
         _ => None,
     };
     for arg in std::env::args().skip(1) {
@@ -698,9 +731,12 @@ fn only() -> Option<&'static str> {
             "--bench" => {}
             "worst" => only = Some("worst"),
             "adapters" => only = Some("adapters"),
+            "page" => only = Some("page"),
             // A filter meant for the criterion bench (`cargo bench -- x`
             // reaches every bench) runs everything here, as it always did.
-            other => eprintln!("server bench: ignoring {other:?} (it takes `worst` or `adapters`)"),
+            other => eprintln!(
+                "server bench: ignoring {other:?} (it takes `worst`, `adapters` or `page`)"
+            ),
         }
     }
     only
@@ -745,6 +781,14 @@ fn main() {
             println!("{md}\nwritten to target/bench/worst.md and worst.csv");
             return;
         }
+        Some("page") => {
+            // Charts and the blocks drawn from target/bench/*.csv again,
+            // without servers, with the last run's line (instructions.csv
+            // carries its own).
+            let dir = page::Page::last().finish(None);
+            println!("charts in target/bench/, blocks in {}", dir.display());
+            return;
+        }
         Some(_) => return adapters_only(),
         None => {}
     }
@@ -758,6 +802,8 @@ fn main() {
         "server,regime,row,ops_per_s,p50_ms,p99_ms,cpu_us_per_op,ratios,cpu_us_per_op_by_round\n",
     );
     let mut reports = Vec::new();
+    let mut page = page::Page::new();
+    let mut mem = String::from("server,kind,param,rl_bytes,lua_bytes\n");
     for (flavor, label) in flavors {
         let server = Server::start(flavor);
         let mut c = server.conn();
@@ -777,23 +823,62 @@ fn main() {
             ("{release}", load_script(&mut c, "release")),
         ];
         load_functions(&mut c);
+        let server_line = format!(
+            "\n{label}: `{}` {version}, with {}.\n",
+            flavor.binary().display(),
+            flavor.module().display()
+        );
+        let what = &format!(
+            "`cargo bench --bench server`; `redis-benchmark` on the same cores, \
+             rows interleaved in {} rounds, medians",
+            rounds()
+        );
+        let at = md.len();
         let samples = throughput(&server, label, &shas, &mut md, &mut csv);
+        page.add("throughput", what, &server_line);
+        page.add("throughput", what, &md[at..]);
+        let at = md.len();
         adapters::adapters(&server, label, &mut md, &mut csv);
-        let slide_memory = slide_memory(&mut c, label, &shas[0].1, &mut md, &mut csv);
-        buckets_memory(&mut c, label, &shas[1].1, &mut md, &mut csv);
+        page.add("adapters", what, &md[at..]);
+        let at = md.len();
+        let slide_memory = slide_memory(&mut c, label, &shas[0].1, &mut md, &mut csv, &mut mem);
+        buckets_memory(&mut c, label, &shas[1].1, &mut md, &mut csv, &mut mem);
+        page.add(
+            "memory",
+            "`cargo bench --bench server`, `MEMORY USAGE key SAMPLES 0` of one key",
+            &md[at..],
+        );
         reports.push(Report {
             label,
             samples,
             slide_memory,
         });
     }
+    let at = md.len();
     targets(&reports, &mut md, &mut csv);
+    page.add(
+        "targets",
+        "`cargo bench --bench server`, the pipelined tables above",
+        &md[at..],
+    );
+    std::fs::write(page::bench_dir().join("memory.csv"), &mem).unwrap();
     md.push_str(&worst_cases());
+    let sweep = worst::sweep::run();
+    std::fs::write(page::bench_dir().join("sweep.csv"), sweep).unwrap();
     let _ = writeln!(
         md,
         "\nServer benchmark took {:.0} s.",
         started.elapsed().as_secs_f64()
     );
     let dir = write_tables("server", &md, &csv);
-    println!("{md}\nwritten to {}", dir.display());
+    let blocks = page.finish(Some(started.elapsed().as_secs_f64()));
+    println!("{md}\ntables written to {}/server.md, server.csv, worst.md, worst.csv, memory.csv, sweep.csv", dir.display());
+    println!(
+        "charts written to {}/instructions.svg, worst-module.svg, worst-functions.svg, memory.svg",
+        dir.display()
+    );
+    println!(
+        "page blocks written to {}/ (scripts/perf-page.sh puts them into docs/performance.md)",
+        blocks.display()
+    );
 }

@@ -444,6 +444,29 @@ local function typed_read(...)
   return r
 end
 
+-- string_key.rs split_blocked: a blocked string state,
+-- `<state>e<expiry>b<until>`, as (state bytes, expiry ms, block end ms);
+-- nil for any other shape. Both times 1 to 15 digits, an optional '-'.
+local function split_blocked(bytes)
+  local state, own, untl = bytes:match('^([^e]*)e(%-?%d+)b(%-?%d+)$')
+  if state == nil or #own:match('%d+') > 15 or #untl:match('%d+') > 15 then
+    return nil
+  end
+  return state, own + 0, untl + 0
+end
+
+-- block.rs holds: the reply fields of a block that holds at now_ms
+-- (remaining 0, both waits its time left), or nil.
+local function block_left(untl, now_ms)
+  if untl ~= nil and untl > now_ms then
+    return untl - now_ms
+  end
+  return nil
+end
+
+-- block.rs MAX_BLOCK_MS.
+local MAX_BLOCK_MS = 1000000000000
+
 -- ------------------------------------------------------------- limiters
 --[[
 LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
@@ -464,6 +487,9 @@ LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
           write = nil, or a function that applies the admission (writes,
           expiry); called only if the whole call admits. Every check that
           can refuse (type, foreign state) runs in decide, before any write.
+          A denial's write is the block its BLOCK option sets (decision
+          blocked = nil); a denial by a block that holds has decision
+          blocked = true and no write.
   units(req) -> n, unit(req) -> req
           (RL.REFUND) the units the request charges, and the same request
           for one unit.
@@ -1051,7 +1077,9 @@ local bk = {}
 local BK = {
   MAX_LIMIT = 1000000000000000,
   MAX_WINDOW = 1000000000000,
-  MAX_BUCKETS = 1000,
+  -- request.rs MAX_BUCKETS, count/request.rs MAX_COUNT_BUCKETS.
+  MAX_BUCKETS = 250,
+  MAX_COUNT_BUCKETS = 100,
   DEFAULT_BUCKETS = 60,
   MAX_CLOCK = 1000000000000000,
   MAX_FIELDS = 8,
@@ -1452,19 +1480,20 @@ function bk.load(key, exists, kind, raw)
   }
 end
 
--- request.rs `check_precision`.
-function bk.check_precision(window, precision)
+-- request.rs `check_precision_within`: `max` buckets (RL.BUCKETS' when
+-- nil).
+function bk.check_precision(window, precision, max)
+  max = max or BK.MAX_BUCKETS
   if precision > window then
     fail('ERR PRECISION must not exceed window')
   end
-  if bk.ceil_div(window, precision) > BK.MAX_BUCKETS then
-    fail('ERR PRECISION too small: the window would need more than ' .. BK.MAX_BUCKETS
-      .. ' buckets')
+  if bk.ceil_div(window, precision) > max then
+    fail('ERR PRECISION too small: the window would need more than ' .. max .. ' buckets')
   end
 end
 
--- window.rs `resolve_precision`.
-function bk.resolve_precision(window, requested, state)
+-- window.rs `resolve_precision_within` (`max` as bk.check_precision's).
+function bk.resolve_precision(window, requested, state, max)
   local precision
   if state ~= nil and requested ~= nil and state.precision ~= requested then
     fail("ERR PRECISION differs from the key's bucket width (" .. state.precision_text .. ' ms)')
@@ -1475,7 +1504,7 @@ function bk.resolve_precision(window, requested, state)
   else
     precision = math.max(bk.ceil_div(window, BK.DEFAULT_BUCKETS), 1)
   end
-  bk.check_precision(window, precision)
+  bk.check_precision(window, precision, max)
   return precision
 end
 
@@ -1521,26 +1550,30 @@ function bk.slide(key, state, window, precision, now)
   if live_from > s.newest then
     totals = bk.resized({}, width)
   elseif #stale <= #held then
-    totals = bk.held_copy(s.totals)
-    bk.fetch(key, stale)
-    for k_ = 1, #stale do local b = stale[k_]
-      local c = bk.field_counts(key, b, width)
-      for i = 1, width do
-        totals[i] = bk.acc(totals[i], c[i], true)
+    totals = bk.sum(key, stale, width, s.totals, true)
+    if totals == nil then
+      totals = bk.held_copy(s.totals)
+      for k_ = 1, #stale do local b = stale[k_]
+        local c = bk.field_counts(key, b, width)
+        for i = 1, width do
+          totals[i] = bk.acc(totals[i], c[i], true)
+        end
       end
     end
     bk.acc_done(totals)
   else
-    totals = bk.resized(s.current, width)
     local bs = {}
     for k_ = 1, #held do
       bs[k_] = s.newest - 1 - held[k_]
     end
-    bk.fetch(key, bs)
-    for k_ = 1, #held do local i = held[k_]
-      local c = bk.field_counts(key, s.newest - 1 - i, width)
-      for k = 1, width do
-        totals[k] = bk.acc(totals[k], c[k], false)
+    totals = bk.sum(key, bs, width, s.current, false)
+    if totals == nil then
+      totals = bk.resized(s.current, width)
+      for k_ = 1, #bs do
+        local c = bk.field_counts(key, bs[k_], width)
+        for k = 1, width do
+          totals[k] = bk.acc(totals[k], c[k], false)
+        end
       end
     end
     bk.acc_done(totals)
@@ -1672,11 +1705,125 @@ end
 BK.BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST' })
 BK.ONE = { slides = 1, buckets = 1 }
 
--- request.rs `precision_option`.
-function bk.precision_option(value, window, set)
+-- request.rs `precision_option_within` (`max` as bk.check_precision's).
+function bk.precision_option(value, window, set, max)
   local precision = positive(value, 'PRECISION', BK.MAX_WINDOW)
-  bk.check_precision(window, precision)
+  bk.check_precision(window, precision, max)
   set_once(set, 'PRECISION', precision)
+end
+
+-- ---- functions/src/buckets/read.lua
+-- ---- bucket fields read as numbers (buckets/state.lua's bk.slide and
+-- the RL.BUCKETS denial): many fields in one HMGET, checked with one
+-- pattern and summed as plain numbers while that is exact; anything else
+-- goes to the field-by-field reads of buckets/state.lua, which check each
+-- field as the module does.
+
+-- Buckets `bs` of `key` (a key's name) in one HMGET, kept in BK.FETCHED
+-- for bk.get: their values in that order ('0' for an absent one), or nil
+-- when one holds anything but digits (`width` 1) or digits and commas.
+-- One pattern over all of them, not one per field: past it every
+-- non-empty comma-free item is a plain number (no sign, exponent, hex or
+-- space that tonumber would take), which `+ 0` reads.
+function bk.fetch_digits(key, bs, width)
+  local names = {}
+  for i = 1, #bs do
+    names[i] = int(bs[i])
+  end
+  local got = redis.call('HMGET', key, unpack(names))
+  local f = { key = key }
+  for i = 1, #names do
+    local v = got[i]
+    f[names[i]] = v
+    if v == false then
+      got[i] = '0'
+    end
+  end
+  BK.FETCHED = f
+  if width == 1 then
+    if not table.concat(got):find('^%d*$') then
+      return nil
+    end
+  elseif not table.concat(got, ','):find('^[%d,]*$') then
+    return nil
+  end
+  return got
+end
+
+-- The counts of buckets `bs` added to (`sub`: taken from, never below 0)
+-- `start`'s `width` counts one bucket at a time, as bk.acc does, in plain
+-- numbers: the fields in one HMGET, one pattern over all of them instead
+-- of one per count. nil when the key is a refund's view, or a field is not
+-- 1 to `width` counts of 1 to 15 digits, or a sum reaches 8e15 (past it a
+-- double is not exact): the caller then reads them through bk.field_counts,
+-- which checks each and raises what the module raises. Either way the
+-- fields stay fetched (BK.FETCHED) for bk.get.
+function bk.sum(key, bs, width, start, sub)
+  if type(key) == 'table' or #bs == 0 then
+    bk.fetch(key, bs)
+    return nil
+  end
+  local totals = {}
+  for i = 1, width do
+    local c = start[i] or '0'
+    if #c > 15 then
+      bk.fetch(key, bs)
+      return nil
+    end
+    totals[i] = c + 0
+  end
+  local got = bk.fetch_digits(key, bs, width)
+  if got == nil then
+    return nil
+  end
+  for k = 1, #got do
+    local raw = got[k]
+    if width == 1 then
+      local n = #raw
+      if n == 0 or n > 15 then
+        return nil
+      end
+      local c = raw + 0
+      local v = totals[1]
+      if sub then
+        v = v - c
+        totals[1] = v > 0 and v or 0
+      else
+        v = v + c
+        if v >= 8e15 then
+          return nil
+        end
+        totals[1] = v
+      end
+    else
+      local at, i = 1, 0
+      while true do
+        local comma = raw:find(',', at, true)
+        local stop = comma and comma - 1 or #raw
+        i = i + 1
+        if i > width or stop < at or stop - at >= 15 then
+          return nil
+        end
+        local c = raw:sub(at, stop) + 0
+        local v = totals[i]
+        if sub then
+          v = v - c
+          totals[i] = v > 0 and v or 0
+        else
+          v = v + c
+          if v >= 8e15 then
+            return nil
+          end
+          totals[i] = v
+        end
+        if comma == nil then
+          break
+        end
+        at = comma + 1
+      end
+    end
+  end
+  return totals
 end
 
 -- ---- functions/src/buckets/buckets.lua
@@ -1763,12 +1910,36 @@ function BUCKETS.decide(key, req, call)
   for j = #win.held, 1, -1 do
     order[#order + 1] = newest - 1 - win.held[j]
   end
-  bk.fetch(key, order)
-  order[#order + 1] = newest
   -- Summed as numbers while exact (need below 10^16, counts of 15 digits).
   local short = #need <= 15
   local need_n, freed_n = short and need + 0, 0
-  for k_ = 1, #order do local b = order[k_]
+  local walked = false
+  if short and type(key) ~= 'table' and #order > 0 then
+    -- Every count read as a number first (bk.fetch_digits); anything
+    -- else is walked below from the start, as before.
+    local got = bk.fetch_digits(key, order, 1)
+    local last = win.newest_counts[1] or '0'
+    if got ~= nil and #last <= 15 then
+      got[#got + 1] = last
+      walked = true
+      for k_ = 1, #got do
+        local n = #got[k_]
+        if n == 0 or n > 15 then
+          walked, retry_at, freed_n = false, nil, 0
+          break
+        end
+        freed_n = freed_n + got[k_]
+        if freed_n >= need_n then
+          retry_at = bk.leaves_at(win, k_ < #got and order[k_] or newest)
+          break
+        end
+      end
+    end
+  else
+    bk.fetch(key, order)
+  end
+  order[#order + 1] = newest
+  for k_ = 1, walked and 0 or #order do local b = order[k_]
     local c = bk.read_bucket(key, win, b, 1)[1]
     local enough
     if short and #c <= 15 then
@@ -2168,14 +2339,14 @@ COMMANDS['rl.count'] = function(key, line)
       if token == 'BY' then
         set_once(set, token, positive(value, token, BK.MAX_BY))
       else
-        bk.precision_option(value, window, set)
+        bk.precision_option(value, window, set, BK.MAX_COUNT_BUCKETS)
       end
     end)
   end
   local by = int(set.BY or 1)
   local exists, at, h = bk.open(key)
   local state = bk.load(key, exists, 'c', h)
-  local precision = bk.resolve_precision(window, set.PRECISION, state)
+  local precision = bk.resolve_precision(window, set.PRECISION, state, BK.MAX_COUNT_BUCKETS)
   local win = bk.slide(key, state, window, precision, now().ms)
   local names = {}
   if state ~= nil then
@@ -2222,7 +2393,7 @@ COMMANDS['rl.totals'] = function(key, line)
   local set = {}
   if #line > 3 then
     options(BK.TOTALS_SYNTAX, line, function(_, value)
-      bk.precision_option(value, window, set)
+      bk.precision_option(value, window, set, BK.MAX_COUNT_BUCKETS)
     end)
   end
   local exists, _, h = bk.open(key)
@@ -2230,7 +2401,7 @@ COMMANDS['rl.totals'] = function(key, line)
   if state == nil then
     return bk.totals_reply({}, {})
   end
-  local precision = bk.resolve_precision(window, set.PRECISION, state)
+  local precision = bk.resolve_precision(window, set.PRECISION, state, BK.MAX_COUNT_BUCKETS)
   local win = bk.slide(key, state, window, precision, now().ms)
   return bk.totals_reply(state.names, win.totals)
 end
@@ -2352,17 +2523,42 @@ end
 -- pass max_burst + 1.
 local function sf_parse_throttle_parts(line, cell, up_to)
   local command = cell and 'cl.throttle' or 'rl.throttle'
-  if #line < 5 or #line > 6 then
+  if #line < 5 then
     E.arity(command)
   end
   if line[6] ~= nil and line[6]:upper() == 'UPTO' then
     E.upto_only(command)
   end
+  -- RL.THROTTLE: [quantity] [BLOCK ms], the quantity a positional word
+  -- (never the token) and nothing after the option (request.rs).
+  local function is_block(a)
+    return not cell and a:upper() == 'BLOCK'
+  end
+  local q_at = nil
+  if line[6] ~= nil and not is_block(line[6]) then
+    q_at = 6
+  end
+  local block = nil
+  local at = q_at and 7 or 6
+  while at <= #line do
+    if not is_block(line[at]) then
+      E.arity(command)
+    end
+    if line[at + 1] == nil then
+      E.missing_value('BLOCK')
+    end
+    local v = positive(line[at + 1], 'BLOCK', MAX_BLOCK_MS)
+    if block ~= nil then
+      E.duplicate_option('BLOCK')
+    end
+    block = v
+    at = at + 2
+  end
   local max_burst = non_negative(line[3], 'max_burst', SF.MAX_UNITS)
   local count = positive(line[4], 'count', SF.MAX_UNITS)
   local period = positive(line[5], 'period', cell and SF.MAX_PERIOD_S or SF.MAX_PERIOD_MS)
   local quantity = 1
-  if line[6] ~= nil then
+  if q_at ~= nil then
     if cell then
       quantity = sf_cell_quantity(line[6])
     else
@@ -2373,12 +2569,12 @@ local function sf_parse_throttle_parts(line, cell, up_to)
   if not cell and not up_to and quantity > limit then
     fail('ERR quantity must not exceed max_burst + 1')
   end
-  return emission, tolerance, limit, quantity
+  return emission, tolerance, limit, quantity, block
 end
 
 local function sf_parse_throttle(line, cell, up_to)
-  local emission, tolerance, limit, quantity = sf_parse_throttle_parts(line, cell, up_to)
-  return { rate = { emission = emission, tolerance = tolerance, limit = limit }, quantity = quantity }
+  local emission, tolerance, limit, quantity, block = sf_parse_throttle_parts(line, cell, up_to)
+  return { rate = { emission = emission, tolerance = tolerance, limit = limit }, quantity = quantity, block = block }
 end
 
 -- The key as a string state: its bytes and absolute expiry (-1: none), nil
@@ -2399,39 +2595,53 @@ local function sf_string_key(key)
   return bytes, redis.call('PEXPIRETIME', key)
 end
 
--- gcra.rs stored_state: the stored TAT in µs as a decimal string (ns as
--- redis-cell writes them rounded up), refused unless rl could have written
--- it; nil for no key.
+-- gcra.rs stored_tat: the TAT in µs as a decimal string (ns as
+-- redis-cell writes them rounded up) if rl could have written `bytes`,
+-- else nil.
+local function sf_tat_of(bytes)
+  if #bytes == 16 and bytes ~= SF.MIN_STORED_TAT and bytes:find('^[1-9]%d*$') then
+    -- What rl writes in this era: 16 digits without a leading zero, so
+    -- above MIN_STORED_TAT (10^15) once not equal to it, and below
+    -- NANOS_FROM (18 digits): the checks below in three tests.
+    return bytes
+  end
+  local v = stored_unsigned(bytes)
+  if v == nil then
+    return nil
+  end
+  if dec_cmp(v, SF.NANOS_FROM) >= 0 then
+    local us = v:sub(1, -4)
+    if v:sub(-3) ~= '000' then
+      us = dec_add(us, '1')
+    end
+    return us
+  elseif dec_cmp(v, SF.MIN_STORED_TAT) <= 0 then
+    return nil
+  end
+  return v
+end
+
+-- gcra.rs stored_with_block: the stored TAT (see sf_tat_of) and the end of
+-- the key's block (nil: none), refused unless rl could have written them;
+-- nil for no key.
 local function sf_stored_tat(key)
   local bytes, at = sf_string_key(key)
   if bytes == nil then
     return nil
   end
-  local v
-  if #bytes == 16 and bytes ~= SF.MIN_STORED_TAT and bytes:find('^[1-9]%d*$') then
-    -- What rl writes in this era: 16 digits without a leading zero, so
-    -- above MIN_STORED_TAT (10^15) once not equal to it, and below
-    -- NANOS_FROM (18 digits): the checks below in three tests.
-    v = bytes
-  else
-    v = stored_unsigned(bytes)
+  local v, untl = sf_tat_of(bytes), nil
+  if v == nil then
+    local state, _, u = split_blocked(bytes)
+    v = state and sf_tat_of(state)
     if v == nil then
       E.foreign_string(SF.THROTTLE_STATE)
     end
-    if dec_cmp(v, SF.NANOS_FROM) >= 0 then
-      local us = v:sub(1, -4)
-      if v:sub(-3) ~= '000' then
-        us = dec_add(us, '1')
-      end
-      v = us
-    elseif dec_cmp(v, SF.MIN_STORED_TAT) <= 0 then
-      E.foreign_string(SF.THROTTLE_STATE)
-    end
+    untl = u
   end
   if at == -1 then
     E.foreign_string(SF.THROTTLE_STATE)
   end
-  return v
+  return v, untl
 end
 
 -- sf_stored_tat's common case for the fast paths, raising nothing: the
@@ -2536,13 +2746,24 @@ local function sf_throttle_write(key, new_tat)
   redis.call('SET', key, tat, 'PXAT', at)
 end
 
+-- The TAT `tat` (a decimal string) as it is, blocked until `untl`:
+-- `<tat>e<tat in ms, rounded up>b<until>`, expiring at the later end.
+local function sf_throttle_block(key, tat, untl)
+  local own = sf_ceil_ms_of_digits(tat)
+  redis.call('SET', key, tat .. 'e' .. int(own) .. 'b' .. int(untl), 'PXAT', int(math.max(own, untl)))
+end
+
 -- The limiter interface's decide: sf_throttle_core at call.now.us. The
 -- decision carries `retry_never` (retry_after_us None).
 local function sf_throttle_decide(key, req, call)
   local rate = req.rate
+  local tat, untl = sf_stored_tat(key)
+  local left = block_left(untl, call.now.ms)
+  if left ~= nil then
+    return { allowed = 0, remaining = 0, retry_after_ms = left, reset_after_ms = left, blocked = true }, nil
+  end
   local allowed, remaining, retry, reset, new_tat =
-    sf_throttle_core(sf_stored_tat(key), rate.emission, rate.tolerance, rate.limit, req.quantity,
-      call.now.us)
+    sf_throttle_core(tat, rate.emission, rate.tolerance, rate.limit, req.quantity, call.now.us)
   local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset }
   if retry == nil then
     decision.retry_never = true
@@ -2555,6 +2776,10 @@ local function sf_throttle_decide(key, req, call)
     write = function()
       sf_throttle_write(key, new_tat)
     end
+  elseif allowed == 0 and req.block ~= nil then
+    write = function()
+      sf_throttle_block(key, tat or int(call.now.us), call.now.ms + req.block)
+    end
   end
   return decision, write
 end
@@ -2563,7 +2788,7 @@ end
 local function sf_throttle_refund(key, req, call)
   local t, q = req.rate.emission, req.quantity
   local now_us = call.now.us
-  local tat = sf_stored_tat(key)
+  local tat, untl = sf_stored_tat(key)
   if tat == nil or q == 0 then
     return 0
   end
@@ -2589,8 +2814,12 @@ local function sf_throttle_refund(key, req, call)
   end
   -- (A TAT refunded to now on a whole-ms clock expires at now: SET PXAT
   -- deletes the key there, where the module keeps it for that ms; both
-  -- read as idle.)
-  redis.call('SET', key, value, 'PXAT', at)
+  -- read as idle.) A block that holds stays.
+  if block_left(untl, call.now.ms) then
+    redis.call('SET', key, value .. 'e' .. int(at) .. 'b' .. int(untl), 'PXAT', int(math.max(at, untl)))
+  else
+    redis.call('SET', key, value, 'PXAT', at)
+  end
   return refunded
 end
 
@@ -2601,7 +2830,7 @@ end
 local function sf_throttle_charge(key, req, call)
   local t, tau = req.rate.emission, req.rate.tolerance
   local now_us = call.now.us
-  local tat = sf_stored_tat(key)
+  local tat, untl = sf_stored_tat(key)
   local ahead = 0
   if tat ~= nil then
     ahead = sf_ahead(tat, now_us)
@@ -2613,14 +2842,21 @@ local function sf_throttle_charge(key, req, call)
   local room = sf_divmod(math.max(tau + SF.MAX_TOLERANCE_US - ahead, 0), t)
   local charged = math.min(req.quantity, room)
   if charged > 0 then
-    sf_throttle_write(key, now_us + ahead + charged * t)
+    local new_tat = now_us + ahead + charged * t
+    -- A block that holds stays: a charge records units, it grants nothing.
+    if block_left(untl, call.now.ms) then
+      local at = sf_ceil_div(new_tat, 1000)
+      redis.call('SET', key, int(new_tat) .. 'e' .. int(at) .. 'b' .. int(untl), 'PXAT', int(math.max(at, untl)))
+    else
+      sf_throttle_write(key, new_tat)
+    end
   end
   return charged
 end
 
 LIMITERS.THROTTLE = {
   token = 'THROTTLE',
-  usage = 'THROTTLE key max_burst count period [quantity]',
+  usage = 'THROTTLE key max_burst count period [quantity] [BLOCK ms]',
   parse = function(line)
     return sf_parse_throttle(line, false)
   end,
@@ -2660,9 +2896,23 @@ local function sf_throttle_reply(key, tat, now_us, t, tau, limit, q, cell)
 end
 
 local function sf_throttle_command(key, line, cell)
-  local t, tau, limit, q = sf_parse_throttle_parts(line, cell)
-  local _, now_us = sf_clock()
-  return sf_throttle_reply(key, sf_stored_tat(key), now_us, t, tau, limit, q, cell)
+  local t, tau, limit, q, block = sf_parse_throttle_parts(line, cell)
+  local now_ms, now_us = sf_clock()
+  local tat, untl = sf_stored_tat(key)
+  local left = block_left(untl, now_ms)
+  if left ~= nil then
+    -- A block that holds (set by RL.THROTTLE) denies CL.THROTTLE too.
+    if cell then
+      local s = sf_ceil_div(left, 1000)
+      return { 1, limit, 0, s, s }
+    end
+    return { 0, 0, left, left }
+  end
+  local reply = sf_throttle_reply(key, tat, now_us, t, tau, limit, q, cell)
+  if block ~= nil and reply[1] == 0 then
+    sf_throttle_block(key, tat or int(now_us), now_ms + block)
+  end
+  return reply
 end
 
 COMMANDS['rl.throttle'] = function(key, line)
@@ -2715,61 +2965,86 @@ end
 -- ---- RL.FIXED (src/core/fixed/). Shares SF, sf_divmod, sf_clock and
 -- sf_string_key with throttle.lua, which comes first.
 
--- fixed/request.rs: limit window [COST cost].
-local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST' })
+-- fixed/request.rs: limit window [COST cost] [BLOCK ms].
+local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST', 'BLOCK' })
 
--- As values (limit, window, cost); `sf_parse_fixed` is the limiter
--- interface's form.
+-- As values (limit, window, cost, block ms or nil); `sf_parse_fixed` is
+-- the limiter interface's form.
 local function sf_parse_fixed_parts(line, up_to)
   check_count(FIXED_SYNTAX, line)
   local limit = positive(line[3], 'limit', SF.MAX_LIMIT)
   local window = positive(line[4], 'window', SF.MAX_WINDOW_MS)
-  local cost = 1
+  local cost, block = 1, nil
   if #line > 4 then
     local set = {}
     options(FIXED_SYNTAX, line, function(token, value)
-      set_once(set, token, positive(value, token, SF.MAX_LIMIT))
+      set_once(set, token, positive(value, token, token == 'BLOCK' and MAX_BLOCK_MS or SF.MAX_LIMIT))
     end)
-    cost = set.COST or 1
+    cost, block = set.COST or 1, set.BLOCK
   end
   if cost > limit and not up_to then
     E.cost_above_limit()
   end
-  return limit, window, cost
+  return limit, window, cost, block
 end
 
 -- `up_to` (RL.FIXED ... UPTO, the flag taken off): the cost may pass the
 -- limit.
 local function sf_parse_fixed(line, up_to)
-  local limit, window, cost = sf_parse_fixed_parts(line, up_to)
-  return { limit = limit, window = window, cost = cost }
+  local limit, window, cost, block = sf_parse_fixed_parts(line, up_to)
+  return { limit = limit, window = window, cost = cost, block = block }
 end
 
--- fixed/decide.rs stored_state + FixedState::current: the count and end of
--- the window running at now_ms, or nil.
-local function sf_fixed_current(key, now_ms)
+-- fixed/decide.rs stored_count: the counter, or nil if `bytes` is none.
+local function sf_fixed_count(bytes)
+  if #bytes >= 1 and #bytes <= 15 and not bytes:find('[^0-9]') then
+    -- 1 to 15 digits: below MAX_LIMIT (10^15), an exact number.
+    return bytes + 0
+  end
+  local v = stored_unsigned(bytes)
+  if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 then
+    return nil
+  end
+  return tonumber(v)
+end
+
+-- fixed/decide.rs stored_state: the count, the window's end (the key's
+-- expiry, or the one a blocked value keeps) and the block's end (nil:
+-- none); nil for no key.
+local function sf_fixed_read(key)
   local bytes, at = sf_string_key(key)
   if bytes == nil then
     return nil
   end
-  local n
-  if #bytes >= 1 and #bytes <= 15 and not bytes:find('[^0-9]') then
-    -- 1 to 15 digits: below MAX_LIMIT (10^15), an exact number.
-    n = bytes + 0
-  else
-    local v = stored_unsigned(bytes)
-    if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 then
+  local n, untl = sf_fixed_count(bytes), nil
+  if n == nil then
+    local state, own, u = split_blocked(bytes)
+    n = state and sf_fixed_count(state)
+    if n == nil then
       E.foreign_string(SF.FIXED_STATE)
     end
-    n = tonumber(v)
+    at, untl = own, u
   end
   if at == -1 then
     E.foreign_string(SF.FIXED_STATE)
   end
-  if at > now_ms then
-    return n, at
+  return n, at, untl
+end
+
+-- FixedState::current: the count and end of the window running at
+-- now_ms, or nil; and the block's end.
+local function sf_fixed_current(key, now_ms)
+  local n, at, untl = sf_fixed_read(key)
+  if n ~= nil and at > now_ms then
+    return n, at, untl
   end
-  return nil
+  return nil, nil, untl
+end
+
+-- SET key <count>e<end>b<until> with the later end (string_key.rs
+-- StringWrite::blocked_bytes).
+local function sf_blocked_set(key, value, own, untl)
+  redis.call('SET', key, value .. 'e' .. int(own) .. 'b' .. int(untl), 'PXAT', int(math.max(own, untl)))
 end
 
 -- SET key count with the window's end. An end at or past 2^53 ms (a
@@ -2783,10 +3058,15 @@ local function sf_fixed_set(key, count, at)
 end
 
 -- fixed/decide.rs decide at now_ms, as values (no table, no closure per
--- call): allowed, remaining, retry_after_ms, reset_after_ms, and for an
--- admission the count and window end to store.
+-- call): allowed, remaining, retry_after_ms, reset_after_ms, the count and
+-- window end to store (an admission) or as they are (a denial), and true
+-- for a denial by a block that holds (then nothing else).
 local function sf_fixed_core(key, limit, window, cost, now_ms)
-  local count, at = sf_fixed_current(key, now_ms)
+  local count, at, untl = sf_fixed_current(key, now_ms)
+  local left = block_left(untl, now_ms)
+  if left ~= nil then
+    return 0, 0, left, left, nil, nil, true
+  end
   if count == nil then
     count, at = 0, now_ms + window
   end
@@ -2798,16 +3078,24 @@ local function sf_fixed_core(key, limit, window, cost, now_ms)
     local after = count + cost
     return 1, limit - after, 0, reset, after, at
   end
-  return 0, math.max(limit - count, 0), reset > 1 and reset or 1, reset
+  return 0, math.max(limit - count, 0), reset > 1 and reset or 1, reset, count, at
 end
 
--- The limiter interface's decide: sf_fixed_core at call.now.ms.
+-- The limiter interface's decide: sf_fixed_core at call.now.ms. A denial
+-- with BLOCK writes the block, the count and end as they are.
 local function sf_fixed_decide(key, req, call)
-  local allowed, remaining, retry, reset, after, at =
-    sf_fixed_core(key, req.limit, req.window, req.cost, call.now.ms)
-  local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset }
+  local now_ms = call.now.ms
+  local allowed, remaining, retry, reset, after, at, blocked =
+    sf_fixed_core(key, req.limit, req.window, req.cost, now_ms)
+  local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset,
+    blocked = blocked }
   if allowed == 0 then
-    return decision, nil
+    if blocked or req.block == nil then
+      return decision, nil
+    end
+    return decision, function()
+      sf_blocked_set(key, int(after), at, now_ms + req.block)
+    end
   end
   return decision, function()
     sf_fixed_set(key, after, at)
@@ -2815,38 +3103,48 @@ local function sf_fixed_decide(key, req, call)
 end
 
 -- fixed/refund.rs: the current window's count lowered by COST, never
--- below zero; its end stays.
+-- below zero; its end stays, and so does a block that holds.
 local function sf_fixed_refund(key, req, call)
-  local count, at = sf_fixed_current(key, call.now.ms)
+  local now_ms = call.now.ms
+  local count, at, untl = sf_fixed_current(key, now_ms)
   if count == nil then
     return 0
   end
   local refunded = math.min(count, req.cost)
   if refunded > 0 then
-    sf_fixed_set(key, count - refunded, at)
+    if block_left(untl, now_ms) then
+      sf_blocked_set(key, int(count - refunded), at, untl)
+    else
+      sf_fixed_set(key, count - refunded, at)
+    end
   end
   return refunded
 end
 
 -- fixed/charge.rs: cost added to the current window's count (a new
 -- window's, if none runs) whether or not it fits, up to MAX_LIMIT; its end
--- stays. The peek after reads back the count written.
+-- stays, and so does a block that holds. The peek after reads back the count written.
 local function sf_fixed_charge(key, req, call)
   local now_ms = call.now.ms
-  local count, at = sf_fixed_current(key, now_ms)
+  local count, at, untl = sf_fixed_current(key, now_ms)
   if count == nil then
     count, at = 0, now_ms + req.window
   end
   local charged = math.min(req.cost, SF.MAX_LIMIT - count)
   if charged > 0 then
-    sf_fixed_set(key, count + charged, at)
+    -- A block that holds stays: a charge records units, it grants nothing.
+    if block_left(untl, now_ms) then
+      sf_blocked_set(key, int(count + charged), at, untl)
+    else
+      sf_fixed_set(key, count + charged, at)
+    end
   end
   return charged
 end
 
 LIMITERS.FIXED = {
   token = 'FIXED',
-  usage = 'FIXED key limit window [COST cost]',
+  usage = 'FIXED key limit window [COST cost] [BLOCK ms]',
   parse = sf_parse_fixed,
   decide = sf_fixed_decide,
   units = function(req)
@@ -2862,10 +3160,13 @@ LIMITERS.FIXED = {
   charge = sf_fixed_charge,
 }
 
-local function sf_rl_fixed(key, limit, window, cost)
-  local allowed, remaining, retry, reset, after, at = sf_fixed_core(key, limit, window, cost, (sf_clock()))
+local function sf_rl_fixed(key, limit, window, cost, block)
+  local now_ms = sf_clock()
+  local allowed, remaining, retry, reset, after, at, blocked = sf_fixed_core(key, limit, window, cost, now_ms)
   if allowed == 1 then
     sf_fixed_set(key, after, at)
+  elseif block ~= nil and not blocked then
+    sf_blocked_set(key, int(after), at, now_ms + block)
   end
   return { allowed, remaining, retry, reset }
 end
@@ -3603,7 +3904,7 @@ local function in_clause(i, err)
   fail('ERR clause ' .. i .. ': ' .. err.text:gsub('^ERR ', '', 1))
 end
 
-local MAX_CLAUSES = 16
+local MAX_CLAUSES = 8
 local MAX_SLIDE_COST = 100
 
 -- RL.ALL numkeys key [key ...] clause [clause ...] (src/core/all/).
@@ -3691,14 +3992,89 @@ local function all(keys, line)
     end
     reply[2 + i] = r
   end
-  if allowed == 1 then
-    for _, c in ipairs(clauses) do
-      if c.write then
-        c.write()
-      end
+  -- An admitted call records every clause; a denied one only the blocks
+  -- its denying clauses' BLOCK sets.
+  for _, c in ipairs(clauses) do
+    if c.write and (allowed == 1 or c.decision.allowed == 0) then
+      c.write()
     end
   end
   return reply
+end
+
+-- ---- functions/src/block.lua
+-- ================================================== RL.BLOCK, RL.UNBLOCK
+-- RL.BLOCK <limiter> key ms, RL.UNBLOCK <limiter> key (src/core/block.rs):
+-- FCALL rl_block 1 key FIXED ms, FCALL rl_unblock 1 key FIXED.
+
+-- The named limiter, if a block applies to it (block.rs `blockable`).
+local function blockable(token, command)
+  local lim = limiter_of(token)
+  if lim == nil then
+    unknown_limiter(token)
+  end
+  if lim.token ~= 'THROTTLE' and lim.token ~= 'FIXED' then
+    fail('ERR ' .. command .. ' does not apply to ' .. lim.token .. ' (it blocks THROTTLE or FIXED)')
+  end
+  return lim
+end
+
+-- The key's state as block.rs `string::read` reads it: the value to keep,
+-- its own expiry, and the block's end (nil: none); nil for no key.
+local function string_state(token, key, t)
+  if token == 'THROTTLE' then
+    local tat, untl = sf_stored_tat(key)
+    if tat == nil then
+      return nil
+    end
+    return tat, sf_ceil_ms_of_digits(tat), untl
+  end
+  local count, at, untl = sf_fixed_read(key)
+  if count == nil then
+    return nil
+  end
+  if at <= t.ms then
+    -- A window over counts nothing: it ends now.
+    count, at = 0, t.ms
+  end
+  return int(count), at, untl
+end
+
+local function rl_block(key, clause)
+  if clause[1] == nil or #clause ~= 3 then
+    E.arity('rl.block')
+  end
+  local lim = blockable(clause[1], 'RL.BLOCK')
+  local ms = positive(clause[3], 'ms', MAX_BLOCK_MS)
+  local t = now()
+  local untl = t.ms + ms
+  local value, own = string_state(lim.token, key, t)
+  if value == nil and lim.token == 'THROTTLE' then
+    value = int(t.us)
+    own = sf_ceil_ms_of_digits(value)
+  elseif value == nil then
+    value, own = '0', t.ms
+  end
+  sf_blocked_set(key, value, own, untl)
+  return untl
+end
+
+local function rl_unblock(key, clause)
+  if clause[1] == nil or #clause ~= 2 then
+    E.arity('rl.unblock')
+  end
+  local lim = blockable(clause[1], 'RL.UNBLOCK')
+  local t = now()
+  local value, own, untl = string_state(lim.token, key, t)
+  if value == nil or block_left(untl, t.ms) == nil then
+    return 0
+  end
+  if own <= t.ms then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, value, 'PXAT', int(own))
+  end
+  return 1
 end
 
 -- ---- functions/src/dispatch.lua
@@ -3821,6 +4197,10 @@ register('rl_peek', named('rl_peek', peek), { 'no-writes' })
 -- A refund never grows a key: it may give back at maxmemory (the module's
 -- RL.REFUND is not deny-oom either).
 register('rl_refund', named('rl_refund', refund), { 'allow-oom' })
+register('rl_block', named('rl_block', rl_block))
+-- Lifting a block only shortens the key (the module's RL.UNBLOCK is not
+-- deny-oom either).
+register('rl_unblock', named('rl_unblock', rl_unblock), { 'allow-oom' })
 -- A charge grows a key as an admission does: not at maxmemory.
 register('rl_charge', named('rl_charge', charge))
 register('rl_all', guarded(function(keys, args)

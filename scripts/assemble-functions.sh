@@ -17,12 +17,14 @@ FILES=(
   prelude/keys.lua
   slide.lua
   buckets/state.lua
+  buckets/read.lua
   buckets/buckets.lua
   count.lua
   throttle.lua
   fixed.lua
   leases.lua
   all.lua
+  block.lua
   dispatch.lua
 )
 MAX_LINES=700

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::process::Command;
 
 use crate::common::Server;
-use crate::{median, run_row, Sample, REGIMES, ROUNDS};
+use crate::{median, rounds, run_row, Sample, REGIMES};
 
 /// An adapter's command per hit, and the peer row (a fetched script) it
 /// replaces.
@@ -107,7 +107,7 @@ pub fn adapters(server: &Server, label: &str, md: &mut String, csv: &mut String)
     let regime = &REGIMES[0];
     let mut samples: BTreeMap<String, Sample> = BTreeMap::new();
     // Interleaved in rounds, as the main table, so drift hits both alike.
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds() {
         for pair in PAIRS {
             let args: Vec<String> = pair.args.iter().map(|a| a.to_string()).collect();
             run_row(

@@ -192,7 +192,7 @@ local function in_clause(i, err)
   fail('ERR clause ' .. i .. ': ' .. err.text:gsub('^ERR ', '', 1))
 end
 
-local MAX_CLAUSES = 16
+local MAX_CLAUSES = 8
 local MAX_SLIDE_COST = 100
 
 -- RL.ALL numkeys key [key ...] clause [clause ...] (src/core/all/).
@@ -280,11 +280,11 @@ local function all(keys, line)
     end
     reply[2 + i] = r
   end
-  if allowed == 1 then
-    for _, c in ipairs(clauses) do
-      if c.write then
-        c.write()
-      end
+  -- An admitted call records every clause; a denied one only the blocks
+  -- its denying clauses' BLOCK sets.
+  for _, c in ipairs(clauses) do
+    if c.write and (allowed == 1 or c.decision.allowed == 0) then
+      c.write()
     end
   end
   return reply

@@ -42,14 +42,14 @@ COMMANDS['rl.count'] = function(key, line)
       if token == 'BY' then
         set_once(set, token, positive(value, token, BK.MAX_BY))
       else
-        bk.precision_option(value, window, set)
+        bk.precision_option(value, window, set, BK.MAX_COUNT_BUCKETS)
       end
     end)
   end
   local by = int(set.BY or 1)
   local exists, at, h = bk.open(key)
   local state = bk.load(key, exists, 'c', h)
-  local precision = bk.resolve_precision(window, set.PRECISION, state)
+  local precision = bk.resolve_precision(window, set.PRECISION, state, BK.MAX_COUNT_BUCKETS)
   local win = bk.slide(key, state, window, precision, now().ms)
   local names = {}
   if state ~= nil then
@@ -96,7 +96,7 @@ COMMANDS['rl.totals'] = function(key, line)
   local set = {}
   if #line > 3 then
     options(BK.TOTALS_SYNTAX, line, function(_, value)
-      bk.precision_option(value, window, set)
+      bk.precision_option(value, window, set, BK.MAX_COUNT_BUCKETS)
     end)
   end
   local exists, _, h = bk.open(key)
@@ -104,7 +104,7 @@ COMMANDS['rl.totals'] = function(key, line)
   if state == nil then
     return bk.totals_reply({}, {})
   end
-  local precision = bk.resolve_precision(window, set.PRECISION, state)
+  local precision = bk.resolve_precision(window, set.PRECISION, state, BK.MAX_COUNT_BUCKETS)
   local win = bk.slide(key, state, window, precision, now().ms)
   return bk.totals_reply(state.names, win.totals)
 end

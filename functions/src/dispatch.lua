@@ -117,6 +117,10 @@ register('rl_peek', named('rl_peek', peek), { 'no-writes' })
 -- A refund never grows a key: it may give back at maxmemory (the module's
 -- RL.REFUND is not deny-oom either).
 register('rl_refund', named('rl_refund', refund), { 'allow-oom' })
+register('rl_block', named('rl_block', rl_block))
+-- Lifting a block only shortens the key (the module's RL.UNBLOCK is not
+-- deny-oom either).
+register('rl_unblock', named('rl_unblock', rl_unblock), { 'allow-oom' })
 -- A charge grows a key as an admission does: not at maxmemory.
 register('rl_charge', named('rl_charge', charge))
 register('rl_all', guarded(function(keys, args)

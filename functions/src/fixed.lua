@@ -1,61 +1,86 @@
 -- ---- RL.FIXED (src/core/fixed/). Shares SF, sf_divmod, sf_clock and
 -- sf_string_key with throttle.lua, which comes first.
 
--- fixed/request.rs: limit window [COST cost].
-local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST' })
+-- fixed/request.rs: limit window [COST cost] [BLOCK ms].
+local FIXED_SYNTAX = syntax('rl.fixed', 3, { 'COST', 'BLOCK' })
 
--- As values (limit, window, cost); `sf_parse_fixed` is the limiter
--- interface's form.
+-- As values (limit, window, cost, block ms or nil); `sf_parse_fixed` is
+-- the limiter interface's form.
 local function sf_parse_fixed_parts(line, up_to)
   check_count(FIXED_SYNTAX, line)
   local limit = positive(line[3], 'limit', SF.MAX_LIMIT)
   local window = positive(line[4], 'window', SF.MAX_WINDOW_MS)
-  local cost = 1
+  local cost, block = 1, nil
   if #line > 4 then
     local set = {}
     options(FIXED_SYNTAX, line, function(token, value)
-      set_once(set, token, positive(value, token, SF.MAX_LIMIT))
+      set_once(set, token, positive(value, token, token == 'BLOCK' and MAX_BLOCK_MS or SF.MAX_LIMIT))
     end)
-    cost = set.COST or 1
+    cost, block = set.COST or 1, set.BLOCK
   end
   if cost > limit and not up_to then
     E.cost_above_limit()
   end
-  return limit, window, cost
+  return limit, window, cost, block
 end
 
 -- `up_to` (RL.FIXED ... UPTO, the flag taken off): the cost may pass the
 -- limit.
 local function sf_parse_fixed(line, up_to)
-  local limit, window, cost = sf_parse_fixed_parts(line, up_to)
-  return { limit = limit, window = window, cost = cost }
+  local limit, window, cost, block = sf_parse_fixed_parts(line, up_to)
+  return { limit = limit, window = window, cost = cost, block = block }
 end
 
--- fixed/decide.rs stored_state + FixedState::current: the count and end of
--- the window running at now_ms, or nil.
-local function sf_fixed_current(key, now_ms)
+-- fixed/decide.rs stored_count: the counter, or nil if `bytes` is none.
+local function sf_fixed_count(bytes)
+  if #bytes >= 1 and #bytes <= 15 and not bytes:find('[^0-9]') then
+    -- 1 to 15 digits: below MAX_LIMIT (10^15), an exact number.
+    return bytes + 0
+  end
+  local v = stored_unsigned(bytes)
+  if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 then
+    return nil
+  end
+  return tonumber(v)
+end
+
+-- fixed/decide.rs stored_state: the count, the window's end (the key's
+-- expiry, or the one a blocked value keeps) and the block's end (nil:
+-- none); nil for no key.
+local function sf_fixed_read(key)
   local bytes, at = sf_string_key(key)
   if bytes == nil then
     return nil
   end
-  local n
-  if #bytes >= 1 and #bytes <= 15 and not bytes:find('[^0-9]') then
-    -- 1 to 15 digits: below MAX_LIMIT (10^15), an exact number.
-    n = bytes + 0
-  else
-    local v = stored_unsigned(bytes)
-    if v == nil or dec_cmp(v, int(SF.MAX_LIMIT)) > 0 then
+  local n, untl = sf_fixed_count(bytes), nil
+  if n == nil then
+    local state, own, u = split_blocked(bytes)
+    n = state and sf_fixed_count(state)
+    if n == nil then
       E.foreign_string(SF.FIXED_STATE)
     end
-    n = tonumber(v)
+    at, untl = own, u
   end
   if at == -1 then
     E.foreign_string(SF.FIXED_STATE)
   end
-  if at > now_ms then
-    return n, at
+  return n, at, untl
+end
+
+-- FixedState::current: the count and end of the window running at
+-- now_ms, or nil; and the block's end.
+local function sf_fixed_current(key, now_ms)
+  local n, at, untl = sf_fixed_read(key)
+  if n ~= nil and at > now_ms then
+    return n, at, untl
   end
-  return nil
+  return nil, nil, untl
+end
+
+-- SET key <count>e<end>b<until> with the later end (string_key.rs
+-- StringWrite::blocked_bytes).
+local function sf_blocked_set(key, value, own, untl)
+  redis.call('SET', key, value .. 'e' .. int(own) .. 'b' .. int(untl), 'PXAT', int(math.max(own, untl)))
 end
 
 -- SET key count with the window's end. An end at or past 2^53 ms (a
@@ -69,10 +94,15 @@ local function sf_fixed_set(key, count, at)
 end
 
 -- fixed/decide.rs decide at now_ms, as values (no table, no closure per
--- call): allowed, remaining, retry_after_ms, reset_after_ms, and for an
--- admission the count and window end to store.
+-- call): allowed, remaining, retry_after_ms, reset_after_ms, the count and
+-- window end to store (an admission) or as they are (a denial), and true
+-- for a denial by a block that holds (then nothing else).
 local function sf_fixed_core(key, limit, window, cost, now_ms)
-  local count, at = sf_fixed_current(key, now_ms)
+  local count, at, untl = sf_fixed_current(key, now_ms)
+  local left = block_left(untl, now_ms)
+  if left ~= nil then
+    return 0, 0, left, left, nil, nil, true
+  end
   if count == nil then
     count, at = 0, now_ms + window
   end
@@ -84,16 +114,24 @@ local function sf_fixed_core(key, limit, window, cost, now_ms)
     local after = count + cost
     return 1, limit - after, 0, reset, after, at
   end
-  return 0, math.max(limit - count, 0), reset > 1 and reset or 1, reset
+  return 0, math.max(limit - count, 0), reset > 1 and reset or 1, reset, count, at
 end
 
--- The limiter interface's decide: sf_fixed_core at call.now.ms.
+-- The limiter interface's decide: sf_fixed_core at call.now.ms. A denial
+-- with BLOCK writes the block, the count and end as they are.
 local function sf_fixed_decide(key, req, call)
-  local allowed, remaining, retry, reset, after, at =
-    sf_fixed_core(key, req.limit, req.window, req.cost, call.now.ms)
-  local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset }
+  local now_ms = call.now.ms
+  local allowed, remaining, retry, reset, after, at, blocked =
+    sf_fixed_core(key, req.limit, req.window, req.cost, now_ms)
+  local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset,
+    blocked = blocked }
   if allowed == 0 then
-    return decision, nil
+    if blocked or req.block == nil then
+      return decision, nil
+    end
+    return decision, function()
+      sf_blocked_set(key, int(after), at, now_ms + req.block)
+    end
   end
   return decision, function()
     sf_fixed_set(key, after, at)
@@ -101,38 +139,48 @@ local function sf_fixed_decide(key, req, call)
 end
 
 -- fixed/refund.rs: the current window's count lowered by COST, never
--- below zero; its end stays.
+-- below zero; its end stays, and so does a block that holds.
 local function sf_fixed_refund(key, req, call)
-  local count, at = sf_fixed_current(key, call.now.ms)
+  local now_ms = call.now.ms
+  local count, at, untl = sf_fixed_current(key, now_ms)
   if count == nil then
     return 0
   end
   local refunded = math.min(count, req.cost)
   if refunded > 0 then
-    sf_fixed_set(key, count - refunded, at)
+    if block_left(untl, now_ms) then
+      sf_blocked_set(key, int(count - refunded), at, untl)
+    else
+      sf_fixed_set(key, count - refunded, at)
+    end
   end
   return refunded
 end
 
 -- fixed/charge.rs: cost added to the current window's count (a new
 -- window's, if none runs) whether or not it fits, up to MAX_LIMIT; its end
--- stays. The peek after reads back the count written.
+-- stays, and so does a block that holds. The peek after reads back the count written.
 local function sf_fixed_charge(key, req, call)
   local now_ms = call.now.ms
-  local count, at = sf_fixed_current(key, now_ms)
+  local count, at, untl = sf_fixed_current(key, now_ms)
   if count == nil then
     count, at = 0, now_ms + req.window
   end
   local charged = math.min(req.cost, SF.MAX_LIMIT - count)
   if charged > 0 then
-    sf_fixed_set(key, count + charged, at)
+    -- A block that holds stays: a charge records units, it grants nothing.
+    if block_left(untl, now_ms) then
+      sf_blocked_set(key, int(count + charged), at, untl)
+    else
+      sf_fixed_set(key, count + charged, at)
+    end
   end
   return charged
 end
 
 LIMITERS.FIXED = {
   token = 'FIXED',
-  usage = 'FIXED key limit window [COST cost]',
+  usage = 'FIXED key limit window [COST cost] [BLOCK ms]',
   parse = sf_parse_fixed,
   decide = sf_fixed_decide,
   units = function(req)
@@ -148,10 +196,13 @@ LIMITERS.FIXED = {
   charge = sf_fixed_charge,
 }
 
-local function sf_rl_fixed(key, limit, window, cost)
-  local allowed, remaining, retry, reset, after, at = sf_fixed_core(key, limit, window, cost, (sf_clock()))
+local function sf_rl_fixed(key, limit, window, cost, block)
+  local now_ms = sf_clock()
+  local allowed, remaining, retry, reset, after, at, blocked = sf_fixed_core(key, limit, window, cost, now_ms)
   if allowed == 1 then
     sf_fixed_set(key, after, at)
+  elseif block ~= nil and not blocked then
+    sf_blocked_set(key, int(after), at, now_ms + block)
   end
   return { allowed, remaining, retry, reset }
 end

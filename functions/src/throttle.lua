@@ -112,17 +112,42 @@ end
 -- pass max_burst + 1.
 local function sf_parse_throttle_parts(line, cell, up_to)
   local command = cell and 'cl.throttle' or 'rl.throttle'
-  if #line < 5 or #line > 6 then
+  if #line < 5 then
     E.arity(command)
   end
   if line[6] ~= nil and line[6]:upper() == 'UPTO' then
     E.upto_only(command)
   end
+  -- RL.THROTTLE: [quantity] [BLOCK ms], the quantity a positional word
+  -- (never the token) and nothing after the option (request.rs).
+  local function is_block(a)
+    return not cell and a:upper() == 'BLOCK'
+  end
+  local q_at = nil
+  if line[6] ~= nil and not is_block(line[6]) then
+    q_at = 6
+  end
+  local block = nil
+  local at = q_at and 7 or 6
+  while at <= #line do
+    if not is_block(line[at]) then
+      E.arity(command)
+    end
+    if line[at + 1] == nil then
+      E.missing_value('BLOCK')
+    end
+    local v = positive(line[at + 1], 'BLOCK', MAX_BLOCK_MS)
+    if block ~= nil then
+      E.duplicate_option('BLOCK')
+    end
+    block = v
+    at = at + 2
+  end
   local max_burst = non_negative(line[3], 'max_burst', SF.MAX_UNITS)
   local count = positive(line[4], 'count', SF.MAX_UNITS)
   local period = positive(line[5], 'period', cell and SF.MAX_PERIOD_S or SF.MAX_PERIOD_MS)
   local quantity = 1
-  if line[6] ~= nil then
+  if q_at ~= nil then
     if cell then
       quantity = sf_cell_quantity(line[6])
     else
@@ -133,12 +158,12 @@ local function sf_parse_throttle_parts(line, cell, up_to)
   if not cell and not up_to and quantity > limit then
     fail('ERR quantity must not exceed max_burst + 1')
   end
-  return emission, tolerance, limit, quantity
+  return emission, tolerance, limit, quantity, block
 end
 
 local function sf_parse_throttle(line, cell, up_to)
-  local emission, tolerance, limit, quantity = sf_parse_throttle_parts(line, cell, up_to)
-  return { rate = { emission = emission, tolerance = tolerance, limit = limit }, quantity = quantity }
+  local emission, tolerance, limit, quantity, block = sf_parse_throttle_parts(line, cell, up_to)
+  return { rate = { emission = emission, tolerance = tolerance, limit = limit }, quantity = quantity, block = block }
 end
 
 -- The key as a string state: its bytes and absolute expiry (-1: none), nil
@@ -159,39 +184,53 @@ local function sf_string_key(key)
   return bytes, redis.call('PEXPIRETIME', key)
 end
 
--- gcra.rs stored_state: the stored TAT in µs as a decimal string (ns as
--- redis-cell writes them rounded up), refused unless rl could have written
--- it; nil for no key.
+-- gcra.rs stored_tat: the TAT in µs as a decimal string (ns as
+-- redis-cell writes them rounded up) if rl could have written `bytes`,
+-- else nil.
+local function sf_tat_of(bytes)
+  if #bytes == 16 and bytes ~= SF.MIN_STORED_TAT and bytes:find('^[1-9]%d*$') then
+    -- What rl writes in this era: 16 digits without a leading zero, so
+    -- above MIN_STORED_TAT (10^15) once not equal to it, and below
+    -- NANOS_FROM (18 digits): the checks below in three tests.
+    return bytes
+  end
+  local v = stored_unsigned(bytes)
+  if v == nil then
+    return nil
+  end
+  if dec_cmp(v, SF.NANOS_FROM) >= 0 then
+    local us = v:sub(1, -4)
+    if v:sub(-3) ~= '000' then
+      us = dec_add(us, '1')
+    end
+    return us
+  elseif dec_cmp(v, SF.MIN_STORED_TAT) <= 0 then
+    return nil
+  end
+  return v
+end
+
+-- gcra.rs stored_with_block: the stored TAT (see sf_tat_of) and the end of
+-- the key's block (nil: none), refused unless rl could have written them;
+-- nil for no key.
 local function sf_stored_tat(key)
   local bytes, at = sf_string_key(key)
   if bytes == nil then
     return nil
   end
-  local v
-  if #bytes == 16 and bytes ~= SF.MIN_STORED_TAT and bytes:find('^[1-9]%d*$') then
-    -- What rl writes in this era: 16 digits without a leading zero, so
-    -- above MIN_STORED_TAT (10^15) once not equal to it, and below
-    -- NANOS_FROM (18 digits): the checks below in three tests.
-    v = bytes
-  else
-    v = stored_unsigned(bytes)
+  local v, untl = sf_tat_of(bytes), nil
+  if v == nil then
+    local state, _, u = split_blocked(bytes)
+    v = state and sf_tat_of(state)
     if v == nil then
       E.foreign_string(SF.THROTTLE_STATE)
     end
-    if dec_cmp(v, SF.NANOS_FROM) >= 0 then
-      local us = v:sub(1, -4)
-      if v:sub(-3) ~= '000' then
-        us = dec_add(us, '1')
-      end
-      v = us
-    elseif dec_cmp(v, SF.MIN_STORED_TAT) <= 0 then
-      E.foreign_string(SF.THROTTLE_STATE)
-    end
+    untl = u
   end
   if at == -1 then
     E.foreign_string(SF.THROTTLE_STATE)
   end
-  return v
+  return v, untl
 end
 
 -- sf_stored_tat's common case for the fast paths, raising nothing: the
@@ -296,13 +335,24 @@ local function sf_throttle_write(key, new_tat)
   redis.call('SET', key, tat, 'PXAT', at)
 end
 
+-- The TAT `tat` (a decimal string) as it is, blocked until `untl`:
+-- `<tat>e<tat in ms, rounded up>b<until>`, expiring at the later end.
+local function sf_throttle_block(key, tat, untl)
+  local own = sf_ceil_ms_of_digits(tat)
+  redis.call('SET', key, tat .. 'e' .. int(own) .. 'b' .. int(untl), 'PXAT', int(math.max(own, untl)))
+end
+
 -- The limiter interface's decide: sf_throttle_core at call.now.us. The
 -- decision carries `retry_never` (retry_after_us None).
 local function sf_throttle_decide(key, req, call)
   local rate = req.rate
+  local tat, untl = sf_stored_tat(key)
+  local left = block_left(untl, call.now.ms)
+  if left ~= nil then
+    return { allowed = 0, remaining = 0, retry_after_ms = left, reset_after_ms = left, blocked = true }, nil
+  end
   local allowed, remaining, retry, reset, new_tat =
-    sf_throttle_core(sf_stored_tat(key), rate.emission, rate.tolerance, rate.limit, req.quantity,
-      call.now.us)
+    sf_throttle_core(tat, rate.emission, rate.tolerance, rate.limit, req.quantity, call.now.us)
   local decision = { allowed = allowed, remaining = remaining, retry_after_ms = retry, reset_after_ms = reset }
   if retry == nil then
     decision.retry_never = true
@@ -315,6 +365,10 @@ local function sf_throttle_decide(key, req, call)
     write = function()
       sf_throttle_write(key, new_tat)
     end
+  elseif allowed == 0 and req.block ~= nil then
+    write = function()
+      sf_throttle_block(key, tat or int(call.now.us), call.now.ms + req.block)
+    end
   end
   return decision, write
 end
@@ -323,7 +377,7 @@ end
 local function sf_throttle_refund(key, req, call)
   local t, q = req.rate.emission, req.quantity
   local now_us = call.now.us
-  local tat = sf_stored_tat(key)
+  local tat, untl = sf_stored_tat(key)
   if tat == nil or q == 0 then
     return 0
   end
@@ -349,8 +403,12 @@ local function sf_throttle_refund(key, req, call)
   end
   -- (A TAT refunded to now on a whole-ms clock expires at now: SET PXAT
   -- deletes the key there, where the module keeps it for that ms; both
-  -- read as idle.)
-  redis.call('SET', key, value, 'PXAT', at)
+  -- read as idle.) A block that holds stays.
+  if block_left(untl, call.now.ms) then
+    redis.call('SET', key, value .. 'e' .. int(at) .. 'b' .. int(untl), 'PXAT', int(math.max(at, untl)))
+  else
+    redis.call('SET', key, value, 'PXAT', at)
+  end
   return refunded
 end
 
@@ -361,7 +419,7 @@ end
 local function sf_throttle_charge(key, req, call)
   local t, tau = req.rate.emission, req.rate.tolerance
   local now_us = call.now.us
-  local tat = sf_stored_tat(key)
+  local tat, untl = sf_stored_tat(key)
   local ahead = 0
   if tat ~= nil then
     ahead = sf_ahead(tat, now_us)
@@ -373,14 +431,21 @@ local function sf_throttle_charge(key, req, call)
   local room = sf_divmod(math.max(tau + SF.MAX_TOLERANCE_US - ahead, 0), t)
   local charged = math.min(req.quantity, room)
   if charged > 0 then
-    sf_throttle_write(key, now_us + ahead + charged * t)
+    local new_tat = now_us + ahead + charged * t
+    -- A block that holds stays: a charge records units, it grants nothing.
+    if block_left(untl, call.now.ms) then
+      local at = sf_ceil_div(new_tat, 1000)
+      redis.call('SET', key, int(new_tat) .. 'e' .. int(at) .. 'b' .. int(untl), 'PXAT', int(math.max(at, untl)))
+    else
+      sf_throttle_write(key, new_tat)
+    end
   end
   return charged
 end
 
 LIMITERS.THROTTLE = {
   token = 'THROTTLE',
-  usage = 'THROTTLE key max_burst count period [quantity]',
+  usage = 'THROTTLE key max_burst count period [quantity] [BLOCK ms]',
   parse = function(line)
     return sf_parse_throttle(line, false)
   end,
@@ -420,9 +485,23 @@ local function sf_throttle_reply(key, tat, now_us, t, tau, limit, q, cell)
 end
 
 local function sf_throttle_command(key, line, cell)
-  local t, tau, limit, q = sf_parse_throttle_parts(line, cell)
-  local _, now_us = sf_clock()
-  return sf_throttle_reply(key, sf_stored_tat(key), now_us, t, tau, limit, q, cell)
+  local t, tau, limit, q, block = sf_parse_throttle_parts(line, cell)
+  local now_ms, now_us = sf_clock()
+  local tat, untl = sf_stored_tat(key)
+  local left = block_left(untl, now_ms)
+  if left ~= nil then
+    -- A block that holds (set by RL.THROTTLE) denies CL.THROTTLE too.
+    if cell then
+      local s = sf_ceil_div(left, 1000)
+      return { 1, limit, 0, s, s }
+    end
+    return { 0, 0, left, left }
+  end
+  local reply = sf_throttle_reply(key, tat, now_us, t, tau, limit, q, cell)
+  if block ~= nil and reply[1] == 0 then
+    sf_throttle_block(key, tat or int(now_us), now_ms + block)
+  end
+  return reply
 end
 
 COMMANDS['rl.throttle'] = function(key, line)

@@ -1,5 +1,6 @@
 //! `RL.ALL numkeys key [key ...] clause [clause ...]`: admits a request only
-//! if every clause admits it; a denial in any records nothing in any.
+//! if every clause admits it; a denial in any records nothing in any (but
+//! the block a denying clause's `BLOCK` sets on its own key).
 
 use crate::command;
 use crate::core::all::combine::combine;
@@ -37,7 +38,20 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
             .map_err(|e| e.in_clause(i + 1))?;
         decided.push(d);
     }
+    // A shadowed clause's decision is already admitted: only the enforced
+    // clauses can deny the call.
     let mut combined = combine(decided.iter().map(|d| d.decision()).collect());
+    let shadowed = combined.allowed && decided.iter().any(|d| d.shadowed());
+    if shadowed {
+        // Admitted in shadow mode: the wait the enforced denial would have
+        // answered, so a client can tell (an enforced admission waits 0).
+        combined.retry_after_ms = decided
+            .iter()
+            .filter(|d| d.shadowed())
+            .map(|d| d.decision().retry_after_ms)
+            .max()
+            .unwrap_or(1);
+    }
     if decided.iter().any(|d| d.lease().is_some()) {
         // A lease clause's id is in the reply only if the call records it.
         let admitted = combined.allowed;
@@ -46,7 +60,12 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
             .map(|d| d.lease().map(|l| l.filter(|_| admitted)))
             .collect();
     }
-    if combined.allowed {
+    if shadowed {
+        for (i, d) in decided.into_iter().enumerate() {
+            d.finish_shadowed().map_err(|e| e.in_clause(i + 1))?;
+        }
+        cmd.mark_shadowed();
+    } else if combined.allowed {
         // Every check that can refuse ran above; what is left are server
         // failures. Each clause replicates as it applies, so a replica never
         // misses an effect the primary holds; the server sends this
@@ -55,8 +74,10 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
             d.finish().map_err(|e| e.in_clause(i + 1))?;
         }
     } else {
-        for d in decided {
-            d.abandon();
+        // A denying clause with `BLOCK` records its block; nothing else is
+        // recorded.
+        for (i, d) in decided.into_iter().enumerate() {
+            d.abandon().map_err(|e| e.in_clause(i + 1))?;
         }
     }
     Ok(Reply::All(combined))

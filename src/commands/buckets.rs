@@ -2,6 +2,7 @@
 //! window in buckets, memory bounded by the bucket count.
 
 use crate::command;
+use crate::core::any::LimitRequest;
 use crate::core::buckets::request::{BucketsRequest, SYNTAX};
 use crate::core::error::RlError;
 use crate::core::upto::{take_upto, UpTo};
@@ -10,6 +11,7 @@ use crate::host::hash_state::HashState;
 use crate::host::limit;
 use crate::host::registry::KeyAccess;
 use crate::host::reply::Reply;
+use crate::host::wait;
 
 fn buckets(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     if let Some(line) = take_upto(&SYNTAX, args)? {
@@ -20,8 +22,14 @@ fn buckets(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
             1,
         )?));
     }
-    let req = BucketsRequest::parse(args)?;
-    Ok(Reply::Decision(limit::run::<HashState, _>(cmd, &req, 1)?))
+    wait::with_wait(
+        cmd,
+        args,
+        &SYNTAX,
+        BucketsRequest::parse,
+        LimitRequest::Buckets,
+        |req| Ok(Reply::Decision(limit::run::<HashState, _>(cmd, req, 1)?)),
+    )
 }
 
 command!(BUCKETS_COMMAND = {

@@ -1,6 +1,7 @@
 //! `RL.FIXED key limit window [COST cost]`: the fixed-window counter.
 
 use crate::command;
+use crate::core::any::LimitRequest;
 use crate::core::error::RlError;
 use crate::core::fixed::request::{FixedRequest, SYNTAX};
 use crate::core::upto::{take_upto, UpTo};
@@ -9,6 +10,7 @@ use crate::host::limit;
 use crate::host::registry::KeyAccess;
 use crate::host::reply::Reply;
 use crate::host::string_state::StringState;
+use crate::host::wait;
 
 fn fixed(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     if let Some(line) = take_upto(&SYNTAX, args)? {
@@ -19,8 +21,14 @@ fn fixed(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
             1,
         )?));
     }
-    let req = FixedRequest::parse(args)?;
-    Ok(Reply::Decision(limit::run::<StringState, _>(cmd, &req, 1)?))
+    wait::with_wait(
+        cmd,
+        args,
+        &SYNTAX,
+        FixedRequest::parse,
+        LimitRequest::Fixed,
+        |req| Ok(Reply::Decision(limit::run::<StringState, _>(cmd, req, 1)?)),
+    )
 }
 
 command!(FIXED_COMMAND = {

@@ -4,6 +4,7 @@
 
 pub mod acquire;
 pub mod all;
+pub mod block;
 pub mod buckets;
 pub mod charge;
 pub mod cl_throttle;
@@ -16,3 +17,4 @@ pub mod renew;
 pub mod slide;
 pub mod throttle;
 pub mod totals;
+pub mod unblock;

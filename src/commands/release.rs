@@ -11,7 +11,12 @@ use crate::host::reply::Reply;
 
 fn release(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let req = ReleaseRequest::parse(args)?;
-    Ok(Reply::LeaseChange(limit::run::<LeaseSet, _>(cmd, &req, 1)?))
+    let change = limit::run::<LeaseSet, _>(cmd, &req, 1)?;
+    if change.changed {
+        // The freed slot goes to the first client waiting on the key.
+        crate::host::wait::wake(cmd, 1);
+    }
+    Ok(Reply::LeaseChange(change))
 }
 
 command!(RELEASE_COMMAND = {

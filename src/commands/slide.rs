@@ -1,6 +1,7 @@
 //! `RL.SLIDE key limit window [COST cost]`: the exact sliding-window log.
 
 use crate::command;
+use crate::core::any::LimitRequest;
 use crate::core::error::RlError;
 use crate::core::slide::request::{SlideRequest, SYNTAX};
 use crate::core::upto::{take_upto, UpTo};
@@ -8,6 +9,7 @@ use crate::host::context::CommandCtx;
 use crate::host::limit;
 use crate::host::registry::KeyAccess;
 use crate::host::reply::Reply;
+use crate::host::wait;
 use crate::host::zset_log::ZsetLog;
 
 fn slide(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
@@ -19,8 +21,14 @@ fn slide(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
             1,
         )?));
     }
-    let req = SlideRequest::parse(args)?;
-    Ok(Reply::Decision(limit::run::<ZsetLog, _>(cmd, &req, 1)?))
+    wait::with_wait(
+        cmd,
+        args,
+        &SYNTAX,
+        SlideRequest::parse,
+        LimitRequest::Slide,
+        |req| Ok(Reply::Decision(limit::run::<ZsetLog, _>(cmd, req, 1)?)),
+    )
 }
 
 command!(SLIDE_COMMAND = {

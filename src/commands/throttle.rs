@@ -1,6 +1,7 @@
 //! `RL.THROTTLE key max_burst count period [quantity]`: GCRA, period in ms.
 
 use crate::command;
+use crate::core::any::LimitRequest;
 use crate::core::error::RlError;
 use crate::core::throttle::request::{ThrottleRequest, RL_THROTTLE};
 use crate::core::upto::{take_upto, UpTo};
@@ -9,6 +10,7 @@ use crate::host::limit;
 use crate::host::registry::KeyAccess;
 use crate::host::reply::Reply;
 use crate::host::string_state::StringState;
+use crate::host::wait;
 
 fn throttle(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     if let Some(line) = take_upto(&RL_THROTTLE, args)? {
@@ -19,8 +21,14 @@ fn throttle(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
             1,
         )?));
     }
-    let req = ThrottleRequest::parse_ms(args)?;
-    Ok(Reply::Decision(limit::run::<StringState, _>(cmd, &req, 1)?))
+    wait::with_wait(
+        cmd,
+        args,
+        &RL_THROTTLE,
+        ThrottleRequest::parse_ms,
+        LimitRequest::Throttle,
+        |req| Ok(Reply::Decision(limit::run::<StringState, _>(cmd, req, 1)?)),
+    )
 }
 
 command!(THROTTLE_COMMAND = {

@@ -163,6 +163,7 @@ mod tests {
         let throttle = LimitRequest::Throttle(ThrottleRequest {
             rate: Gcra::new(4, 5, 1_000_000).unwrap(),
             quantity: 70,
+            block_ms: None,
         });
         let buckets = LimitRequest::Buckets(BucketsRequest {
             limit: 10,
@@ -235,11 +236,11 @@ mod tests {
             ),
             (
                 "RL.CHARGE FIXED k 10 COST 5",
-                arity("FIXED key limit window COST cost"),
+                arity("FIXED key limit window [BLOCK ms] COST cost"),
             ),
             (
                 "RL.CHARGE THROTTLE k 4 5 1000 2 COST 5",
-                arity("THROTTLE key max_burst count period COST cost"),
+                arity("THROTTLE key max_burst count period [BLOCK ms] COST cost"),
             ),
             (
                 "RL.CHARGE BUCKETS k 10 1000 PRECISION 1001 COST 5",
@@ -273,6 +274,7 @@ mod tests {
                 remaining: 0,
                 retry_after_ms: 700,
                 reset_after_ms: 900,
+                blocked: false,
             },
         };
         assert_eq!(c.to_reply(), [30, 0, 700, 900]);

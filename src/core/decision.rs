@@ -11,6 +11,10 @@ pub struct Decision {
     pub retry_after_ms: u64,
     /// Wait until the window holds nothing (0 if it already is empty).
     pub reset_after_ms: u64,
+    /// A denial because the key is blocked (`BLOCK`, `RL.BLOCK`), not
+    /// because its window is full. Not part of the reply: it is told
+    /// apart in `INFO rl` and the `rl.blocked` event.
+    pub blocked: bool,
 }
 
 impl Decision {
@@ -40,6 +44,7 @@ mod tests {
             remaining: 0,
             retry_after_ms: 250,
             reset_after_ms: 1000,
+            blocked: false,
         };
         assert_eq!(d.to_reply(), [0, 0, 250, 1000]);
     }

@@ -91,8 +91,15 @@ pub enum RlError {
     /// `OLDEST` given to a command or limiter other than `RL.PEEK SLIDE`
     /// and `RL.PEEK BUCKETS` (`command` as the error names it).
     OldestOnlyInPeek { command: String },
+    /// `RL.BLOCK` or `RL.UNBLOCK` names a limiter without blocks.
+    NotBlockable {
+        command: &'static str,
+        limiter: &'static str,
+    },
     /// An error in `RL.ALL` clause `clause` (1-based).
     InClause { clause: usize, error: Box<RlError> },
+    /// A `WAIT` call refused before it waited.
+    Wait(super::wait::WaitError),
 }
 
 impl RlError {
@@ -191,6 +198,7 @@ impl fmt::Display for RlError {
                 write!(f, "ERR key holds a string that is not {expected}")
             }
             RlError::Internal(what) => write!(f, "ERR rl internal error: {what}"),
+            RlError::Wait(e) => e.fmt(f),
             RlError::UnknownLimiter(token) => write!(
                 f,
                 "ERR unknown limiter '{token}' (expected SLIDE, BUCKETS, THROTTLE, FIXED or ACQUIRE)"
@@ -209,6 +217,10 @@ impl fmt::Display for RlError {
             RlError::NotRefundable { limiter } => write!(
                 f,
                 "ERR RL.REFUND does not apply to {limiter} (a lease is given back with RL.RELEASE)"
+            ),
+            RlError::NotBlockable { command, limiter } => write!(
+                f,
+                "ERR {command} does not apply to {limiter} (it blocks THROTTLE or FIXED)"
             ),
             RlError::NotChargeable { limiter } => write!(
                 f,

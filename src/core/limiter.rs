@@ -90,17 +90,63 @@ pub trait Limiter<V: ?Sized> {
         view: &mut V,
         call: &Call,
     ) -> Result<Outcome<Self::Write, Self::Answer>, RlError>;
+
+    /// What a denial (`denied`, decided over `view` at `call`) becomes in
+    /// shadow mode: admitted, with the denial's figures, writing what
+    /// [`Answer::shadowed`] says. By default what the denial writes (only
+    /// the block a `BLOCK` option sets, else nothing): the state stays what
+    /// enforcement would have left, so switching enforcement on changes
+    /// no key.
+    fn shadow(
+        &self,
+        _view: &mut V,
+        _call: &Call,
+        denied: Outcome<Self::Write, Self::Answer>,
+    ) -> Result<Outcome<Self::Write, Self::Answer>, RlError>
+    where
+        Self::Answer: Answer,
+    {
+        Ok(Outcome {
+            decision: denied.decision.shadowed(),
+            write: denied.write,
+        })
+    }
 }
 
 /// What a denial is, for the answer types: a denied call records nothing
 /// and fires `rl.denied` when the load asked for it.
-pub trait Answer {
+pub trait Answer: Sized {
     fn denied(&self) -> bool;
+
+    /// This denial as shadow mode answers it: admitted, the rest as denied
+    /// (`retry_after_ms` at least 1, so a client can tell it from an
+    /// enforced admission, whose wait is 0). An answer that never denies
+    /// is itself.
+    fn shadowed(self) -> Self {
+        self
+    }
+
+    /// A denial by a block (`BLOCK`, `RL.BLOCK`).
+    fn blocked(&self) -> bool {
+        false
+    }
 }
 
 impl Answer for Decision {
     fn denied(&self) -> bool {
         !self.allowed
+    }
+
+    fn shadowed(self) -> Self {
+        Decision {
+            allowed: true,
+            retry_after_ms: self.retry_after_ms.max(1),
+            ..self
+        }
+    }
+
+    fn blocked(&self) -> bool {
+        self.blocked
     }
 }
 

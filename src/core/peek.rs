@@ -78,6 +78,7 @@ mod tests {
         let throttle = LimitRequest::Throttle(ThrottleRequest {
             rate: Gcra::new(4, 5, 1_000_000).unwrap(),
             quantity: 2,
+            block_ms: None,
         });
         let buckets = LimitRequest::Buckets(BucketsRequest {
             limit: 10,

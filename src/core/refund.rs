@@ -166,6 +166,7 @@ mod tests {
         let throttle = LimitRequest::Throttle(ThrottleRequest {
             rate: Gcra::new(4, 5, 1_000_000).unwrap(),
             quantity: 0,
+            block_ms: None,
         });
         let buckets = LimitRequest::Buckets(BucketsRequest {
             limit: 10,
@@ -202,7 +203,7 @@ mod tests {
                 "RL.REFUND FIXED k 10",
                 RlError::LimiterArity {
                     command: "rl.refund",
-                    usage: "FIXED key limit window [COST cost]".into(),
+                    usage: "FIXED key limit window [COST cost] [BLOCK ms]".into(),
                 },
             ),
             ("RL.REFUND SLIDE k 10 1000 COST 11", RlError::CostAboveLimit),
@@ -244,6 +245,7 @@ mod tests {
                 remaining: 4,
                 retry_after_ms: 0,
                 reset_after_ms: 900,
+                blocked: false,
             },
         };
         assert_eq!(r.to_reply(), [3, 4, 0, 900]);

@@ -1,6 +1,14 @@
 //! The storage kind `RL.THROTTLE` and `RL.FIXED` share: one plain decimal
 //! string with an absolute expiry, read through [`StringView`] and written
 //! whole as [`StringWrite`] (replicated as `SET key value PXAT at`).
+//!
+//! A blocked key (`BLOCK`, `RL.BLOCK`) holds `<state>e<expiry>b<until>`: the
+//! state as before, the expiry it would have without the block (the TAT
+//! rounded up, the window's end) and the block's end, all plain decimals in
+//! ms but the state. Its TTL is the later of the two ends, so the key lives
+//! as long as either says something. An unblocked state is plain digits, so
+//! the hot path reads it as before and looks for the extended form only
+//! when the digits stop.
 
 use super::error::RlError;
 
@@ -16,7 +24,96 @@ pub trait StringView {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StringWrite {
     pub value: u64,
+    /// The state's own expiry (the key's, when no block is kept).
     pub expire_at_ms: i64,
+    /// The end of a block kept with the state (`None`: none).
+    pub blocked_until: Option<i64>,
+}
+
+impl StringWrite {
+    /// A state without a block, expiring at `expire_at_ms`.
+    pub fn plain(value: u64, expire_at_ms: i64) -> StringWrite {
+        StringWrite {
+            value,
+            expire_at_ms,
+            blocked_until: None,
+        }
+    }
+
+    /// The key's absolute expiry: the state's, or the block's end if later.
+    pub fn key_expire_at_ms(&self) -> i64 {
+        self.blocked_until
+            .map_or(self.expire_at_ms, |u| u.max(self.expire_at_ms))
+    }
+
+    /// The extended value of a blocked state, `<value>e<expiry>b<until>`;
+    /// `None` for a plain one (stored as the digits of `value`).
+    pub fn blocked_bytes(&self) -> Option<String> {
+        let until = self.blocked_until?;
+        Some(format!("{}e{}b{}", self.value, self.expire_at_ms, until))
+    }
+}
+
+/// A stored value split into its state's bytes, the state's own expiry and
+/// the block's end. A plain value is its own state, its expiry the key's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stored<'a> {
+    pub state: &'a [u8],
+    pub expire_at_ms: Option<i64>,
+    pub blocked_until: Option<i64>,
+}
+
+/// `<state>e<expiry>b<until>` split in three; `None` when `bytes` is not of
+/// that shape (then it is read as a plain state, and refused if it is
+/// none). Expiry and end: 1 to 15 digits (exact in the function edition's
+/// doubles), an optional `-` before the
+/// expiry (a clock before the epoch, as tests run).
+pub fn split_blocked(bytes: &[u8]) -> Option<Stored<'_>> {
+    let e = bytes.iter().position(|&b| b == b'e')?;
+    let (state, rest) = (&bytes[..e], &bytes[e + 1..]);
+    let b = rest.iter().position(|&b| b == b'b')?;
+    let expiry = small_int(&rest[..b])?;
+    let until = small_int(&rest[b + 1..])?;
+    Some(Stored {
+        state,
+        expire_at_ms: Some(expiry),
+        blocked_until: Some(until),
+    })
+}
+
+fn small_int(bytes: &[u8]) -> Option<i64> {
+    let (neg, digits) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, bytes),
+    };
+    if digits.len() > 15 {
+        return None;
+    }
+    let v = i64::try_from(super::args::unsigned(digits)?).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+/// Reads a stored value with `parse` for its state: the plain form first
+/// (the hot path), the blocked form when that fails. A blocked form must
+/// still carry a TTL, as every state does ([`with_ttl`]).
+pub fn read_state<T>(
+    bytes: &[u8],
+    key_expire_at_ms: Option<i64>,
+    expected: &'static str,
+    parse: impl Fn(&[u8]) -> Result<T, RlError>,
+) -> Result<(T, Option<i64>, Option<i64>), RlError> {
+    match parse(bytes) {
+        Ok(v) => Ok((
+            with_ttl(Ok(v), key_expire_at_ms, expected)?,
+            key_expire_at_ms,
+            None,
+        )),
+        Err(err) => {
+            let stored = split_blocked(bytes).ok_or(err)?;
+            let v = with_ttl(parse(stored.state), key_expire_at_ms, expected)?;
+            Ok((v, stored.expire_at_ms, stored.blocked_until))
+        }
+    }
 }
 
 /// A stored value, parsed, that must carry a TTL: rl writes every string
@@ -45,8 +142,9 @@ pub struct MemoryString {
 impl MemoryString {
     /// Applies a write the way the host does (`SET key value PXAT at`).
     pub fn apply(&mut self, w: &StringWrite) {
-        self.value = Some(w.value.to_string().into_bytes());
-        self.expire_at_ms = Some(w.expire_at_ms);
+        let bytes = w.blocked_bytes().unwrap_or_else(|| w.value.to_string());
+        self.value = Some(bytes.into_bytes());
+        self.expire_at_ms = Some(w.key_expire_at_ms());
     }
 }
 
@@ -56,5 +154,46 @@ impl StringView for MemoryString {
     }
     fn expire_at_ms(&self) -> Option<i64> {
         self.expire_at_ms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocked_values_split_and_others_do_not() {
+        let w = StringWrite {
+            value: 5,
+            expire_at_ms: 2_000,
+            blocked_until: Some(9_000),
+        };
+        assert_eq!(w.blocked_bytes().as_deref(), Some("5e2000b9000"));
+        assert_eq!(w.key_expire_at_ms(), 9_000);
+        let mut s = MemoryString::default();
+        s.apply(&w);
+        assert_eq!(s.value.as_deref(), Some(&b"5e2000b9000"[..]));
+        let got = split_blocked(b"5e2000b9000").unwrap();
+        assert_eq!(
+            (got.state, got.expire_at_ms, got.blocked_until),
+            (&b"5"[..], Some(2_000), Some(9_000))
+        );
+        assert_eq!(split_blocked(b"5e-20b9").unwrap().expire_at_ms, Some(-20));
+        for bad in [
+            &b"5"[..],
+            b"5e2000",
+            b"5b9e2",
+            b"5e20b",
+            b"5ex20b9",
+            b"5e20b9x",
+            b"5e1234567890123456789b1",
+        ] {
+            assert_eq!(split_blocked(bad), None, "{bad:?}");
+        }
+        let plain = StringWrite::plain(7, 100);
+        assert_eq!(
+            (plain.blocked_bytes(), plain.key_expire_at_ms()),
+            (None, 100)
+        );
     }
 }

@@ -8,7 +8,8 @@ use super::ffi;
 
 use super::context::{string_bytes, CommandCtx};
 use super::ffi::OK;
-use super::metrics::Ended;
+use super::metrics::{self, Ended};
+use super::prefix_stats;
 use super::registry::CommandSpec;
 use super::reply::{write, write_error, Reply};
 use crate::core::error::RlError;
@@ -74,12 +75,31 @@ pub fn run(ctx: *mut ffi::Ctx, argv: *mut *mut ffi::Str, argc: c_int, spec: &Com
     }
     let (outcome, reply) = answer(result);
     spec.counters.count(outcome);
+    if metrics::extra() != 0 {
+        after_call(argv, argc, spec, outcome);
+    }
     // A backstop only: nothing in here can panic.
     let _ = catch(|| match &reply {
         Ok(reply) => write(ctx, reply),
         Err(err) => write_error(ctx, err),
     });
     OK
+}
+
+/// The counting only shadow mode or `rl.stats-prefixes` asks for: kept out
+/// of [`run`] so a call with neither pays one load.
+#[cold]
+#[inline(never)]
+fn after_call(argv: *mut *mut ffi::Str, argc: c_int, spec: &CommandSpec, outcome: Ended) {
+    // An error after the shadow admission (a failed write) is an error.
+    let shadowed = metrics::take_shadowed() && outcome == Ended::Admitted;
+    if shadowed {
+        spec.counters.count_shadow_denied();
+    }
+    if metrics::extra() & metrics::PREFIX_STATS != 0 {
+        let argc = usize::try_from(argc).unwrap_or(0);
+        let _ = catch(|| prefix_stats::count(argv, argc, spec.key, outcome, shadowed));
+    }
 }
 
 /// A panic is a bug: the log says which command and why, once per call.
@@ -167,6 +187,7 @@ mod tests {
             remaining: 1,
             retry_after_ms: 0,
             reset_after_ms: 10,
+            blocked: false,
         });
         let (outcome, reply) = answer(Ok(Ok(admitted.clone())));
         assert_eq!((outcome, reply), (Ended::Admitted, Ok(admitted)));

@@ -113,10 +113,45 @@ impl CommandCtx {
 
     /// Fires `rl.denied` (module event class, flag `d`) on the key at
     /// `key_index` when the load argument `NOTIFY-DENIED on` asked for it.
-    /// Not a write: nothing changes, nothing is replicated.
-    pub fn notify_denied(&self, key_index: usize) {
+    /// Not a write: nothing changes, nothing is replicated. A denial by a
+    /// block fires `rl.blocked` right after: a keyspace event carries only
+    /// its name and the key, so the second event is the denial's "blocked"
+    /// field, and subscribers of `rl.denied` still see every denial.
+    pub fn notify_denied(&self, key_index: usize, blocked: bool) {
         if options::notify_denied() {
             self.notify(ffi::NOTIFY_MODULE, c"rl.denied", key_index);
+            if blocked {
+                self.notify(ffi::NOTIFY_MODULE, c"rl.blocked", key_index);
+            }
+        }
+    }
+
+    /// Whether a denial on the key at `key_index` is admitted instead
+    /// (shadow mode: `rl.shadow`, `rl.shadow-prefixes`).
+    pub fn shadows(&self, key_index: usize) -> bool {
+        options::shadows(string_bytes(self.raw_arg(key_index)))
+    }
+
+    /// A denial on the key at `key_index` was admitted in shadow mode:
+    /// counted once the call ends, and told as `rl.denied.shadow` (so a
+    /// subscriber to `rl.denied` alone acts only on enforced denials, a
+    /// pattern `rl.denied*` sees both) under the same config.
+    pub fn shadow_denied(&self, key_index: usize) {
+        self.notify_shadow(key_index);
+        super::metrics::mark_shadowed();
+    }
+
+    /// The running call was admitted in shadow mode (`RL.ALL`, once per
+    /// call): counted once it ends.
+    pub fn mark_shadowed(&self) {
+        super::metrics::mark_shadowed();
+    }
+
+    /// Fires `rl.denied.shadow` on the key at `key_index` when
+    /// `rl.notify-denied` asks for denial events.
+    pub fn notify_shadow(&self, key_index: usize) {
+        if options::notify_denied() {
+            self.notify(ffi::NOTIFY_MODULE, c"rl.denied.shadow", key_index);
         }
     }
 }

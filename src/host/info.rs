@@ -1,7 +1,8 @@
-//! The `rl` INFO section: `rl_<command>_<calls|admitted|denied|errors>` for
-//! every registered command, sorted by command name, then
-//! `rl_skipped_commands`, the names the load left to the server because it
-//! already had them.
+//! The `rl` INFO section:
+//! `rl_<command>_<calls|admitted|denied|errors|shadow_denied>` for every
+//! registered command, sorted by command name, then one `rl_prefix_<i>`
+//! line per `rl.stats-prefixes` prefix, then `rl_skipped_commands`, the
+//! names the load left to the server because it already had them.
 
 use std::ffi::CString;
 use std::os::raw::c_int;
@@ -17,7 +18,17 @@ pub fn field_prefix(name: &str) -> String {
     name.strip_prefix("rl.").unwrap_or(name).replace('.', "_")
 }
 
-const FIELDS: [&str; 4] = ["calls", "admitted", "denied", "errors"];
+const FIELDS: [&str; 5] = ["calls", "admitted", "denied", "errors", "shadow_denied"];
+
+/// Whether a command has `rl_<command>_blocked`: those that take `BLOCK`
+/// (and RL.ALL, whose clauses do).
+pub(crate) fn counts_blocks(syntax: &crate::core::syntax::Syntax) -> bool {
+    syntax.name() == "rl.all"
+        || syntax
+            .args
+            .iter()
+            .any(|a| a.token.is_some_and(|t| t == c"BLOCK"))
+}
 
 /// The declared commands the load skipped because their name was taken,
 /// sorted, comma-separated (`cl.throttle,rl.throttle`); empty if none.
@@ -59,7 +70,10 @@ extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
         specs.sort_unstable_by_key(|spec| spec.syntax.name());
         for spec in specs {
             let prefix = field_prefix(spec.syntax.name());
-            for (field, value) in FIELDS.iter().zip(spec.counters.read()) {
+            let blocks = counts_blocks(spec.syntax);
+            let blocked = blocks.then(|| ("blocked", spec.counters.blocked()));
+            let fields = FIELDS.iter().copied().zip(spec.counters.read());
+            for (field, value) in fields.chain(blocked) {
                 let Ok(name) = CString::new(format!("{prefix}_{field}")) else {
                     continue;
                 };
@@ -67,6 +81,32 @@ extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
                 unsafe {
                     api!(InfoAddFieldULongLong)(ctx, name.as_ptr(), value);
                 }
+            }
+        }
+        for (name, value) in super::wait::info_fields() {
+            // SAFETY: ctx is live; the server copies the field name.
+            unsafe {
+                api!(InfoAddFieldULongLong)(ctx, name.as_ptr(), value);
+            }
+        }
+        // One dict line per configured prefix, in the configured order:
+        // `rl_prefix_0:prefix=api:,admitted=3,denied=1,shadow_denied=0`. A
+        // prefix is printable ASCII without `,` or `=` (checked when set).
+        for (i, counts) in super::prefix_stats::read().iter().enumerate() {
+            let (Ok(name), Ok(prefix)) = (
+                CString::new(format!("prefix_{i}")),
+                CString::new(counts.prefix.clone()),
+            ) else {
+                continue;
+            };
+            // SAFETY: ctx is live; the server copies names and values.
+            unsafe {
+                api!(InfoBeginDictField)(ctx, name.as_ptr());
+                api!(InfoAddFieldCString)(ctx, c"prefix".as_ptr(), prefix.as_ptr());
+                api!(InfoAddFieldULongLong)(ctx, c"admitted".as_ptr(), counts.admitted);
+                api!(InfoAddFieldULongLong)(ctx, c"denied".as_ptr(), counts.denied);
+                api!(InfoAddFieldULongLong)(ctx, c"shadow_denied".as_ptr(), counts.shadow_denied);
+                api!(InfoEndDictField)(ctx);
             }
         }
         // Names are ASCII without NUL: the conversion cannot fail.

@@ -15,7 +15,8 @@ use super::lease_set::LeaseSet;
 use super::store::Store;
 use super::string_state::StringState;
 use super::zset_log::ZsetLog;
-use crate::core::any::LimitRequest;
+use crate::core::any::{Algorithm, LimitRequest};
+use crate::core::block::{self, BlockRequest, UnblockRequest};
 use crate::core::charge::Charged;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
@@ -48,9 +49,10 @@ where
     Ok((store, outcome))
 }
 
-/// Records the write, if the decision planned one, and tells a denial to
-/// `rl.denied` subscribers (when the load asked for it). The store must
-/// have been opened for writing.
+/// Records the write, if the decision planned one (an admission, or the
+/// block a denial with `BLOCK` sets), and tells a denial to `rl.denied`
+/// subscribers (when the load asked for it). The store must have been
+/// opened for writing.
 fn settle<'a, S: Store<'a>, A: Answer>(
     cmd: &CommandCtx,
     key: usize,
@@ -61,7 +63,7 @@ fn settle<'a, S: Store<'a>, A: Answer>(
         store.record(write)?;
     }
     if outcome.decision.denied() {
-        cmd.notify_denied(key);
+        cmd.notify_denied(key, outcome.decision.blocked());
     }
     Ok(())
 }
@@ -79,8 +81,64 @@ where
     let call = Call::one(cmd.now());
     let mut store = S::open(cmd, key, Access::Write)?;
     let outcome = req.decide(&mut store, &call)?;
-    settle(cmd, key, &mut store, &outcome)?;
+    if outcome.decision.denied() {
+        return deny(cmd, req, key, &mut store, &call, outcome);
+    }
+    if let Some(write) = &outcome.write {
+        store.record(write)?;
+    }
     Ok(outcome.decision)
+}
+
+/// A denial of [`run`]: told to `rl.denied` subscribers, or in shadow mode
+/// admitted instead (recording what the limiter's `shadow` writes: for a
+/// lease, the lease) and counted. Off the admission's path.
+#[cold]
+fn deny<'a, S, L>(
+    cmd: &'a CommandCtx,
+    req: &L,
+    key: usize,
+    store: &mut S,
+    call: &Call,
+    outcome: Outcome<S::Write, L::Answer>,
+) -> Result<L::Answer, RlError>
+where
+    S: Store<'a>,
+    L: Limiter<S, Write = S::Write>,
+    L::Answer: Answer,
+{
+    if !cmd.shadows(key) {
+        // A denial plans no write but the block its `BLOCK` sets.
+        settle(cmd, key, store, &outcome)?;
+        return Ok(outcome.decision);
+    }
+    let shadowed = req.shadow(store, call, outcome)?;
+    if let Some(write) = &shadowed.write {
+        store.record(write)?;
+    }
+    cmd.shadow_denied(key);
+    Ok(shadowed.decision)
+}
+
+/// What a read answers for a denial in shadow mode: what the command
+/// would answer, admitted, counted; no event (a read fires none).
+fn shadow_read<S, L>(
+    cmd: &CommandCtx,
+    req: &L,
+    key: usize,
+    store: &mut S,
+    call: &Call,
+    outcome: Outcome<L::Write, L::Answer>,
+) -> Result<L::Answer, RlError>
+where
+    L: Limiter<S>,
+    L::Answer: Answer,
+{
+    if !outcome.decision.denied() || !cmd.shadows(key) {
+        return Ok(outcome.decision);
+    }
+    super::metrics::mark_shadowed();
+    Ok(req.shadow(store, call, outcome)?.decision)
 }
 
 /// What a read-only command answers: decided over a key opened for
@@ -89,9 +147,11 @@ pub fn read<'a, S, L>(cmd: &'a CommandCtx, req: &L, key: usize) -> Result<L::Ans
 where
     S: Store<'a>,
     L: Limiter<S, Write = S::Write>,
+    L::Answer: Answer,
 {
-    let (_, outcome) = open_and_decide::<S, L>(cmd, req, key, &Call::read(cmd.now()))?;
-    Ok(outcome.decision)
+    let call = Call::read(cmd.now());
+    let (mut store, outcome) = open_and_decide::<S, L>(cmd, req, key, &call)?;
+    shadow_read(cmd, req, key, &mut store, &call, outcome)
 }
 
 /// Something to do with a named limiter once its store is known: the
@@ -148,12 +208,14 @@ pub fn peek_oldest(
     match req {
         LimitRequest::Slide(r) => {
             let mut log = ZsetLog::open(cmd, key, Access::Read)?;
-            let decision = r.decide(&mut log, &call)?.decision;
+            let decided = r.decide(&mut log, &call)?;
+            let decision = shadow_read(cmd, r, key, &mut log, &call, decided)?;
             Ok((decision, oldest::slide(&mut log, r, call.now.ms)?))
         }
         LimitRequest::Buckets(r) => {
             let mut hash = HashState::open(cmd, key, Access::Read)?;
-            let decision = r.decide(&mut hash, &call)?.decision;
+            let decided = r.decide(&mut hash, &call)?;
+            let decision = shadow_read(cmd, r, key, &mut hash, &call, decided)?;
             Ok((decision, oldest::buckets(&mut hash, r, call.now.ms)?))
         }
         _ => Err(RlError::Internal("OLDEST for a limiter without it")),
@@ -174,9 +236,18 @@ pub trait Pending {
     fn lease(&self) -> Option<Option<LeaseId>>;
     /// Records the write, if any; tells the denial, if it denied.
     fn finish(self: Box<Self>) -> Result<(), RlError>;
-    /// Records nothing, even an admission (another clause denied); tells
-    /// this one's denial, if it denied.
-    fn abandon(self: Box<Self>);
+    /// Records no admission (another clause denied); tells this one's
+    /// denial, if it denied, and records the block it sets, if any: a
+    /// clause's own breach blocks its key whatever the other clauses say.
+    fn abandon(self: Box<Self>) -> Result<(), RlError>;
+    /// Whether the clause denied and shadow mode admitted it instead (its
+    /// decision is then the shadow answer).
+    fn shadowed(&self) -> bool;
+    /// The call is admitted in shadow mode (a shadowed clause denied, no
+    /// other did): records only a lease clause's lease, so every lease
+    /// the reply names is held, and nothing of the other clauses, as the
+    /// enforced denial would; tells this clause's shadowed denial.
+    fn finish_shadowed(self: Box<Self>) -> Result<(), RlError>;
 }
 
 struct Decided<'a, S: Store<'a>, A> {
@@ -184,6 +255,7 @@ struct Decided<'a, S: Store<'a>, A> {
     key: usize,
     store: S,
     outcome: Outcome<S::Write, A>,
+    shadowed: bool,
 }
 
 impl<'a, S: Store<'a>, A: Decides> Pending for Decided<'a, S, A> {
@@ -200,10 +272,32 @@ impl<'a, S: Store<'a>, A: Decides> Pending for Decided<'a, S, A> {
         settle(this.cmd, this.key, &mut this.store, &this.outcome)
     }
 
-    fn abandon(self: Box<Self>) {
-        if self.outcome.decision.denied() {
-            self.cmd.notify_denied(self.key);
+    fn abandon(mut self: Box<Self>) -> Result<(), RlError> {
+        if self.shadowed {
+            self.cmd.notify_shadow(self.key);
+        } else if self.outcome.decision.denied() {
+            // A denied clause plans no write but its block.
+            let this = &mut *self;
+            return settle(this.cmd, this.key, &mut this.store, &this.outcome);
         }
+        Ok(())
+    }
+
+    fn shadowed(&self) -> bool {
+        self.shadowed
+    }
+
+    fn finish_shadowed(mut self: Box<Self>) -> Result<(), RlError> {
+        // A shadowed clause's write is the block enforcement would set.
+        if self.shadowed || self.outcome.decision.lease().is_some() {
+            if let Some(write) = &self.outcome.write {
+                self.store.record(write)?;
+            }
+        }
+        if self.shadowed {
+            self.cmd.notify_shadow(self.key);
+        }
+        Ok(())
     }
 }
 
@@ -227,12 +321,18 @@ pub fn decide_any<'a>(
             S: Store<'a> + 'a,
             L: Refundable<S, Write = S::Write>,
         {
-            let (store, outcome) = open_and_decide::<S, L>(self.cmd, req, self.key, self.call)?;
+            let (mut store, mut outcome) =
+                open_and_decide::<S, L>(self.cmd, req, self.key, self.call)?;
+            let shadowed = outcome.decision.denied() && self.cmd.shadows(self.key);
+            if shadowed {
+                outcome = req.shadow(&mut store, self.call, outcome)?;
+            }
             Ok(Box::new(Decided {
                 cmd: self.cmd,
                 key: self.key,
                 store,
                 outcome,
+                shadowed,
             }))
         }
     }
@@ -275,6 +375,40 @@ pub fn refund_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Re
         }
     }
     with_store(req, GiveBack { cmd, key })
+}
+
+/// `RL.BLOCK`: the key of the named limiter, opened for writing and
+/// checked as that limiter's command checks it, blocked until `ms` from
+/// now (its state kept). The block's end.
+pub fn block_any(cmd: &CommandCtx, req: &BlockRequest, key: usize) -> Result<i64, RlError> {
+    let now = cmd.now();
+    let until = block::end(now.ms, req.ms);
+    match req.limiter {
+        Algorithm::Throttle | Algorithm::Fixed => {
+            let mut s = StringState::open(cmd, key, Access::Write)?;
+            let write = block::string::block(req.limiter, &s, now, until)?;
+            s.record(&write)?;
+        }
+        _ => return Err(RlError::Internal("RL.BLOCK of a limiter without blocks")),
+    }
+    Ok(until)
+}
+
+/// `RL.UNBLOCK`: lifts the block of the named limiter's key, if one holds;
+/// whether one did.
+pub fn unblock_any(cmd: &CommandCtx, req: &UnblockRequest, key: usize) -> Result<bool, RlError> {
+    let now = cmd.now();
+    match req.limiter {
+        Algorithm::Throttle | Algorithm::Fixed => {
+            let mut s = StringState::open(cmd, key, Access::Write)?;
+            let Some(change) = block::string::unblock(req.limiter, &s, now)? else {
+                return Ok(false);
+            };
+            s.change(&change)?;
+        }
+        _ => return Err(RlError::Internal("RL.UNBLOCK of a limiter without blocks")),
+    }
+    Ok(true)
 }
 
 /// `RL.CHARGE` on one key, opened once for writing: decide the charge

@@ -14,11 +14,13 @@ pub mod lease_set;
 pub mod limit;
 pub mod metrics;
 pub mod options;
+pub mod prefix_stats;
 pub mod registry;
 pub mod replicate;
 pub mod reply;
 pub mod store;
 pub mod string_state;
+pub mod wait;
 pub mod zset_log;
 
 pub use ffi::{Ctx as RawCtx, Str as RawString};

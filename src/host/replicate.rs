@@ -116,6 +116,40 @@ pub fn set_pxat(cmd: &CommandCtx, key_index: usize, value: i64, at_ms: i64) {
     }
 }
 
+/// `SET key value PXAT at_ms` with the value's bytes as written (a
+/// blocked state's extended value).
+pub fn set_bytes_pxat(cmd: &CommandCtx, key_index: usize, value: &[u8], at_ms: i64) {
+    let at = decimal(at_ms);
+    let at = at.as_slice();
+    // SAFETY: as above; each buffer is live for the call, which copies it.
+    unsafe {
+        api!(Replicate)(
+            cmd.raw,
+            c"SET".as_ptr(),
+            c"sbcb".as_ptr(),
+            cmd.raw_arg(key_index),
+            value.as_ptr(),
+            value.len(),
+            c"PXAT".as_ptr(),
+            at.as_ptr(),
+            at.len(),
+        );
+    }
+}
+
+/// `DEL key` (RL.UNBLOCK on a state whose own end has come).
+pub fn del(cmd: &CommandCtx, key_index: usize) {
+    // SAFETY: as above.
+    unsafe {
+        api!(Replicate)(
+            cmd.raw,
+            c"DEL".as_ptr(),
+            c"s".as_ptr(),
+            cmd.raw_arg(key_index),
+        );
+    }
+}
+
 /// `PEXPIREAT key at_ms`
 pub fn pexpireat(cmd: &CommandCtx, key_index: usize, at_ms: i64) {
     let at = decimal(at_ms);

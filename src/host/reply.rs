@@ -42,8 +42,13 @@ pub enum Reply {
     /// RL.RELEASE, RL.RENEW: `[released|renewed, held, retry_after_ms,
     /// reset_after_ms]`.
     LeaseChange(LeaseChange),
+    /// One integer (RL.BLOCK: the block's end; RL.UNBLOCK: 1 or 0).
+    Integer(i64),
     /// Nothing: the call only reported its keys to the server.
     KeysReported,
+    /// Nothing yet: the client waits (`WAIT`); its reply comes when the
+    /// wait ends (src/host/wait.rs).
+    Held,
 }
 
 /// Writes the reply. Calls nothing that can panic once it has started
@@ -65,7 +70,11 @@ pub(crate) fn write(ctx: *mut ffi::Ctx, reply: &Reply) {
         Reply::Granted(g) => write_integers(ctx, &g.to_reply()),
         Reply::Leased(l) => write_leased(ctx, l),
         Reply::LeaseChange(c) => write_integers(ctx, &c.to_reply()),
-        Reply::KeysReported => {}
+        // SAFETY: ctx is the live context of the running command.
+        Reply::Integer(n) => unsafe {
+            api!(ReplyWithLongLong)(ctx, *n);
+        },
+        Reply::KeysReported | Reply::Held => {}
     }
 }
 

@@ -17,6 +17,7 @@ use super::ffi::OK;
 use super::key::{Access, KeyKind, OpenKey};
 use super::replicate;
 use super::store::Store;
+use crate::core::block::StringChange;
 use crate::core::decimal::Line;
 use crate::core::error::RlError;
 use crate::core::string_key::{StringView, StringWrite};
@@ -45,9 +46,14 @@ impl<'a> Store<'a> for StringState<'a> {
     /// write and one replicated command, so there is no expiry to move
     /// after it.
     fn record(&mut self, w: &StringWrite) -> Result<(), RlError> {
+        if let Some(bytes) = w.blocked_bytes() {
+            return self.record_bytes(bytes.as_bytes(), w.key_expire_at_ms());
+        }
         // Every check first: nothing may be written that is not replicated.
         let value = i64::try_from(w.value).map_err(|_| RlError::Internal("value above i64"))?;
-        self.write(w.value, w.expire_at_ms)?;
+        let mut line: Line<20> = Line::new();
+        line.unsigned(w.value, 1);
+        self.write(line.as_slice(), w.expire_at_ms)?;
         replicate::set_pxat(self.key.cmd, self.key.index, value, w.expire_at_ms);
         Ok(())
     }
@@ -80,12 +86,37 @@ impl StringView for StringState<'_> {
 }
 
 impl StringState<'_> {
-    /// Stores `value` in decimal with the absolute expiry `expire_at_ms`, and
+    /// A value other than plain digits (a blocked state), written and
+    /// replicated as `SET key value PXAT at`.
+    fn record_bytes(&mut self, bytes: &[u8], expire_at_ms: i64) -> Result<(), RlError> {
+        self.write(bytes, expire_at_ms)?;
+        replicate::set_bytes_pxat(self.key.cmd, self.key.index, bytes, expire_at_ms);
+        Ok(())
+    }
+
+    /// Applies `RL.UNBLOCK`'s change: the state written back plain, or the
+    /// key deleted (replicated as `DEL`).
+    pub fn change(&mut self, change: &StringChange) -> Result<(), RlError> {
+        match change {
+            StringChange::Set(w) => self.record(w),
+            StringChange::Delete => {
+                let (raw, cmd, index) = (self.key.raw, self.key.cmd, self.key.index);
+                // SAFETY: the key is open for writing and exists.
+                if unsafe { api!(DeleteKey)(raw) } != OK {
+                    return Err(RlError::Internal("could not delete the key"));
+                }
+                self.key.expire_at_ms = None;
+                cmd.signal_modified(index);
+                cmd.notify(ffi::NOTIFY_GENERIC, c"del", index);
+                replicate::del(cmd, index);
+                Ok(())
+            }
+        }
+    }
+
+    /// Stores `digits` with the absolute expiry `expire_at_ms`, and
     /// signals the key as modified.
-    fn write(&mut self, value: u64, expire_at_ms: i64) -> Result<(), RlError> {
-        let mut line: Line<20> = Line::new();
-        line.unsigned(value, 1);
-        let digits = line.as_slice();
+    fn write(&mut self, digits: &[u8], expire_at_ms: i64) -> Result<(), RlError> {
         let (raw, cmd, index) = (self.key.raw, self.key.cmd, self.key.index);
         // SAFETY: key is open for writing and is empty or a string; the DMA
         // buffer is exactly `digits.len()` bytes after the truncate.

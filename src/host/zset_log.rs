@@ -36,6 +36,17 @@ pub struct ZsetLog<'a> {
     /// [`WALK_TO_NEWEST`] entries), so `oldest_through` need not read it
     /// again. Cleared by every write.
     oldest_seen: Option<Entry>,
+    /// The members of the stale entries `ends` read, oldest first, as the
+    /// server strings it got: an admission removes these same entries, and
+    /// removing them by these strings spares a second walk that reads each
+    /// one again. Ours to free (by the eviction or on drop).
+    stale_read: SmallVec<[*mut ffi::Str; 4]>,
+}
+
+impl Drop for ZsetLog<'_> {
+    fn drop(&mut self) {
+        self.free_stale_read();
+    }
 }
 
 /// rl's logs are sorted sets that always carry a TTL.
@@ -71,15 +82,18 @@ impl<'a> Store<'a> for ZsetLog<'a> {
         Ok(ZsetLog {
             key,
             oldest_seen: None,
+            stale_read: SmallVec::new(),
         })
     }
 
     fn record(&mut self, write: &LogWrite) -> Result<(), RlError> {
         self.oldest_seen = None;
-        match write {
+        let recorded = match write {
             LogWrite::Admit(admission) => self.admit(admission),
             LogWrite::Remove(members) => self.remove(members),
-        }
+        };
+        self.free_stale_read();
+        recorded
     }
 }
 
@@ -206,12 +220,17 @@ impl ZsetLog<'_> {
 
     /// Parses a member string as an integer and frees it.
     fn take_integer(&self, ele: *mut ffi::Str) -> Option<i64> {
-        let mut value: i64 = 0;
+        let value = integer(ele);
         // SAFETY: ele came from the iterator and is ours; parsed, then freed.
-        unsafe {
-            let ok = api!(StringToLongLong)(ele, &mut value) == OK;
-            api!(FreeString)(self.key.cmd.raw, ele);
-            ok.then_some(value)
+        unsafe { api!(FreeString)(self.key.cmd.raw, ele) };
+        value
+    }
+
+    fn free_stale_read(&mut self) {
+        for ele in self.stale_read.drain(..) {
+            // SAFETY: each string came from the iterator, is ours and is
+            // freed once (drained).
+            unsafe { api!(FreeString)(self.key.cmd.raw, ele) }
         }
     }
 
@@ -301,7 +320,13 @@ impl ZsetLog<'_> {
     /// collected first.
     fn evict_oldest(&mut self, n: u64) {
         let mut stale: SmallVec<[*mut ffi::Str; 8]> = SmallVec::new();
-        if self.start(f64::NEG_INFINITY, f64::INFINITY, false, false) {
+        let n_read = usize::try_from(n).unwrap_or(usize::MAX);
+        if self.stale_read.len() >= n_read {
+            // The oldest `n` as `ends` read them (only entries were added
+            // since): the same members, without reading them again.
+            stale.extend(self.stale_read.drain(..n_read));
+            self.free_stale_read();
+        } else if self.start(f64::NEG_INFINITY, f64::INFINITY, false, false) {
             loop {
                 if let (_, Some(ele)) = self.current(true) {
                     stale.push(ele);
@@ -423,6 +448,96 @@ impl LogView for ZsetLog<'_> {
         out
     }
 
+    /// One pass from the oldest entry: the entries that left the window
+    /// (as `oldest_through` reads them), then on to the newest when it is a
+    /// step or two further, else from the other end. Each entry is read
+    /// once, where `newest` then `oldest_through` read a log's oldest entry
+    /// twice when it left the window.
+    fn ends(&mut self, cutoff: i64, max_read: u64) -> (Option<Entry>, Oldest) {
+        self.oldest_seen = None;
+        self.free_stale_read();
+        let mut out = Oldest::default();
+        let len = self.entry_count();
+        if len == 0 || !self.start(f64::NEG_INFINITY, f64::INFINITY, false, false) {
+            return (None, out);
+        }
+        // The rank of the entry the iterator is on, and that entry when its
+        // member was read.
+        let mut rank: u64 = 0;
+        let mut last: Option<Entry>;
+        let mut walked_past = false;
+        let mut active = true;
+        loop {
+            let may_keep = out.entries.is_empty() || out.stale < max_read;
+            let (score, ele) = self.current(may_keep);
+            let stale = score <= cutoff as f64;
+            // An entry an admission may remove keeps its member string.
+            let removable = stale && out.stale < max_read;
+            let member = match ele {
+                Some(e) if removable => {
+                    self.stale_read.push(e);
+                    integer(e)
+                }
+                Some(e) => self.take_integer(e),
+                None => None,
+            };
+            let entry = Entry {
+                score: score_ms(score),
+                member,
+            };
+            last = may_keep.then_some(entry);
+            if out.entries.is_empty() || (stale && out.stale < max_read) {
+                out.entries.push(entry);
+            }
+            if !stale {
+                walked_past = true;
+                break;
+            }
+            out.stale += 1;
+            if out.stale >= max_read.max(WALK_MAX) {
+                break;
+            }
+            if !self.next() {
+                active = false;
+                break;
+            }
+            rank += 1;
+        }
+        let to_newest = (len - 1).saturating_sub(rank);
+        let newest = match last {
+            Some(e) if to_newest == 0 => Some(e),
+            _ if active && to_newest < WALK_TO_NEWEST => {
+                let mut reached = true;
+                for _ in 0..to_newest {
+                    if !self.next() {
+                        reached = false;
+                        break;
+                    }
+                }
+                reached.then(|| self.current_entry())
+            }
+            _ => None,
+        };
+        self.stop();
+        let newest = match newest {
+            Some(e) => Some(e),
+            None if self.start(f64::NEG_INFINITY, f64::INFINITY, false, true) => {
+                let e = self.current_entry();
+                self.stop();
+                Some(e)
+            }
+            None => None,
+        };
+        // Walked as far as allowed and still among stale entries: the rest
+        // are counted by the server's rank lookup.
+        if !walked_past && out.stale >= max_read.max(WALK_MAX) && out.stale < len {
+            if let Some(n) = call::zcount_through(self.key.cmd, self.key.index, cutoff) {
+                out.stale = n;
+            }
+        }
+        (newest, out)
+    }
+
     fn newest(&mut self) -> Option<Entry> {
         self.oldest_seen = None;
         let len = self.entry_count();
@@ -445,6 +560,13 @@ impl LogView for ZsetLog<'_> {
         }
         Some(newest)
     }
+}
+
+/// A member string as an integer, if it is one (as the server parses it).
+fn integer(ele: *mut ffi::Str) -> Option<i64> {
+    let mut value: i64 = 0;
+    // SAFETY: ele is a live server string.
+    (unsafe { api!(StringToLongLong)(ele, &mut value) } == OK).then_some(value)
 }
 
 /// A score as whole ms. rl writes whole, finite ms (log entries and

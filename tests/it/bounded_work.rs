@@ -99,7 +99,7 @@ fn weighted_slide_calls_are_capped() {
             err(&mut c, &all),
             "ERR the SLIDE clauses' COST must add up to at most 100"
         );
-        // BUCKETS clauses share the 1,000 buckets one call may read.
+        // BUCKETS clauses share the 250 buckets one call may read: 125 each for two.
         let shared = [
             "RL.ALL",
             "2",
@@ -107,7 +107,7 @@ fn weighted_slide_calls_are_capped() {
             "b",
             "BUCKETS",
             "10",
-            "1000",
+            "126",
             "PRECISION",
             "1",
             "BUCKETS",
@@ -116,7 +116,7 @@ fn weighted_slide_calls_are_capped() {
         ];
         assert_eq!(
             err(&mut c, &shared),
-            "ERR clause 1: PRECISION too small: the window would need more than 500 buckets (RL.ALL's BUCKETS clauses share 1000)"
+            "ERR clause 1: PRECISION too small: the window would need more than 125 buckets (RL.ALL's BUCKETS clauses share 250)"
         );
         let keys: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
         assert_eq!(keys, 0, "nothing written");

@@ -281,11 +281,11 @@ fn errors_name_the_problem_and_leave_the_key() {
             ),
             (
                 &["RL.CHARGE", "FIXED", "ok", "10", "COST", "5"],
-                "ERR wrong number of arguments for 'rl.charge' command (expected FIXED key limit window COST cost)",
+                "ERR wrong number of arguments for 'rl.charge' command (expected FIXED key limit window [BLOCK ms] COST cost)",
             ),
             (
                 &["RL.CHARGE", "THROTTLE", "ok", "1", "1", "1000", "1", "COST", "5"],
-                "ERR wrong number of arguments for 'rl.charge' command (expected THROTTLE key max_burst count period COST cost)",
+                "ERR wrong number of arguments for 'rl.charge' command (expected THROTTLE key max_burst count period [BLOCK ms] COST cost)",
             ),
             (
                 &["RL.CHARGE", "LEAKY", "ok", "COST", "1"],

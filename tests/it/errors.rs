@@ -187,10 +187,7 @@ fn bad_buckets_input_names_the_problem_and_writes_nothing() {
                 &["5", "1000", "PRECISION", "2000"],
                 "PRECISION must not exceed window",
             ),
-            (
-                &["5", "100000", "PRECISION", "10"],
-                "more than 1000 buckets",
-            ),
+            (&["5", "100000", "PRECISION", "10"], "more than 250 buckets"),
             (
                 &["5", "1000", "PRECISION", "50"],
                 "differs from the key's bucket width (100 ms)",
@@ -471,7 +468,7 @@ fn bad_all_input_and_other_types_write_nothing() {
             ),
             (
                 &["RL.ALL", "0", "{x}a", "SLIDE", "1", "1"],
-                "numkeys must be an integer from 1 to 16",
+                "numkeys must be an integer from 1 to 8",
             ),
             (
                 &[

@@ -344,6 +344,73 @@ fn a_foreign_member_among_stale_entries_is_refused_before_removal() {
     });
 }
 
+/// One walk from the oldest entry reads every entry an admission removes
+/// and goes on to the newest (a step or two further, or from the other
+/// end): at every log size from 1 to 5 and every number of entries that
+/// left the window, the admission counts exactly the entries still in it
+/// and removes the others, and a foreign newest entry or a foreign last
+/// entry to remove is refused with the key left as it was.
+#[test]
+fn one_walk_reads_the_stale_entries_and_the_newest_at_every_log_size() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        let now = server_ms(&mut c);
+        let own = |s: i64| (s * 1_000_000).to_string();
+        let mut n = 0;
+        for len in 1..=5i64 {
+            for stale in 0..=len {
+                // Scores: `stale` entries a window ago, then live ones.
+                let score = |i: i64| {
+                    if i < stale {
+                        now - 700_000 + i
+                    } else {
+                        now - 1_000 + i
+                    }
+                };
+                // None: all rl's; Some(i): entry i is foreign.
+                let foreign_at = [None, Some(len - 1), (stale > 0).then_some(stale - 1)];
+                for foreign in foreign_at {
+                    n += 1;
+                    let key = format!("walk-{n}");
+                    let mut zadd = redis::cmd("ZADD");
+                    zadd.arg(&key);
+                    for i in 0..len {
+                        let member = if foreign == Some(i) {
+                            format!("intruder{i}")
+                        } else {
+                            own(score(i))
+                        };
+                        zadd.arg(score(i)).arg(member);
+                    }
+                    let _: i64 = zadd.query(&mut c).unwrap();
+                    let _: i64 = redis::cmd("PEXPIRE")
+                        .arg(&key)
+                        .arg(900_000)
+                        .query(&mut c)
+                        .unwrap();
+                    let line = ["RL.SLIDE", "K", "100", "600000"];
+                    let what = format!("{f:?}: {len} entries, {stale} stale, foreign {foreign:?}");
+                    if foreign.is_some() {
+                        let before = frozen_state(&mut c, &key);
+                        let err = err_text(run_on(&mut c, &line, &key));
+                        assert_eq!(err, FOREIGN_ZSET, "{what}");
+                        assert_eq!(frozen_state(&mut c, &key), before, "{what}");
+                        continue;
+                    }
+                    let live = len - stale;
+                    let r: Vec<i64> = run_on(&mut c, &line, &key)
+                        .and_then(|v| redis::from_redis_value(&v))
+                        .unwrap();
+                    assert_eq!(r[..2], [1, 100 - live - 1], "{what}");
+                    let card: i64 = redis::cmd("ZCARD").arg(&key).query(&mut c).unwrap();
+                    assert_eq!(card, live + 1, "{what}");
+                }
+            }
+        }
+    });
+}
+
 /// The oldest entry is read on every call, whatever the log's size (a log
 /// of two or three entries has both ends read by one walk, a longer one
 /// by two reads): a foreign oldest entry still in the window, under

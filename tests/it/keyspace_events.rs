@@ -81,9 +81,20 @@ fn admissions_fire_the_plain_commands_events_and_denials_fire_none() {
     });
 }
 
-/// Subscribes to `rl.denied` events, runs `f`, then publishes a marker on
-/// the same channel and returns every key notified before the marker.
+/// The keys of the `rl.denied` events fired while `f` runs, in order.
 pub(crate) fn denied_keys(server: &Server, f: impl FnOnce(&mut redis::Connection)) -> Vec<String> {
+    event_keys(server, "rl.denied", f)
+}
+
+/// Subscribes to the keyspace event `event`, runs `f`, then publishes a
+/// marker on the same channel and returns every key notified before the
+/// marker.
+pub(crate) fn event_keys(
+    server: &Server,
+    event: &str,
+    f: impl FnOnce(&mut redis::Connection),
+) -> Vec<String> {
+    let channel = format!("__keyevent@0__:{event}");
     let mut c = server.conn();
     let _: () = redis::cmd("CONFIG")
         .arg(&["SET", "notify-keyspace-events", "Ed"])
@@ -92,10 +103,10 @@ pub(crate) fn denied_keys(server: &Server, f: impl FnOnce(&mut redis::Connection
     let mut sub = server.conn();
     sub.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut ps = sub.as_pubsub();
-    ps.subscribe("__keyevent@0__:rl.denied").unwrap();
+    ps.subscribe(&channel).unwrap();
     f(&mut c);
     let _: i64 = redis::cmd("PUBLISH")
-        .arg("__keyevent@0__:rl.denied")
+        .arg(&channel)
         .arg("--marker--")
         .query(&mut c)
         .unwrap();

@@ -158,7 +158,7 @@ pub const REFUNDS_AT_OOM: [(&[&str], &[&str], i64); 6] = [
             "10",
             "600000",
             "PRECISION",
-            "600",
+            "2400",
             "COST",
             "2",
         ],
@@ -202,7 +202,7 @@ pub fn refunds_run_at_maxmemory(
         call(c, admit).unwrap();
     }
     // A second bucket for r:b2: its first becomes a field of its own.
-    pause(700);
+    pause(2500);
     call(
         c,
         &[
@@ -211,7 +211,7 @@ pub fn refunds_run_at_maxmemory(
             "10",
             "600000",
             "PRECISION",
-            "600",
+            "2400",
             "COST",
             "3",
         ],

@@ -136,6 +136,7 @@ const COMMANDS: &[Expect] = &[
             Arg("count", "integer", None, &[]),
             Arg("period", "integer", None, &[]),
             Arg("quantity", "integer", None, OPTIONAL),
+            Arg("ms", "integer", Some("BLOCK"), OPTIONAL),
             Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
         ],
     },
@@ -171,7 +172,39 @@ const COMMANDS: &[Expect] = &[
             Arg("limit", "integer", None, &[]),
             Arg("window", "integer", None, &[]),
             Arg("cost", "integer", Some("COST"), OPTIONAL),
+            Arg("ms", "integer", Some("BLOCK"), OPTIONAL),
             Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
+        ],
+    },
+    Expect {
+        name: "rl.block",
+        arity: 4,
+        write: true,
+        legacy: [2, 2, 1],
+        // The key after the limiter's name, as RL.PEEK's.
+        begin: 2,
+        find: FindKeys::Range,
+        examples: &[
+            (&["FIXED", "k", "1000"], &["k"]),
+            (&["THROTTLE", "user:1", "60000"], &["user:1"]),
+        ],
+        args: &[
+            Arg("limiter", "string", None, &[]),
+            Arg("key", "key", None, &[]),
+            Arg("ms", "integer", None, &[]),
+        ],
+    },
+    Expect {
+        name: "rl.unblock",
+        arity: 3,
+        write: true,
+        legacy: [2, 2, 1],
+        begin: 2,
+        find: FindKeys::Range,
+        examples: &[(&["FIXED", "k"], &["k"])],
+        args: &[
+            Arg("limiter", "string", None, &[]),
+            Arg("key", "key", None, &[]),
         ],
     },
     Expect {
@@ -387,9 +420,9 @@ fn every_command_declares_arity_flags_key_spec_and_docs() {
             assert_eq!(text(&entry[1]), e.arity.to_string(), "{f:?} {}", e.name);
             let fl = flags(entry);
             if e.write {
-                // A release or a refund frees memory (neither grows a
-                // key): they must run when the server is out of it.
-                let denyoom = !matches!(e.name, "rl.release" | "rl.refund");
+                // A release, a refund or an unblock frees memory (none
+                // grows a key): they must run when the server is out of it.
+                let denyoom = !matches!(e.name, "rl.release" | "rl.refund" | "rl.unblock");
                 assert!(
                     fl.contains(&"write".into()) && fl.contains(&"denyoom".into()) == denyoom,
                     "{f:?} {}: {fl:?}",
@@ -498,11 +531,11 @@ fn getkeys_reports_no_keys_for_a_call_the_command_refuses() {
                 "{f:?} {line:?}: {err}"
             );
         }
-        // Sixteen keys, the most RL.ALL takes: all of them.
-        let keys: Vec<String> = (1..=16).map(|i| format!("k{i}")).collect();
-        let mut line = vec!["RL.ALL".to_string(), "16".into()];
+        // Eight keys, the most RL.ALL takes: all of them.
+        let keys: Vec<String> = (1..=8).map(|i| format!("k{i}")).collect();
+        let mut line = vec!["RL.ALL".to_string(), "8".into()];
         line.extend(keys.iter().cloned());
-        for _ in 0..16 {
+        for _ in 0..8 {
             line.extend(["FIXED", "5", "1000"].map(String::from));
         }
         let line: Vec<&str> = line.iter().map(String::as_str).collect();

@@ -4,13 +4,23 @@
 use crate::harness::exporter::{rl_script_values, samples, Exporter};
 use crate::harness::*;
 
+fn config_set(c: &mut redis::Connection, name: &str, value: &str) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg(name)
+        .arg(value)
+        .query(c)
+        .unwrap();
+}
+
 #[test]
 fn exporter_exports_every_rl_counter_with_its_value() {
     on_every_server(|server| {
         let f = server.flavor;
         let mut c = server.conn();
+        config_set(&mut c, "rl.stats-prefixes", "s f");
         // RL.SLIDE: 2 admitted, 1 denied; RL.FIXED: 1 admitted, 2 denied,
-        // 1 error (a limit of 0).
+        // 1 error (a limit of 0), then 1 admitted in shadow mode.
         for _ in 0..3 {
             slide(&mut c, "s", 2, 600_000);
         }
@@ -18,20 +28,40 @@ fn exporter_exports_every_rl_counter_with_its_value() {
             run(&mut c, &["RL.FIXED", "f", "1", "600000"]).unwrap();
         }
         run(&mut c, &["RL.FIXED", "f", "0", "600000"]).unwrap_err();
+        config_set(&mut c, "rl.shadow-prefixes", "f");
+        run(&mut c, &["RL.FIXED", "f", "1", "600000"]).unwrap();
         let exporter = Exporter::start(server);
         let text = exporter.scrape();
         let exported = rl_script_values(&text);
         assert_eq!(exported.get("rl_slide_admitted"), Some(&2), "{f:?}");
         assert_eq!(exported.get("rl_slide_denied"), Some(&1), "{f:?}");
         assert_eq!(exported.get("rl_slide_calls"), Some(&3), "{f:?}");
-        assert_eq!(exported.get("rl_fixed_admitted"), Some(&1), "{f:?}");
+        assert_eq!(exported.get("rl_fixed_admitted"), Some(&2), "{f:?}");
         assert_eq!(exported.get("rl_fixed_denied"), Some(&2), "{f:?}");
         assert_eq!(exported.get("rl_fixed_errors"), Some(&1), "{f:?}");
+        assert_eq!(exported.get("rl_fixed_shadow_denied"), Some(&1), "{f:?}");
+        assert_eq!(exported.get("rl_slide_shadow_denied"), Some(&0), "{f:?}");
+        // Per prefix, named by the prefix.
+        for (key, n) in [
+            ("rl_prefix_admitted:s", 2),
+            ("rl_prefix_denied:s", 1),
+            ("rl_prefix_shadow_denied:s", 0),
+            ("rl_prefix_admitted:f", 2),
+            ("rl_prefix_denied:f", 2),
+            ("rl_prefix_shadow_denied:f", 1),
+        ] {
+            assert_eq!(exported.get(key), Some(&n), "{f:?} {key}");
+        }
         // Every counter INFO rl shows, none more, none less.
-        let info: std::collections::BTreeMap<String, u64> = rl_info(&mut c)
+        let mut info: std::collections::BTreeMap<String, u64> = rl_info(&mut c)
             .into_iter()
             .map(|(k, v)| (format!("rl_{k}"), v))
             .collect();
+        for (prefix, [admitted, denied, shadow]) in prefix_counts(&mut c) {
+            info.insert(format!("rl_prefix_admitted:{prefix}"), admitted);
+            info.insert(format!("rl_prefix_denied:{prefix}"), denied);
+            info.insert(format!("rl_prefix_shadow_denied:{prefix}"), shadow);
+        }
         assert_eq!(exported, info, "{f:?}");
         // The exporter reached the server and ran the script cleanly.
         let sample = |name: &str, labels: &str| {
@@ -92,10 +122,38 @@ fn dashboard_queries_only_what_the_exporter_emits() {
     on_every_server(|server| {
         let f = server.flavor;
         let mut c = server.conn();
-        slide(&mut c, "s", 1, 600_000);
-        slide(&mut c, "s", 1, 600_000);
+        // Every kind of series the panels read: per command, per prefix,
+        // shadowed.
+        config_set(&mut c, "rl.stats-prefixes", "api:");
+        slide(&mut c, "api:s", 1, 600_000);
+        slide(&mut c, "api:s", 1, 600_000);
+        config_set(&mut c, "rl.shadow", "yes");
+        slide(&mut c, "api:s", 1, 600_000);
         let exporter = Exporter::start(server);
         let scraped = samples(&exporter.scrape());
+        // Every counter the exporter emits is on a panel (calls aside: the
+        // panels split calls by how they ended).
+        let key_matchers: Vec<regex::Regex> = queries
+            .iter()
+            .flat_map(|q| matcher.captures_iter(q).collect::<Vec<_>>())
+            .filter(|m| &m[1] == "key")
+            .map(|m| regex::Regex::new(&format!("^(?:{})$", &m[3])).unwrap())
+            .collect();
+        for (name, labels) in scraped.keys() {
+            let Some(key) = labels
+                .strip_prefix("key=\"")
+                .and_then(|l| l.strip_suffix('"'))
+            else {
+                continue;
+            };
+            if name != "redis_script_values" || key.ends_with("_calls") {
+                continue;
+            }
+            assert!(
+                key_matchers.iter().any(|re| re.is_match(key)),
+                "{f:?}: no panel shows {key}"
+            );
+        }
         for q in &queries {
             let mut selected = 0;
             for sel in selector.captures_iter(q) {

@@ -33,10 +33,11 @@ fn traffic_with_evictions(server: &Server, c: &mut redis::Connection, prefix: &s
     }
     let refunded = format!("{prefix}:refunded");
     let w = LONG_MS.to_string();
-    let bucket_line = ["RL.BUCKETS", &refunded, "10", &w, "PRECISION", "600"];
+    // 250 buckets of 2,400 ms, the most a window may need.
+    let bucket_line = ["RL.BUCKETS", &refunded, "10", &w, "PRECISION", "2400"];
     run(c, &bucket_line).unwrap();
     // One bucket on: the first one's count moves to a field of its own.
-    server.advance(600);
+    server.advance(2400);
     run(c, &bucket_line).unwrap();
     assert_eq!(bucket_fields(c, &refunded).len(), 1, "{refunded}");
     let refund = run(
@@ -48,7 +49,7 @@ fn traffic_with_evictions(server: &Server, c: &mut redis::Connection, prefix: &s
             "10",
             &w,
             "PRECISION",
-            "600",
+            "2400",
             "COST",
             "2",
         ],

@@ -87,7 +87,7 @@ fn buckets_refund_takes_from_the_newest_bucket_first() {
     on_every_server(|server| {
         let f = server.flavor;
         let mut c = server.conn();
-        let line = ["RL.BUCKETS", "b", "10", "100000", "PRECISION", "100"];
+        let line = ["RL.BUCKETS", "b", "10", "25000", "PRECISION", "100"];
         ints(&mut c, &[&line[..], &["COST", "3"]].concat());
         // The next bucket (100 ms wide).
         std::thread::sleep(Duration::from_millis(150));
@@ -99,7 +99,7 @@ fn buckets_refund_takes_from_the_newest_bucket_first() {
         let (&old, _) = older.iter().next().unwrap();
         let expiry = pexpiretime(&mut c, "b");
 
-        let params = ["BUCKETS", "b", "10", "100000", "PRECISION", "100"];
+        let params = ["BUCKETS", "b", "10", "25000", "PRECISION", "100"];
         let r = refund(&mut c, &[&params[..], &["COST", "3"]].concat());
         assert_eq!(r[..3], [3, 7, 0], "{f:?}: {r:?}");
         assert_reply_is_peek_after(&mut c, r, &params);
@@ -534,7 +534,7 @@ fn a_refund_reads_everything_before_it_writes() {
         let f = server.flavor;
         let mut c = server.conn();
         // Two buckets of 600 ms: the older one becomes a field of its own.
-        let line = ["RL.BUCKETS", "b", "10", "600000", "PRECISION", "600"];
+        let line = ["RL.BUCKETS", "b", "10", "150000", "PRECISION", "600"];
         assert_eq!(ints(&mut c, &[&line[..], &["COST", "3"]].concat())[0], 1);
         std::thread::sleep(Duration::from_millis(700));
         assert_eq!(ints(&mut c, &[&line[..], &["COST", "4"]].concat())[0], 1);
@@ -550,7 +550,7 @@ fn a_refund_reads_everything_before_it_writes() {
                 "BUCKETS",
                 "b",
                 "5",
-                "600000",
+                "150000",
                 "PRECISION",
                 "600",
             ],

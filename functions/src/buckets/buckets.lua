@@ -81,12 +81,36 @@ function BUCKETS.decide(key, req, call)
   for j = #win.held, 1, -1 do
     order[#order + 1] = newest - 1 - win.held[j]
   end
-  bk.fetch(key, order)
-  order[#order + 1] = newest
   -- Summed as numbers while exact (need below 10^16, counts of 15 digits).
   local short = #need <= 15
   local need_n, freed_n = short and need + 0, 0
-  for k_ = 1, #order do local b = order[k_]
+  local walked = false
+  if short and type(key) ~= 'table' and #order > 0 then
+    -- Every count read as a number first (bk.fetch_digits); anything
+    -- else is walked below from the start, as before.
+    local got = bk.fetch_digits(key, order, 1)
+    local last = win.newest_counts[1] or '0'
+    if got ~= nil and #last <= 15 then
+      got[#got + 1] = last
+      walked = true
+      for k_ = 1, #got do
+        local n = #got[k_]
+        if n == 0 or n > 15 then
+          walked, retry_at, freed_n = false, nil, 0
+          break
+        end
+        freed_n = freed_n + got[k_]
+        if freed_n >= need_n then
+          retry_at = bk.leaves_at(win, k_ < #got and order[k_] or newest)
+          break
+        end
+      end
+    end
+  else
+    bk.fetch(key, order)
+  end
+  order[#order + 1] = newest
+  for k_ = 1, walked and 0 or #order do local b = order[k_]
     local c = bk.read_bucket(key, win, b, 1)[1]
     local enough
     if short and #c <= 15 then

@@ -14,7 +14,9 @@ local bk = {}
 local BK = {
   MAX_LIMIT = 1000000000000000,
   MAX_WINDOW = 1000000000000,
-  MAX_BUCKETS = 1000,
+  -- request.rs MAX_BUCKETS, count/request.rs MAX_COUNT_BUCKETS.
+  MAX_BUCKETS = 250,
+  MAX_COUNT_BUCKETS = 100,
   DEFAULT_BUCKETS = 60,
   MAX_CLOCK = 1000000000000000,
   MAX_FIELDS = 8,
@@ -415,19 +417,20 @@ function bk.load(key, exists, kind, raw)
   }
 end
 
--- request.rs `check_precision`.
-function bk.check_precision(window, precision)
+-- request.rs `check_precision_within`: `max` buckets (RL.BUCKETS' when
+-- nil).
+function bk.check_precision(window, precision, max)
+  max = max or BK.MAX_BUCKETS
   if precision > window then
     fail('ERR PRECISION must not exceed window')
   end
-  if bk.ceil_div(window, precision) > BK.MAX_BUCKETS then
-    fail('ERR PRECISION too small: the window would need more than ' .. BK.MAX_BUCKETS
-      .. ' buckets')
+  if bk.ceil_div(window, precision) > max then
+    fail('ERR PRECISION too small: the window would need more than ' .. max .. ' buckets')
   end
 end
 
--- window.rs `resolve_precision`.
-function bk.resolve_precision(window, requested, state)
+-- window.rs `resolve_precision_within` (`max` as bk.check_precision's).
+function bk.resolve_precision(window, requested, state, max)
   local precision
   if state ~= nil and requested ~= nil and state.precision ~= requested then
     fail("ERR PRECISION differs from the key's bucket width (" .. state.precision_text .. ' ms)')
@@ -438,7 +441,7 @@ function bk.resolve_precision(window, requested, state)
   else
     precision = math.max(bk.ceil_div(window, BK.DEFAULT_BUCKETS), 1)
   end
-  bk.check_precision(window, precision)
+  bk.check_precision(window, precision, max)
   return precision
 end
 
@@ -484,26 +487,30 @@ function bk.slide(key, state, window, precision, now)
   if live_from > s.newest then
     totals = bk.resized({}, width)
   elseif #stale <= #held then
-    totals = bk.held_copy(s.totals)
-    bk.fetch(key, stale)
-    for k_ = 1, #stale do local b = stale[k_]
-      local c = bk.field_counts(key, b, width)
-      for i = 1, width do
-        totals[i] = bk.acc(totals[i], c[i], true)
+    totals = bk.sum(key, stale, width, s.totals, true)
+    if totals == nil then
+      totals = bk.held_copy(s.totals)
+      for k_ = 1, #stale do local b = stale[k_]
+        local c = bk.field_counts(key, b, width)
+        for i = 1, width do
+          totals[i] = bk.acc(totals[i], c[i], true)
+        end
       end
     end
     bk.acc_done(totals)
   else
-    totals = bk.resized(s.current, width)
     local bs = {}
     for k_ = 1, #held do
       bs[k_] = s.newest - 1 - held[k_]
     end
-    bk.fetch(key, bs)
-    for k_ = 1, #held do local i = held[k_]
-      local c = bk.field_counts(key, s.newest - 1 - i, width)
-      for k = 1, width do
-        totals[k] = bk.acc(totals[k], c[k], false)
+    totals = bk.sum(key, bs, width, s.current, false)
+    if totals == nil then
+      totals = bk.resized(s.current, width)
+      for k_ = 1, #bs do
+        local c = bk.field_counts(key, bs[k_], width)
+        for k = 1, width do
+          totals[k] = bk.acc(totals[k], c[k], false)
+        end
       end
     end
     bk.acc_done(totals)
@@ -635,9 +642,9 @@ end
 BK.BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST' })
 BK.ONE = { slides = 1, buckets = 1 }
 
--- request.rs `precision_option`.
-function bk.precision_option(value, window, set)
+-- request.rs `precision_option_within` (`max` as bk.check_precision's).
+function bk.precision_option(value, window, set, max)
   local precision = positive(value, 'PRECISION', BK.MAX_WINDOW)
-  bk.check_precision(window, precision)
+  bk.check_precision(window, precision, max)
   set_once(set, 'PRECISION', precision)
 end

@@ -88,6 +88,29 @@ local function typed_read(...)
   return r
 end
 
+-- string_key.rs split_blocked: a blocked string state,
+-- `<state>e<expiry>b<until>`, as (state bytes, expiry ms, block end ms);
+-- nil for any other shape. Both times 1 to 15 digits, an optional '-'.
+local function split_blocked(bytes)
+  local state, own, untl = bytes:match('^([^e]*)e(%-?%d+)b(%-?%d+)$')
+  if state == nil or #own:match('%d+') > 15 or #untl:match('%d+') > 15 then
+    return nil
+  end
+  return state, own + 0, untl + 0
+end
+
+-- block.rs holds: the reply fields of a block that holds at now_ms
+-- (remaining 0, both waits its time left), or nil.
+local function block_left(untl, now_ms)
+  if untl ~= nil and untl > now_ms then
+    return untl - now_ms
+  end
+  return nil
+end
+
+-- block.rs MAX_BLOCK_MS.
+local MAX_BLOCK_MS = 1000000000000
+
 -- ------------------------------------------------------------- limiters
 --[[
 LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
@@ -108,6 +131,9 @@ LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
           write = nil, or a function that applies the admission (writes,
           expiry); called only if the whole call admits. Every check that
           can refuse (type, foreign state) runs in decide, before any write.
+          A denial's write is the block its BLOCK option sets (decision
+          blocked = nil); a denial by a block that holds has decision
+          blocked = true and no write.
   units(req) -> n, unit(req) -> req
           (RL.REFUND) the units the request charges, and the same request
           for one unit.

@@ -71,6 +71,7 @@ mod tests {
             remaining,
             retry_after_ms: retry,
             reset_after_ms: reset,
+            blocked: false,
         }
     }
 
@@ -124,6 +125,7 @@ mod tests {
                     limit: fixed.0,
                     window_ms: fixed.1,
                     cost: 1,
+                    block_ms: None,
                 },
             }
         }
@@ -145,6 +147,7 @@ mod tests {
                 self.fixed = Some(FixedState {
                     count: w.value,
                     expire_at_ms: Some(w.expire_at_ms),
+                    blocked_until: None,
                 });
             }
             c

@@ -49,6 +49,7 @@ pub fn decide_within(
                 remaining: req.limit - held - req.cost,
                 retry_after_ms: 0,
                 reset_after_ms: (write.expiry.needed_ms - now).max(0) as u64,
+                blocked: false,
             },
             write: Some(write),
         });
@@ -80,6 +81,7 @@ pub fn decide_within(
             remaining: req.limit.saturating_sub(held),
             retry_after_ms: (retry_at - now).max(1) as u64,
             reset_after_ms: (reset_at - now).max(0) as u64,
+            blocked: false,
         },
         write: None,
     })

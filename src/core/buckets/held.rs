@@ -11,9 +11,11 @@ use super::request::MAX_BUCKETS;
 use crate::core::decimal::Line;
 
 /// Bits a stored set may use. Every field rl keeps is within one window
-/// (at most [`MAX_BUCKETS`] buckets) of the newest; twice that is refused
-/// as not rl's.
-pub const MAX_BITS: usize = 2 * MAX_BUCKETS as usize;
+/// (at most [`MAX_BUCKETS`] buckets) of the newest; twice the bound of
+/// earlier releases (1,000 buckets) is refused as not rl's, so that a key
+/// they wrote stays readable under the lower bound.
+pub const MAX_BITS: usize = 2 * 1_000;
+const _: () = assert!(MAX_BITS >= 2 * MAX_BUCKETS as usize);
 
 /// The set kept as its own hex text (most significant digit first, no
 /// leading zeros, empty when no bit is set), so the common admission
@@ -119,6 +121,14 @@ impl HeldBuckets {
                 .map(move |b| k * 4 + b)
                 .filter(move |&i| self.nibble(k) >> (i % 4) & 1 == 1)
         })
+    }
+
+    /// How many bits are set (one pass over the digits, nothing collected).
+    pub fn count(&self) -> usize {
+        self.hex
+            .iter()
+            .map(|&d| value(d).count_ones() as usize)
+            .sum()
     }
 
     /// The bits set, highest (oldest bucket) first: the digits below the
@@ -245,6 +255,7 @@ mod tests {
                 }
                 prop_assert_eq!(set.bits().collect::<Vec<_>>(), model.iter().copied().collect::<Vec<_>>());
                 prop_assert_eq!(set.highest(), model.last().copied());
+                prop_assert_eq!(set.count(), model.len());
                 prop_assert_eq!(
                     set.bits_down().collect::<Vec<_>>(),
                     model.iter().rev().copied().collect::<Vec<_>>()

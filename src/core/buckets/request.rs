@@ -40,8 +40,20 @@ pub fn precision_option(
     window_ms: u64,
     slot: &mut Option<u64>,
 ) -> Result<(), RlError> {
+    precision_option_within(value, window_ms, slot, MAX_BUCKETS)
+}
+
+/// [`precision_option`] for a window of at most `max_buckets` buckets
+/// (RL.COUNT's and RL.TOTALS' are fewer, each bucket holding a count per
+/// field).
+pub fn precision_option_within(
+    value: &[u8],
+    window_ms: u64,
+    slot: &mut Option<u64>,
+    max_buckets: u64,
+) -> Result<(), RlError> {
     let precision = positive(value, "PRECISION", MAX_WINDOW_MS)?;
-    check_precision(window_ms, precision)?;
+    check_precision_within(window_ms, precision, max_buckets)?;
     set_once(slot, precision, "PRECISION")
 }
 
@@ -81,8 +93,12 @@ impl BucketsRequest {
     }
 }
 
-/// Most buckets one window may need (`ceil(window / precision)`).
-pub const MAX_BUCKETS: u64 = 1_000;
+/// Most buckets one window may need (`ceil(window / precision)`). It bounds
+/// the buckets one call reads and removes: 250 keeps the function edition,
+/// which pays a few µs per bucket in Lua, under 1 ms a call (it was 1,000;
+/// the module's cost is far below at either). Keys written under the old
+/// bound stay readable (see `held::MAX_BITS`).
+pub const MAX_BUCKETS: u64 = 250;
 
 /// Buckets per window when `PRECISION` is not given.
 pub const DEFAULT_BUCKETS: u64 = 60;
@@ -90,11 +106,20 @@ pub const DEFAULT_BUCKETS: u64 = 60;
 /// `precision` fits `window`: at most the window and at most
 /// [`MAX_BUCKETS`] buckets.
 pub fn check_precision(window_ms: u64, precision: u64) -> Result<(), RlError> {
+    check_precision_within(window_ms, precision, MAX_BUCKETS)
+}
+
+/// [`check_precision`] for a window of at most `max_buckets` buckets.
+pub fn check_precision_within(
+    window_ms: u64,
+    precision: u64,
+    max_buckets: u64,
+) -> Result<(), RlError> {
     if precision > window_ms {
         return Err(RlError::PrecisionAboveWindow);
     }
-    if window_ms.div_ceil(precision) > MAX_BUCKETS {
-        return Err(RlError::TooManyBuckets { max: MAX_BUCKETS });
+    if window_ms.div_ceil(precision) > max_buckets {
+        return Err(RlError::TooManyBuckets { max: max_buckets });
     }
     Ok(())
 }
@@ -128,7 +153,8 @@ mod tests {
                 "RL.BUCKETS k 10 1000 precision 1000 cost 10",
                 (10, 1000, Some(1000), 10),
             ),
-            ("RL.BUCKETS k 10 1000 PRECISION 1", (10, 1000, Some(1), 1)),
+            // 250 buckets, the most a window may need.
+            ("RL.BUCKETS k 10 250 PRECISION 1", (10, 250, Some(1), 1)),
             (
                 "RL.BUCKETS k 1000000000000000 1000000000000",
                 (1_000_000_000_000_000, 1_000_000_000_000, None, 1),
@@ -180,6 +206,10 @@ mod tests {
             ),
             (
                 "RL.BUCKETS k 10 100000 PRECISION 99",
+                RlError::TooManyBuckets { max: MAX_BUCKETS },
+            ),
+            (
+                "RL.BUCKETS k 10 251 PRECISION 1",
                 RlError::TooManyBuckets { max: MAX_BUCKETS },
             ),
             (

@@ -9,7 +9,7 @@ use super::layout::{
     bucket_field, encode_counts, encode_header, field_counts, Bytes, Counts, HashView, HashWrite,
     Kind, State, FIELD_NAMES, MAX_CLOCK_MS,
 };
-use super::request::{check_precision, default_precision};
+use super::request::{check_precision_within, default_precision, MAX_BUCKETS};
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
 
@@ -21,6 +21,16 @@ pub fn resolve_precision(
     requested: Option<u64>,
     state: Option<&State>,
 ) -> Result<u64, RlError> {
+    resolve_precision_within(window_ms, requested, state, MAX_BUCKETS)
+}
+
+/// [`resolve_precision`] for a window of at most `max_buckets` buckets.
+pub fn resolve_precision_within(
+    window_ms: u64,
+    requested: Option<u64>,
+    state: Option<&State>,
+    max_buckets: u64,
+) -> Result<u64, RlError> {
     let precision = match (state, requested) {
         (Some(s), Some(p)) if s.precision != p => {
             return Err(RlError::PrecisionMismatch {
@@ -31,7 +41,7 @@ pub fn resolve_precision(
         (None, Some(p)) => p,
         (None, None) => default_precision(window_ms),
     };
-    check_precision(window_ms, precision)?;
+    check_precision_within(window_ms, precision, max_buckets)?;
     Ok(precision)
 }
 
@@ -135,8 +145,9 @@ pub fn slide(
         zeros.resize(width, 0);
         zeros
     } else {
-        let live: SmallVec<[i64; 8]> = held.bits().map(|i| s.newest - 1 - i as i64).collect();
-        if stale.len() <= live.len() {
+        // Counted, not collected: a window of 60 held buckets would put
+        // them on the heap for a comparison.
+        if stale.len() <= held.count() {
             // Copies by `from_slice`: a SmallVec's `clone` goes item by item.
             let mut totals = Counts::from_slice(&s.totals);
             for &b in &stale {
@@ -150,7 +161,7 @@ pub fn slide(
             // still count.
             let mut totals = Counts::from_slice(&s.current);
             totals.resize(width, 0);
-            for &b in &live {
+            for b in held.bits().map(|i| s.newest - 1 - i as i64) {
                 for (t, c) in totals.iter_mut().zip(field_counts(view, b, width)?) {
                     *t = t.saturating_add(c);
                 }

@@ -3,9 +3,9 @@
 //! count per field name, `t` the per-name totals, `f` the names in the order
 //! of the counts (first seen first, so adding a name never rewrites buckets).
 
-use super::request::{CountRequest, TotalsRequest, MAX_FIELDS, MAX_TOTAL};
+use super::request::{CountRequest, TotalsRequest, MAX_COUNT_BUCKETS, MAX_FIELDS, MAX_TOTAL};
 use crate::core::buckets::layout::{load, Counts, HashView, HashWrite, Kind};
-use crate::core::buckets::window::{resolve_precision, slide, write};
+use crate::core::buckets::window::{resolve_precision_within, slide, write};
 use crate::core::error::RlError;
 use crate::core::limiter::Outcome;
 
@@ -26,7 +26,12 @@ pub fn count(
     now: i64,
 ) -> Result<Outcome<HashWrite, Totals>, RlError> {
     let state = load(view, Kind::Count)?;
-    let precision = resolve_precision(req.window_ms, req.precision, state.as_ref())?;
+    let precision = resolve_precision_within(
+        req.window_ms,
+        req.precision,
+        state.as_ref(),
+        MAX_COUNT_BUCKETS,
+    )?;
     let win = slide(view, state.as_ref(), req.window_ms, precision, now)?;
     let new_key = state.is_none();
     let mut names = state.map(|s| s.names).unwrap_or_default();
@@ -69,7 +74,12 @@ pub fn totals(view: &mut impl HashView, req: &TotalsRequest, now: i64) -> Result
     let Some(state) = load(view, Kind::Count)? else {
         return Ok(Vec::new());
     };
-    let precision = resolve_precision(req.window_ms, req.precision, Some(&state))?;
+    let precision = resolve_precision_within(
+        req.window_ms,
+        req.precision,
+        Some(&state),
+        MAX_COUNT_BUCKETS,
+    )?;
     let win = slide(view, Some(&state), req.window_ms, precision, now)?;
     Ok(sorted(&state.names, &win.totals))
 }
@@ -247,7 +257,7 @@ mod tests {
             steps in proptest::collection::vec((0i64..15, 0usize..3, 1u64..5, 0i64..40), 1..120),
         ) {
             let precision = precision_pick.min(window);
-            prop_assume!(crate::core::buckets::request::check_precision(window, precision).is_ok());
+            prop_assume!(crate::core::buckets::request::check_precision_within(window, precision, MAX_COUNT_BUCKETS).is_ok());
             let (w, p) = (window as i64, precision as i64);
             let names = ["a", "b", "c"];
             let mut h = MemoryHash::new();
@@ -339,7 +349,7 @@ mod time_anomalies {
                 (0i64..1_500, 0u8..6, 1i64..5_000, 1u64..6, 0i64..1_000), 1..120),
         ) {
             let precision = precision_pick.min(window);
-            prop_assume!(crate::core::buckets::request::check_precision(window, precision).is_ok());
+            prop_assume!(crate::core::buckets::request::check_precision_within(window, precision, MAX_COUNT_BUCKETS).is_ok());
             let mut h = MemoryHash::new();
             let mut events: Vec<(i64, u64)> = Vec::new();
             let (mut real, mut offset) = (100_000i64, 0i64);

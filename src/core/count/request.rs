@@ -2,7 +2,7 @@
 //! `RL.TOTALS key window [PRECISION ms]` parsed into typed requests.
 
 use crate::core::args::{positive, set_once, MAX_WINDOW_MS};
-use crate::core::buckets::request::precision_option;
+use crate::core::buckets::request::precision_option_within;
 use crate::core::error::RlError;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
@@ -11,6 +11,12 @@ pub const MAX_FIELD_LEN: usize = 32;
 
 /// Most distinct field names one key counts.
 pub const MAX_FIELDS: usize = 8;
+
+/// Most buckets one RL.COUNT / RL.TOTALS window may need: fewer than
+/// RL.BUCKETS' (`MAX_BUCKETS`), since each bucket holds a count per field
+/// (up to [`MAX_FIELDS`]) and a call reads up to half of them. Keeps the
+/// function edition under 1 ms a call.
+pub const MAX_COUNT_BUCKETS: u64 = 100;
 
 /// Largest `BY`, 10^15 (as RL.BUCKETS' `COST`: bytes, tokens).
 pub const MAX_BY: u64 = 1_000_000_000_000_000;
@@ -87,7 +93,7 @@ impl<'a> CountRequest<'a> {
         let mut precision = None;
         COUNT.for_each_option(args, |name, value| match name {
             "BY" => set_once(&mut by, positive(value, name, MAX_BY)?, name),
-            _ => precision_option(value, window_ms, &mut precision),
+            _ => precision_option_within(value, window_ms, &mut precision, MAX_COUNT_BUCKETS),
         })?;
         Ok(CountRequest {
             window_ms,
@@ -105,7 +111,7 @@ impl TotalsRequest {
         let window_ms = positive(args[2], "window", MAX_WINDOW_MS)?;
         let mut precision = None;
         TOTALS.for_each_option(args, |_, value| {
-            precision_option(value, window_ms, &mut precision)
+            precision_option_within(value, window_ms, &mut precision, MAX_COUNT_BUCKETS)
         })?;
         Ok(TotalsRequest {
             window_ms,
@@ -117,7 +123,6 @@ impl TotalsRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::buckets::request::MAX_BUCKETS;
     use crate::core::syntax::tests::errors_name_declared_arguments;
 
     fn split(line: &str) -> Vec<&[u8]> {
@@ -128,8 +133,10 @@ mod tests {
     fn valid_count_lines() {
         // (line, (window_ms, field, by, precision))
         type Row<'a> = (&'a str, (u64, &'a [u8], u64, Option<u64>));
-        let cases: [Row; 5] = [
+        let cases: [Row; 6] = [
             ("RL.COUNT k 1000 ok", (1000, b"ok", 1, None)),
+            // 100 buckets, the most an RL.COUNT window may need.
+            ("RL.COUNT k 100 ok PRECISION 1", (100, b"ok", 1, Some(1))),
             ("RL.COUNT k 1000 failure BY 5", (1000, b"failure", 5, None)),
             ("RL.COUNT k 1000 BY by 2", (1000, b"BY", 2, None)),
             (
@@ -195,7 +202,15 @@ mod tests {
             ),
             (
                 "RL.COUNT k 1000000 ok PRECISION 10",
-                RlError::TooManyBuckets { max: MAX_BUCKETS },
+                RlError::TooManyBuckets {
+                    max: MAX_COUNT_BUCKETS,
+                },
+            ),
+            (
+                "RL.COUNT k 101 ok PRECISION 1",
+                RlError::TooManyBuckets {
+                    max: MAX_COUNT_BUCKETS,
+                },
             ),
             (
                 "RL.COUNT k 1000 ok COST 1",
@@ -249,6 +264,12 @@ mod tests {
                 },
             ),
             ("RL.TOTALS k 1000 BY 1", RlError::UnknownOption("BY".into())),
+            (
+                "RL.TOTALS k 101 PRECISION 1",
+                RlError::TooManyBuckets {
+                    max: MAX_COUNT_BUCKETS,
+                },
+            ),
         ];
         for (line, want) in cases {
             assert_eq!(TotalsRequest::parse(&split(line)), Err(want), "{line}");

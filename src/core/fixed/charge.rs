@@ -6,6 +6,7 @@
 
 use super::decide::{decide, stored_state, FixedState};
 use super::request::{FixedRequest, MAX_LIMIT};
+use crate::core::block;
 use crate::core::charge::{Charge, Charged};
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
@@ -28,15 +29,19 @@ impl<V: StringView> Limiter<V> for Charge<FixedRequest> {
             .and_then(|s| s.current(now))
             .unwrap_or((0, now.saturating_add(req.window_ms as i64)));
         let charged = req.cost.min(MAX_LIMIT - count);
+        // A block that holds stays: a charge records units, it grants nothing.
+        let blocked_until = block::in_force(state.and_then(|s| s.blocked_until), now);
         let write = (charged > 0).then_some(StringWrite {
             value: count + charged,
             expire_at_ms: end,
+            blocked_until,
         });
         // The peek after, over the counter as the write leaves it.
         let after = match write {
             Some(w) => Some(FixedState {
                 count: w.value,
                 expire_at_ms: Some(w.expire_at_ms),
+                blocked_until: w.blocked_until,
             }),
             None => state,
         };
@@ -61,6 +66,7 @@ mod tests {
             limit,
             window_ms,
             cost,
+            block_ms: None,
         }
     }
 

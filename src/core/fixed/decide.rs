@@ -9,10 +9,11 @@
 
 use super::request::{FixedRequest, MAX_LIMIT};
 use crate::core::args::unsigned;
+use crate::core::block;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::limiter::Outcome;
-use crate::core::string_key::{with_ttl, StringWrite};
+use crate::core::string_key::{read_state, StringWrite};
 
 /// What a fixed-window key holds, for the error naming a foreign string.
 pub const STATE_NAME: &str = "an rl fixed-window counter";
@@ -21,8 +22,12 @@ pub const STATE_NAME: &str = "an rl fixed-window counter";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FixedState {
     pub count: u64,
-    /// `None`: the key has no TTL (rl never writes one without it).
+    /// The window's end: the key's expiry, or the one a blocked key keeps
+    /// in its value. `None`: the key has no TTL (rl never writes one
+    /// without it).
     pub expire_at_ms: Option<i64>,
+    /// The end of the key's block, if it has one (held or past).
+    pub blocked_until: Option<i64>,
 }
 
 impl FixedState {
@@ -42,7 +47,17 @@ impl FixedState {
 /// A window whose end has come (by our clock, which may be a little ahead of
 /// the server's expiry check) is over, and so is a counter without a TTL:
 /// its window end is unknown, and keeping it would deny forever.
+///
+/// A block that holds denies before anything is counted; a denial of a
+/// request with `BLOCK ms` writes the block (the count and the window's end
+/// as they were).
 pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> Outcome<StringWrite> {
+    if let Some(decision) = block::holds(state.and_then(|s| s.blocked_until), now) {
+        return Outcome {
+            decision,
+            write: None,
+        };
+    }
     let current = state.and_then(|s| s.current(now));
     let (count, end) = current.unwrap_or((0, now.saturating_add(req.window_ms as i64)));
     // `end` is a stored expiry: any value the key may carry, so no plain
@@ -56,11 +71,9 @@ pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> Outcom
                 remaining: req.limit - count,
                 retry_after_ms: 0,
                 reset_after_ms,
+                blocked: false,
             },
-            write: Some(StringWrite {
-                value: count,
-                expire_at_ms: end,
-            }),
+            write: Some(StringWrite::plain(count, end)),
         };
     }
     // Only the window's end frees anything: waiting exactly until then is
@@ -71,8 +84,13 @@ pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> Outcom
             remaining: req.limit.saturating_sub(count),
             retry_after_ms: reset_after_ms.max(1),
             reset_after_ms,
+            blocked: false,
         },
-        write: None,
+        write: req.block_ms.map(|ms| StringWrite {
+            value: count,
+            expire_at_ms: end,
+            blocked_until: Some(block::end(now, ms)),
+        }),
     }
 }
 
@@ -90,12 +108,15 @@ pub fn stored_count(bytes: &[u8]) -> Result<u64, RlError> {
 
 /// Reads a stored counter and its key's expiry. rl writes every counter
 /// with its window's end as the TTL, so a string without one (a user's
-/// `SET cnt 5`) is not rl's: refused, never reset or overwritten.
+/// `SET cnt 5`) is not rl's: refused, never reset or overwritten. A
+/// blocked counter keeps the window's end in its value.
 pub fn stored_state(bytes: &[u8], expire_at_ms: Option<i64>) -> Result<FixedState, RlError> {
-    let count = with_ttl(stored_count(bytes), expire_at_ms, STATE_NAME)?;
+    let (count, expire_at_ms, blocked_until) =
+        read_state(bytes, expire_at_ms, STATE_NAME, stored_count)?;
     Ok(FixedState {
         count,
         expire_at_ms,
+        blocked_until,
     })
 }
 
@@ -109,6 +130,7 @@ mod tests {
             limit,
             window_ms,
             cost,
+            block_ms: None,
         }
     }
 
@@ -119,6 +141,7 @@ mod tests {
             *state = Some(FixedState {
                 count: w.value,
                 expire_at_ms: Some(w.expire_at_ms),
+                blocked_until: None,
             });
         }
         out
@@ -152,6 +175,7 @@ mod tests {
         let full = Some(FixedState {
             count: 5,
             expire_at_ms: Some(2_000),
+            blocked_until: None,
         });
         let out = decide(&req(5, 1000, 1), full, 1_500);
         assert_eq!(out.write, None);
@@ -165,14 +189,12 @@ mod tests {
             let state = Some(FixedState {
                 count: 5,
                 expire_at_ms,
+                blocked_until: None,
             });
             let out = decide(&r, state, 1_000);
             assert_eq!(
                 out.write,
-                Some(StringWrite {
-                    value: 1,
-                    expire_at_ms: 2_000
-                }),
+                Some(StringWrite::plain(1, 2_000)),
                 "{expire_at_ms:?}"
             );
         }
@@ -183,6 +205,7 @@ mod tests {
         let state = Some(FixedState {
             count: 8,
             expire_at_ms: Some(5_000),
+            blocked_until: None,
         });
         let out = decide(&req(3, 1000, 1), state, 4_000);
         assert_eq!(out.decision.to_reply(), [0, 0, 1000, 1000]);
@@ -276,6 +299,7 @@ mod time_anomalies {
                     limit: MAX_LIMIT,
                     window_ms,
                     cost: MAX_LIMIT,
+                    block_ms: None,
                 };
                 let out = decide(&r, None, now);
                 assert!(out.decision.allowed);
@@ -284,6 +308,7 @@ mod time_anomalies {
                 let state = Some(FixedState {
                     count: w.value,
                     expire_at_ms: Some(w.expire_at_ms),
+                    blocked_until: None,
                 });
                 let again = decide(&FixedRequest { cost: 1, ..r }, state, now);
                 if w.expire_at_ms > now {
@@ -301,6 +326,7 @@ mod time_anomalies {
             limit: 2,
             window_ms: 1000,
             cost: 1,
+            block_ms: None,
         };
         let mut state = None;
         for (now, allowed) in [(5_000, true), (2_000, true), (2_001, false), (5_999, false)] {
@@ -312,6 +338,7 @@ mod time_anomalies {
                 state = Some(FixedState {
                     count: w.value,
                     expire_at_ms: Some(w.expire_at_ms),
+                    blocked_until: None,
                 });
             } else {
                 assert_eq!(out.decision.retry_after_ms, (6_000 - now) as u64);
@@ -347,7 +374,7 @@ mod time_anomalies {
                     offset += back;
                 }
                 let now = real - offset;
-                let r = FixedRequest { limit, window_ms: window, cost: cost.min(limit) };
+                let r = FixedRequest { limit, window_ms: window, cost: cost.min(limit), block_ms: None };
                 let out = decide(&r, state, now);
                 prop_assert!(out.decision.to_reply().iter().all(|&v| v >= 0));
                 match out.write {
@@ -374,7 +401,7 @@ mod time_anomalies {
                             .filter(|&&(t, _)| t > real - window as i64)
                             .map(|&(_, c)| c).sum();
                         prop_assert!(in_window <= 2 * limit, "{} in the window at {}", in_window, real);
-                        state = Some(FixedState { count: w.value, expire_at_ms: Some(w.expire_at_ms) });
+                        state = Some(FixedState { count: w.value, expire_at_ms: Some(w.expire_at_ms), blocked_until: None });
                     }
                     None => prop_assert!(out.decision.retry_after_ms >= 1),
                 }
@@ -390,10 +417,12 @@ mod time_anomalies {
             limit: 8,
             window_ms: 13,
             cost: 1,
+            block_ms: None,
         };
         let state = Some(FixedState {
             count: 9,
             expire_at_ms: Some(4_260_291_139_624_633_399),
+            blocked_until: None,
         });
         let out = decide(&r, state, -7_478_003_159_226_252_233);
         assert!(!out.decision.allowed);

@@ -3,6 +3,7 @@
 
 use super::decide::stored_state;
 use super::request::FixedRequest;
+use crate::core::block;
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
 use crate::core::refund::{Refund, Units};
@@ -30,11 +31,14 @@ impl<V: StringView> Limiter<V> for Refund<FixedRequest> {
         // A window whose end has come is over, as RL.FIXED sees it.
         let current = state.and_then(|s| s.current(call.now.ms));
         let refunded = current.map_or(0, |(count, _)| count.min(self.0.cost));
+        // A block that holds stays: a refund gives back units, not access.
+        let blocked_until = block::in_force(state.and_then(|s| s.blocked_until), call.now.ms);
         let write = current
             .filter(|_| refunded > 0)
             .map(|(count, end)| StringWrite {
                 value: count - refunded,
                 expire_at_ms: end,
+                blocked_until,
             });
         Ok(Outcome {
             decision: refunded,
@@ -56,6 +60,7 @@ mod tests {
             limit,
             window_ms,
             cost,
+            block_ms: None,
         }
     }
 

@@ -1,4 +1,4 @@
-//! `RL.FIXED key limit window [COST cost]` parsed into a typed request.
+//! `RL.FIXED key limit window [COST cost] [BLOCK ms]` parsed into a typed request.
 
 use crate::core::args::limit_window_cost;
 use crate::core::error::RlError;
@@ -22,6 +22,7 @@ pub const SYNTAX: Syntax = Syntax {
         ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
+        ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"BLOCK"), optional: true },
         ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
     ],
 };
@@ -32,6 +33,8 @@ pub struct FixedRequest {
     pub limit: u64,
     pub window_ms: u64,
     pub cost: u64,
+    /// `BLOCK ms`: a denial blocks the key for this long.
+    pub block_ms: Option<u64>,
 }
 
 impl FixedRequest {
@@ -48,12 +51,13 @@ impl FixedRequest {
 
     #[inline(always)]
     fn parse_line(args: &[&[u8]], up_to: bool) -> Result<Self, RlError> {
-        let (limit, window_ms, cost) =
+        let (limit, window_ms, cost, block_ms) =
             limit_window_cost(&SYNTAX, args, MAX_LIMIT, MAX_LIMIT, up_to)?;
         Ok(FixedRequest {
             limit,
             window_ms,
             cost,
+            block_ms,
         })
     }
 }
@@ -84,6 +88,7 @@ mod tests {
                 limit,
                 window_ms,
                 cost,
+                block_ms: None,
             };
             assert_eq!(parse(line), Ok(want), "{line}");
         }
@@ -127,6 +132,35 @@ mod tests {
         for (line, want) in cases {
             assert_eq!(parse(line), Err(want), "{line}");
         }
+    }
+
+    #[test]
+    fn block_is_an_option_with_its_own_range() {
+        let got = parse("RL.FIXED k 10 1000 BLOCK 60000 COST 2").unwrap();
+        assert_eq!((got.cost, got.block_ms), (2, Some(60_000)));
+        assert_eq!(
+            parse("RL.FIXED k 10 1000 block 1").unwrap().block_ms,
+            Some(1)
+        );
+        let range = RlError::OutOfRange {
+            arg: "BLOCK",
+            max: crate::core::block::MAX_BLOCK_MS,
+        };
+        for line in [
+            "RL.FIXED k 10 1000 BLOCK 0",
+            "RL.FIXED k 10 1000 BLOCK 1000000000001",
+            "RL.FIXED k 10 1000 BLOCK x",
+        ] {
+            assert_eq!(parse(line), Err(range.clone()), "{line}");
+        }
+        assert_eq!(
+            parse("RL.FIXED k 10 1000 BLOCK 5 BLOCK 5"),
+            Err(RlError::DuplicateOption { option: "BLOCK" })
+        );
+        assert_eq!(
+            parse("RL.FIXED k 10 1000 BLOCK"),
+            Err(RlError::MissingValue { option: "BLOCK" })
+        );
     }
 
     #[test]

@@ -70,6 +70,7 @@ pub fn acquire(
                 remaining: req.limit.saturating_sub(held),
                 retry_after_ms: 0,
                 reset_after_ms: until(reset_at.max(expiry_at), now),
+                blocked: false,
             };
             return Ok(admitted(
                 decision,
@@ -99,6 +100,7 @@ pub fn acquire(
             remaining: 0,
             retry_after_ms: frees.map_or(0, |e| until(e.expiry, now)),
             reset_after_ms: until(latest.unwrap_or(now), now),
+            blocked: false,
         };
         return Ok(Outcome {
             decision: Leased {
@@ -113,6 +115,7 @@ pub fn acquire(
         remaining: req.limit - held - 1,
         retry_after_ms: 0,
         reset_after_ms: until(reset_at, now),
+        blocked: false,
     };
     if !writes {
         return Ok(Outcome {

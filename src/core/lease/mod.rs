@@ -33,6 +33,13 @@ impl Answer for Leased {
     fn denied(&self) -> bool {
         !self.decision.allowed
     }
+
+    fn shadowed(self) -> Self {
+        Leased {
+            decision: self.decision.shadowed(),
+            ..self
+        }
+    }
 }
 
 impl Decides for Leased {
@@ -83,6 +90,31 @@ impl<V: LeaseView> Limiter<V> for AcquireRequest {
 
     fn decide(&self, view: &mut V, call: &Call) -> Result<Outcome<LeaseWrite, Leased>, RlError> {
         decide::acquire(view, self, call.now.ms, call.writes)
+    }
+
+    /// A lease beyond the limit is taken in shadow mode: the request it
+    /// admits runs, and its holder will renew and release it, which must
+    /// work as for any lease. The set then holds what really runs, so
+    /// once enforcement is on, acquires are denied until enough leases
+    /// end. The answer is the denial's, admitted, with the lease.
+    fn shadow(
+        &self,
+        view: &mut V,
+        call: &Call,
+        denied: Outcome<LeaseWrite, Leased>,
+    ) -> Result<Outcome<LeaseWrite, Leased>, RlError> {
+        let unlimited = AcquireRequest {
+            limit: u64::MAX,
+            ..*self
+        };
+        let taken = decide::acquire(view, &unlimited, call.now.ms, call.writes)?;
+        Ok(Outcome {
+            decision: Leased {
+                decision: denied.decision.decision.shadowed(),
+                lease: taken.decision.lease,
+            },
+            write: taken.write,
+        })
     }
 }
 

@@ -57,6 +57,7 @@ fn d(allowed: bool, remaining: u64, retry: u64, reset: u64) -> Decision {
         remaining,
         retry_after_ms: retry,
         reset_after_ms: reset,
+        blocked: false,
     }
 }
 

@@ -43,6 +43,7 @@ impl<V: LogView> Limiter<V> for Charge<SlideRequest> {
                 remaining: req.limit - counted - 1,
                 retry_after_ms: 0,
                 reset_after_ms,
+                blocked: false,
             }
         } else {
             // The unit fits once `need` of the counted entries have left:
@@ -58,6 +59,7 @@ impl<V: LogView> Limiter<V> for Charge<SlideRequest> {
                 remaining: 0,
                 retry_after_ms: retry.max(1),
                 reset_after_ms,
+                blocked: false,
             }
         };
         Ok(Outcome {

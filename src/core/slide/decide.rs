@@ -69,21 +69,15 @@ pub(super) fn read_ends(
     if !(0..=MAX_NOW_MS).contains(&now) {
         return Err(RlError::Internal("server clock out of range"));
     }
-    let newest = log.newest();
-    if newest.is_some_and(|e| !e.is_rl()) {
+    let (newest, oldest) = log.ends(cutoff, max_read);
+    if newest.is_some_and(|e| !e.is_rl()) || !oldest.entries.iter().all(Entry::is_rl) {
         return Err(RlError::ForeignZset);
     }
     let (stale, held) = match newest {
         None => (0, 0),
-        Some(_) => {
-            let oldest = log.oldest_through(cutoff, max_read);
-            if !oldest.entries.iter().all(Entry::is_rl) {
-                return Err(RlError::ForeignZset);
-            }
-            // Entries newer than `now` (the clock stepped back) still
-            // count: never over-admit.
-            (oldest.stale, log.entry_count() - oldest.stale)
-        }
+        // Entries newer than `now` (the clock stepped back) still count:
+        // never over-admit.
+        Some(_) => (oldest.stale, log.entry_count() - oldest.stale),
     };
     Ok(Ends {
         newest,
@@ -155,6 +149,7 @@ pub fn decide_within(
                 remaining: req.limit - held - req.cost,
                 retry_after_ms: 0,
                 reset_after_ms: (admission.at + window - now) as u64,
+                blocked: false,
             },
             write: Some(admission),
         });
@@ -178,6 +173,7 @@ pub fn decide_within(
             remaining: req.limit.saturating_sub(held),
             retry_after_ms,
             reset_after_ms,
+            blocked: false,
         },
         write: None,
     })

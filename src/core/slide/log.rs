@@ -70,6 +70,17 @@ pub trait LogView {
     /// when fewer are there). `n` is small (`RL.REFUND`: at most
     /// `MAX_COST + 1`): the answer walks them from the end.
     fn newest_after(&mut self, after: i64, n: u64) -> SmallVec<[Entry; 4]>;
+    /// [`newest`](Self::newest) and [`oldest_through`](Self::oldest_through)
+    /// together (the oldest end `None` for an empty log), for a store that
+    /// reads both in one pass: every call reads both.
+    fn ends(&mut self, cutoff: i64, max_read: u64) -> (Option<Entry>, Oldest) {
+        let newest = self.newest();
+        let oldest = match newest {
+            Some(_) => self.oldest_through(cutoff, max_read),
+            None => Oldest::default(),
+        };
+        (newest, oldest)
+    }
 }
 
 /// What an admitted request writes. A denied request writes nothing.

@@ -55,7 +55,7 @@ impl SlideRequest {
 
     #[inline(always)]
     fn parse_line(args: &[&[u8]], up_to: bool) -> Result<Self, RlError> {
-        let (limit, window_ms, cost) =
+        let (limit, window_ms, cost, _) =
             limit_window_cost(&SYNTAX, args, MAX_LIMIT, MAX_COST, up_to)?;
         Ok(SlideRequest {
             limit,

@@ -6,8 +6,9 @@
 //! the whole debt. The schedule runs at most [`MAX_TOLERANCE_US`] (about
 //! 31.7 years) past `now + τ`: a charge past that records what reaches it.
 
-use super::gcra::{decide, stored_state, TatWrite, MAX_TOLERANCE_US};
+use super::gcra::{decide, stored_with_block, TatWrite, MAX_TOLERANCE_US};
 use super::request::ThrottleRequest;
+use crate::core::block;
 use crate::core::charge::{Charge, Charged};
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
@@ -21,10 +22,13 @@ impl<V: StringView> Limiter<V> for Charge<ThrottleRequest> {
     fn decide(&self, key: &mut V, call: &Call) -> Result<Outcome<StringWrite, Charged>, RlError> {
         let req = &self.0;
         // What RL.THROTTLE reads and checks, with its errors.
-        let tat = key
+        let stored = key
             .value()
-            .map(|bytes| stored_state(bytes, key.expire_at_ms()))
+            .map(|bytes| stored_with_block(bytes, key.expire_at_ms()))
             .transpose()?;
+        let tat = stored.map(|s| s.0);
+        // A block that holds stays: a charge records units, it grants nothing.
+        let blocked_until = block::in_force(stored.and_then(|s| s.1), call.now.ms);
         let now = i128::from(call.now.us);
         let t = i128::from(req.rate.emission_us);
         let base = tat.map_or(now, |tat| i128::from(tat).max(now));
@@ -34,13 +38,14 @@ impl<V: StringView> Limiter<V> for Charge<ThrottleRequest> {
         let charged = u64::try_from(room).unwrap_or(0);
         let new_tat = base + room * t;
         let write = if charged > 0 {
-            Some(super::string_write(TatWrite::at(new_tat))?)
+            Some(super::string_write(TatWrite::at(new_tat), blocked_until)?)
         } else {
             None
         };
         // The peek after, over the TAT as the write leaves it.
         let after_tat = write.map_or(tat, |_| Some(TatWrite::at(new_tat).tat_us));
-        let after = decide(&req.rate, after_tat, 1, call.now.us).to_decision();
+        let after = block::holds(blocked_until, call.now.ms)
+            .unwrap_or_else(|| decide(&req.rate, after_tat, 1, call.now.us).to_decision());
         Ok(Outcome {
             decision: Charged { charged, after },
             write,
@@ -63,6 +68,7 @@ mod tests {
         ThrottleRequest {
             rate: Gcra::new(max_burst, count, period_ms * 1000).unwrap(),
             quantity,
+            block_ms: None,
         }
     }
 

@@ -15,7 +15,7 @@
 use crate::core::args::unsigned;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
-use crate::core::string_key::with_ttl;
+use crate::core::string_key::{read_state, with_ttl};
 
 /// Longest burst tolerance (µs, about 31.7 years): keeps every TAT far from
 /// integer overflow and below [`MIN_STORED_TAT_US`] plus any clock reading.
@@ -145,6 +145,7 @@ impl GcraOutcome {
             remaining: self.remaining,
             retry_after_ms: self.retry_after_us.map_or(u64::MAX, |us| us.div_ceil(1000)),
             reset_after_ms: self.reset_after_us.div_ceil(1000),
+            blocked: false,
         }
     }
 
@@ -163,7 +164,8 @@ pub struct CellReply {
     pub limit: u64,
     pub remaining: u64,
     /// `-1` when admitted or when the request can never be admitted;
-    /// otherwise the wait in seconds, rounded up.
+    /// otherwise the wait in seconds, rounded up (also when admitted in
+    /// shadow mode, which is how a client tells that admission apart).
     pub retry_after_s: i64,
     /// Seconds until idle, rounded up.
     pub reset_after_s: i64,
@@ -174,7 +176,9 @@ impl CellReply {
     /// (`max_burst + 1`). Seconds are the ms rounded up, which equals the
     /// µs rounded up to seconds; a wait of `u64::MAX` ms (never) is `-1`.
     pub fn new(d: &Decision, limit: u64) -> CellReply {
-        let retry_after_s = if d.allowed || d.retry_after_ms == u64::MAX {
+        // An enforced admission waits 0; a shadow one keeps the denial's wait.
+        let retry_after_s = if (d.allowed && d.retry_after_ms == 0) || d.retry_after_ms == u64::MAX
+        {
             -1
         } else {
             ms_to_seconds_up(d.retry_after_ms)
@@ -218,6 +222,16 @@ pub fn stored_tat(bytes: &[u8]) -> Result<i64, RlError> {
 /// refused, never overwritten.
 pub fn stored_state(bytes: &[u8], expire_at_ms: Option<i64>) -> Result<i64, RlError> {
     with_ttl(stored_tat(bytes), expire_at_ms, STATE_NAME)
+}
+
+/// [`stored_state`] of a key that may be blocked: the TAT and the end of
+/// its block, if it has one (its own expiry is the TAT's, rounded up).
+pub fn stored_with_block(
+    bytes: &[u8],
+    expire_at_ms: Option<i64>,
+) -> Result<(i64, Option<i64>), RlError> {
+    let (tat, _, blocked_until) = read_state(bytes, expire_at_ms, STATE_NAME, stored_tat)?;
+    Ok((tat, blocked_until))
 }
 
 /// Rounds a ms wait up to whole seconds (redis-cell's reply unit).

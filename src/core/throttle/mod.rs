@@ -6,6 +6,7 @@ pub mod gcra;
 pub mod refund;
 pub mod request;
 
+use crate::core::block;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
@@ -17,23 +18,43 @@ impl<V: StringView> Limiter<V> for ThrottleRequest {
     type Answer = Decision;
 
     /// At the server's µs clock; a quantity of 0 peeks (writes nothing).
+    /// A block that holds denies before the TAT is read (by its ms); a
+    /// denial of a request with `BLOCK ms` writes the block, the TAT as it
+    /// was.
     fn decide(&self, key: &mut V, call: &Call) -> Result<Outcome<StringWrite>, RlError> {
-        let tat = key
+        let stored = key
             .value()
-            .map(|bytes| gcra::stored_state(bytes, key.expire_at_ms()))
+            .map(|bytes| gcra::stored_with_block(bytes, key.expire_at_ms()))
             .transpose()?;
+        if let Some(decision) = block::holds(stored.and_then(|s| s.1), call.now.ms) {
+            return Ok(Outcome {
+                decision,
+                write: None,
+            });
+        }
+        let tat = stored.map(|s| s.0);
         let out = gcra::decide(&self.rate, tat, self.quantity, call.now.us);
+        let write = match (out.write, self.block_ms) {
+            (Some(w), _) => Some(string_write(w, None)?),
+            (None, Some(ms)) if !out.allowed => {
+                let tat = tat.unwrap_or(call.now.us);
+                let until = block::end(call.now.ms, ms);
+                Some(string_write(gcra::TatWrite::at(tat.into()), Some(until))?)
+            }
+            (None, _) => None,
+        };
         Ok(Outcome {
             decision: out.to_decision(),
-            write: out.write.map(string_write).transpose()?,
+            write,
         })
     }
 }
 
-/// A TAT as the string key stores it.
-fn string_write(w: gcra::TatWrite) -> Result<StringWrite, RlError> {
+/// A TAT as the string key stores it, with the end of a block kept with it.
+fn string_write(w: gcra::TatWrite, blocked_until: Option<i64>) -> Result<StringWrite, RlError> {
     Ok(StringWrite {
         value: u64::try_from(w.tat_us).map_err(|_| RlError::Internal("negative TAT"))?,
         expire_at_ms: w.expire_at_ms,
+        blocked_until,
     })
 }

@@ -5,8 +5,9 @@
 //! which says "idle" as a missing key does, and expires within the
 //! millisecond, as every TAT expires when it is reached.
 
-use super::gcra::{stored_state, TatWrite};
+use super::gcra::{stored_with_block, TatWrite};
 use super::request::ThrottleRequest;
+use crate::core::block;
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
 use crate::core::refund::{Refund, Units};
@@ -32,10 +33,13 @@ impl<V: StringView> Limiter<V> for Refund<ThrottleRequest> {
     fn decide(&self, key: &mut V, call: &Call) -> Result<Outcome<StringWrite, u64>, RlError> {
         let req = &self.0;
         // What RL.THROTTLE reads and checks, with its errors.
-        let tat = key
+        let stored = key
             .value()
-            .map(|bytes| stored_state(bytes, key.expire_at_ms()))
+            .map(|bytes| stored_with_block(bytes, key.expire_at_ms()))
             .transpose()?;
+        let tat = stored.map(|s| s.0);
+        // A block that holds stays: a refund gives back units, not access.
+        let blocked_until = block::in_force(stored.and_then(|s| s.1), call.now.ms);
         let now = i128::from(call.now.us);
         let ahead = tat.map_or(0, |tat| (i128::from(tat) - now).max(0));
         let t = i128::from(req.rate.emission_us);
@@ -52,7 +56,7 @@ impl<V: StringView> Limiter<V> for Refund<ThrottleRequest> {
         // As an admission writes it: the TAT, expiring when it is reached.
         Ok(Outcome {
             decision: refunded,
-            write: Some(super::string_write(TatWrite::at(new_tat))?),
+            write: Some(super::string_write(TatWrite::at(new_tat), blocked_until)?),
         })
     }
 }
@@ -71,6 +75,7 @@ mod tests {
         ThrottleRequest {
             rate: Gcra::new(max_burst, count, period_ms * 1000).unwrap(),
             quantity,
+            block_ms: None,
         }
     }
 
@@ -136,6 +141,7 @@ mod tests {
             Some(StringWrite {
                 value: (NOW + 60_500) as u64,
                 expire_at_ms: (NOW + 60_500) / 1000 + 1,
+                blocked_until: None,
             })
         );
     }

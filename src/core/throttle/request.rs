@@ -1,9 +1,10 @@
-//! `RL.THROTTLE key max_burst count period [quantity]` (period in ms) and
+//! `RL.THROTTLE key max_burst count period [quantity] [BLOCK ms]` (period in ms) and
 //! its redis-cell twin `CL.THROTTLE` (period in seconds), parsed into one
 //! typed request.
 
 use super::gcra::Gcra;
-use crate::core::args::{non_negative, positive};
+use crate::core::args::{non_negative, positive, set_once};
+use crate::core::block::block_option;
 use crate::core::error::RlError;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
@@ -27,10 +28,11 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: c"quantity", kind: ArgKind::Integer, token: None, optional: true },
 ];
 
-/// `RL.THROTTLE`'s arguments: the throttles', and `UPTO`.
+/// `RL.THROTTLE`'s arguments: the throttles', `BLOCK ms` and `UPTO`.
 #[rustfmt::skip]
 const RL_ARGS: &[ArgSpec] = &[
     ARGS[0], ARGS[1], ARGS[2], ARGS[3], ARGS[4],
+    ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"BLOCK"), optional: true },
     ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
 ];
 
@@ -52,6 +54,8 @@ pub struct ThrottleRequest {
     pub rate: Gcra,
     /// Units this request costs; 0 only peeks and writes nothing.
     pub quantity: u64,
+    /// `BLOCK ms` (RL.THROTTLE only): a denial blocks the key for this long.
+    pub block_ms: Option<u64>,
 }
 
 /// The differences between the two commands.
@@ -113,17 +117,33 @@ impl ThrottleRequest {
 
     fn parse(args: &[&[u8]], d: &Dialect) -> Result<Self, RlError> {
         d.syntax.check_count(args.len())?;
-        // The quantity is the last word a throttle takes (RL.THROTTLE's
-        // UPTO is taken off the line before).
-        if args.len() > 6 {
-            return Err(RlError::WrongArity {
-                command: d.syntax.name(),
-            });
-        }
+        // UPTO here was not taken off the line (RL.THROTTLE's own parse
+        // takes it before): refused by name.
         if args.get(5).is_some_and(|q| q.eq_ignore_ascii_case(b"UPTO")) {
             return Err(RlError::UptoOnlyInLimiters {
                 command: d.syntax.name().to_string(),
             });
+        }
+        // RL.THROTTLE: `[quantity] [BLOCK ms]`, the quantity a positional
+        // word (never the token) and nothing after the option.
+        let is_block = |a: &&[u8]| d.refuse_oversized && a.eq_ignore_ascii_case(b"BLOCK");
+        let positional = match args.get(5) {
+            Some(a) if !is_block(a) => 6,
+            _ => 5,
+        };
+        let mut block_ms = None;
+        let mut at = positional;
+        while at < args.len() {
+            if !is_block(&args[at]) {
+                return Err(RlError::WrongArity {
+                    command: d.syntax.name(),
+                });
+            }
+            let value = args
+                .get(at + 1)
+                .ok_or(RlError::MissingValue { option: "BLOCK" })?;
+            set_once(&mut block_ms, block_option("BLOCK", value)?, "BLOCK")?;
+            at += 2;
         }
         let max_burst = non_negative(args[2], "max_burst", MAX_UNITS)?;
         let count = positive(args[3], "count", MAX_UNITS)?;
@@ -135,7 +155,7 @@ impl ThrottleRequest {
         } else {
             i64::MAX as u64
         };
-        let quantity = match args.get(5) {
+        let quantity = match args.get(5).filter(|_| positional == 6) {
             Some(q) => non_negative(q, "quantity", max_quantity)?,
             None => 1,
         };
@@ -143,7 +163,11 @@ impl ThrottleRequest {
         if d.refuse_oversized && !d.up_to && quantity > rate.limit {
             return Err(RlError::QuantityAboveBurst);
         }
-        Ok(ThrottleRequest { rate, quantity })
+        Ok(ThrottleRequest {
+            rate,
+            quantity,
+            block_ms,
+        })
     }
 }
 
@@ -182,6 +206,7 @@ mod tests {
                     limit,
                 },
                 quantity,
+                block_ms: None,
             };
             assert_eq!(got, Ok(want), "{line}");
         }
@@ -251,6 +276,46 @@ mod tests {
             };
             assert_eq!(got, Err(want), "{line}");
         }
+    }
+
+    #[test]
+    fn rl_throttle_takes_block_after_the_quantity() {
+        let parse = |line| ThrottleRequest::parse_ms(&split(line));
+        let block = |line| parse(line).map(|r| (r.quantity, r.block_ms));
+        assert_eq!(
+            block("RL.THROTTLE k 4 5 1000 BLOCK 60000"),
+            Ok((1, Some(60_000)))
+        );
+        assert_eq!(block("RL.THROTTLE k 4 5 1000 2 block 7"), Ok((2, Some(7))));
+        let range = RlError::OutOfRange {
+            arg: "BLOCK",
+            max: crate::core::block::MAX_BLOCK_MS,
+        };
+        let arity = RlError::WrongArity {
+            command: "rl.throttle",
+        };
+        let cases = [
+            ("RL.THROTTLE k 4 5 1000 BLOCK 0", range.clone()),
+            ("RL.THROTTLE k 4 5 1000 1 BLOCK x", range),
+            (
+                "RL.THROTTLE k 4 5 1000 BLOCK",
+                RlError::MissingValue { option: "BLOCK" },
+            ),
+            (
+                "RL.THROTTLE k 4 5 1000 BLOCK 5 BLOCK 5",
+                RlError::DuplicateOption { option: "BLOCK" },
+            ),
+            ("RL.THROTTLE k 4 5 1000 BLOCK 5 1", arity.clone()),
+            ("RL.THROTTLE k 4 5 1000 1 1", arity),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parse(line), Err(want), "{line}");
+        }
+        // CL.THROTTLE has no BLOCK: the word is its quantity.
+        assert!(matches!(
+            ThrottleRequest::parse_cell(&split("CL.THROTTLE k 4 5 1 BLOCK 5")),
+            Err(RlError::WrongArity { .. } | RlError::NotInRange { .. })
+        ));
     }
 
     #[test]

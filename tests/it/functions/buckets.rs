@@ -52,7 +52,7 @@ fn forge_string(c: &mut redis::Connection, key: &str) {
 }
 
 const LIMITS: [u64; 6] = [1, 2, 3, 10, 100, 1_000_000_000_000_000];
-const WINDOWS: [u64; 8] = [1, 10, 1000, 1000, 1000, 1000, 1000, 60_000];
+const WINDOWS: [u64; 8] = [1, 10, 100, 250, 1000, 1000, 1000, 60_000];
 const PRECISIONS: [u64; 7] = [1, 7, 10, 100, 1000, 1_000_000_000, 2000];
 const STEPS: [u64; 14] = [0, 0, 0, 1, 3, 17, 50, 99, 100, 250, 999, 1000, 5000, 70_000];
 
@@ -108,6 +108,9 @@ fn bad_lines() -> Vec<Vec<String>> {
         vec!["RL.BUCKETS", "a", "10", "1000", "PRECISION", "x"],
         vec!["RL.BUCKETS", "a", "10", "1000", "PRECISION", "1001"],
         vec!["RL.BUCKETS", "a", "10", "100000", "PRECISION", "99"],
+        vec!["RL.BUCKETS", "a", "10", "251", "PRECISION", "1"],
+        vec!["RL.COUNT", "c1", "101", "ok", "PRECISION", "1"],
+        vec!["RL.TOTALS", "c1", "101", "PRECISION", "1"],
         vec!["RL.BUCKETS", "a", "10", "1000", "PRECISION"],
         vec![
             "RL.BUCKETS",
@@ -305,6 +308,17 @@ fn forged_states(now_ms: i64) -> Vec<(Vec<(String, String)>, bool)> {
             ],
             true,
         ),
+        // A stale bucket counting more than the stored total: the total
+        // without it saturates at 0.
+        (
+            vec![
+                h(format!("b,100,{n},100003,2,0")),
+                f(&(n - 1).to_string(), "1"),
+                f(&(n - 2).to_string(), "1"),
+                f(&(n - 21).to_string(), "7"),
+            ],
+            true,
+        ),
         // Counts padded as releases before 0.2 wrote them.
         (
             vec![
@@ -464,9 +478,12 @@ fn forged_and_foreign_hashes_are_read_alike() {
         ],
     ];
     let mut outcomes = BTreeMap::new();
-    for (i, state) in forged_states(server.clock_ms()).iter().enumerate() {
+    for i in 0..forged_states(0).len() {
         for line in &lines {
             for step in [0, 150, 900] {
+                // Forged around the clock's bucket now (the clock moves on
+                // through the loop), so the calls read its fields.
+                let state = &forged_states(server.clock_ms())[i];
                 forge_x(&mut c, state, server.clock_ms());
                 server.advance(step);
                 let reply = same(&mut c, line);
@@ -475,7 +492,6 @@ fn forged_and_foreign_hashes_are_read_alike() {
                     Err(e) => e.clone(),
                 };
                 *outcomes.entry(kind).or_insert(0) += 1;
-                let _ = i;
             }
         }
     }
@@ -490,14 +506,15 @@ fn forged_and_foreign_hashes_are_read_alike() {
     }
 }
 
-/// A BUCKETS key filled over 1,000 buckets of 1 ms, then evicted in
+/// A BUCKETS key filled over 250 buckets of 1 ms (the most a window may
+/// need), then evicted in
 /// steps: the largest state, every eviction path (read the stale side, read
 /// the live side, a whole window gone) and the denial walk over it.
 #[test]
 fn the_most_buckets_evict_alike() {
     let server = start_both(Flavor::Valkey9);
     let mut c = server.conn();
-    for i in 0..1000 {
+    for i in 0..250 {
         let cost = (i % 3 + 1).to_string();
         same(
             &mut c,
@@ -505,7 +522,7 @@ fn the_most_buckets_evict_alike() {
                 "RL.BUCKETS",
                 "k",
                 "100000",
-                "1000",
+                "250",
                 "PRECISION",
                 "1",
                 "COST",
@@ -516,15 +533,15 @@ fn the_most_buckets_evict_alike() {
         server.advance(1);
     }
     let h = crate::harness::fields(&mut c, "m:k");
-    assert!(h.len() > 990, "about 1,000 bucket fields: {}", h.len());
+    assert!(h.len() > 240, "about 250 bucket fields: {}", h.len());
     // A denial walks the buckets from the oldest.
     let d = same(
         &mut c,
         &[
             "RL.BUCKETS",
             "k",
-            "2000",
-            "1000",
+            "500",
+            "250",
             "PRECISION",
             "1",
             "COST",
@@ -533,17 +550,17 @@ fn the_most_buckets_evict_alike() {
     )
     .unwrap();
     assert_eq!(crate::harness::resp::items(&d)[0], Value::Int(0));
-    for step in [1, 10, 300, 0, 200, 1, 600, 2000] {
+    for step in [1, 5, 80, 0, 50, 1, 150, 500] {
         server.advance(step);
-        same(&mut c, &["RL.PEEK", "BUCKETS", "k", "100000", "1000"]).unwrap();
+        same(&mut c, &["RL.PEEK", "BUCKETS", "k", "100000", "250"]).unwrap();
         same(
             &mut c,
-            &["RL.REFUND", "BUCKETS", "k", "100000", "1000", "COST", "50"],
+            &["RL.REFUND", "BUCKETS", "k", "100000", "250", "COST", "50"],
         )
         .unwrap();
-        same(&mut c, &["RL.BUCKETS", "k", "100000", "1000", "COST", "2"]).unwrap();
+        same(&mut c, &["RL.BUCKETS", "k", "100000", "250", "COST", "2"]).unwrap();
     }
-    // Two BUCKETS clauses share the 1,000 buckets: 500 each.
+    // Two BUCKETS clauses share the 250 buckets: 125 each.
     let ok = [
         "RL.ALL",
         "2",
@@ -551,12 +568,12 @@ fn the_most_buckets_evict_alike() {
         "j",
         "BUCKETS",
         "10",
-        "500",
+        "125",
         "PRECISION",
         "1",
         "BUCKETS",
         "1",
-        "500",
+        "125",
         "PRECISION",
         "1",
     ];
@@ -568,18 +585,18 @@ fn the_most_buckets_evict_alike() {
         "j",
         "BUCKETS",
         "10",
-        "501",
+        "126",
         "PRECISION",
         "1",
         "BUCKETS",
         "1",
-        "500",
+        "125",
         "PRECISION",
         "1",
     ];
     assert_eq!(
         same(&mut c, &shared).unwrap_err(),
-        "ERR clause 1: PRECISION too small: the window would need more than 500 buckets (RL.ALL's BUCKETS clauses share 1000)"
+        "ERR clause 1: PRECISION too small: the window would need more than 125 buckets (RL.ALL's BUCKETS clauses share 250)"
     );
     let three = [
         "RL.ALL",
@@ -589,7 +606,7 @@ fn the_most_buckets_evict_alike() {
         "s",
         "BUCKETS",
         "10",
-        "334",
+        "84",
         "PRECISION",
         "1",
         "BUCKETS",
@@ -601,7 +618,107 @@ fn the_most_buckets_evict_alike() {
     ];
     assert!(same(&mut c, &three)
         .unwrap_err()
-        .contains("more than 333 buckets"));
+        .contains("more than 83 buckets"));
+}
+
+/// The bounds on buckets per window, 250 (RL.BUCKETS, RL.PEEK, RL.REFUND)
+/// and 100 (RL.COUNT, RL.TOTALS), and on RL.ALL's clauses, 8: accepted at
+/// the bound, refused past it with the same error by both editions.
+#[test]
+fn the_bounds_on_work_are_refused_alike() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let at_bound: Vec<Vec<&str>> = vec![
+        vec!["RL.BUCKETS", "b", "10", "250", "PRECISION", "1"],
+        vec!["RL.PEEK", "BUCKETS", "b", "10", "250", "PRECISION", "1"],
+        vec!["RL.COUNT", "c", "100", "ok", "PRECISION", "1"],
+        vec!["RL.TOTALS", "c", "100", "PRECISION", "1"],
+    ];
+    for line in &at_bound {
+        same(&mut c, line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+    }
+    let buckets = "ERR PRECISION too small: the window would need more than 250 buckets";
+    let count = "ERR PRECISION too small: the window would need more than 100 buckets";
+    let past: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["RL.BUCKETS", "n", "10", "251", "PRECISION", "1"],
+            buckets,
+        ),
+        (
+            vec!["RL.PEEK", "BUCKETS", "n", "10", "251", "PRECISION", "1"],
+            buckets,
+        ),
+        (
+            vec!["RL.REFUND", "BUCKETS", "n", "10", "251", "PRECISION", "1"],
+            buckets,
+        ),
+        // The key's own 1 ms buckets, under a longer window.
+        (vec!["RL.BUCKETS", "b", "10", "251"], buckets),
+        (vec!["RL.COUNT", "n", "101", "ok", "PRECISION", "1"], count),
+        (vec!["RL.TOTALS", "n", "101", "PRECISION", "1"], count),
+        (vec!["RL.COUNT", "c", "101", "ok"], count),
+        (vec!["RL.TOTALS", "c", "101"], count),
+    ];
+    for (line, want) in &past {
+        assert_eq!(same(&mut c, line).unwrap_err(), *want, "{line:?}");
+    }
+    // RL.ALL: 8 clauses at most.
+    let keys: Vec<String> = (1..=9).map(|i| format!("a{i}")).collect();
+    let mut eight = vec![s("RL.ALL"), s(8)];
+    eight.extend(keys[..8].iter().cloned());
+    for _ in 0..8 {
+        eight.extend([s("FIXED"), s(5), s(1000)]);
+    }
+    let eight: Vec<&str> = eight.iter().map(String::as_str).collect();
+    assert_eq!(
+        crate::harness::resp::items(&same(&mut c, &eight).unwrap())[0],
+        Value::Int(1)
+    );
+    let mut nine = vec![s("RL.ALL"), s(9)];
+    nine.extend(keys.iter().cloned());
+    for _ in 0..9 {
+        nine.extend([s("FIXED"), s(5), s(1000)]);
+    }
+    let nine: Vec<&str> = nine.iter().map(String::as_str).collect();
+    assert_eq!(
+        same(&mut c, &nine).unwrap_err(),
+        "ERR numkeys must be an integer from 1 to 8"
+    );
+}
+
+/// A key an earlier release wrote over 1,000 buckets (its bound then) of
+/// 1 ms is still rl's to both editions: a window of 250 of its buckets
+/// counts the newest 250 and removes the 750 older ones, alike.
+#[test]
+fn keys_written_under_the_old_bound_are_read_alike() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let now = server.clock_ms();
+    // Bucket `now` and the 999 before it, each counting 1.
+    let header = format!("b,1,{now},7{},1000,1", "f".repeat(249));
+    let mut fields = vec![(s("h"), header)];
+    for b in now - 999..now {
+        fields.push((b.to_string(), s(1)));
+    }
+    let fields: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(f, v)| (f.as_str(), v.as_str()))
+        .collect();
+    forge(&mut c, "old", &fields, Some(now + 3_600_000));
+    let peek = same(
+        &mut c,
+        &["RL.PEEK", "BUCKETS", "old", "1000", "250", "PRECISION", "1"],
+    )
+    .unwrap();
+    assert_eq!(four(Ok(peek))[..2], [1, 749], "250 buckets counted");
+    let admit = same(&mut c, &["RL.BUCKETS", "old", "1000", "250"]).unwrap();
+    assert_eq!(four(Ok(admit))[..2], [1, 749]);
+    let left = crate::harness::fields(&mut c, "m:old").len();
+    assert_eq!(left, 250, "the header and the 249 older buckets that count");
+    assert_eq!(
+        same(&mut c, &["RL.BUCKETS", "old", "1000", "1000"]).unwrap_err(),
+        "ERR PRECISION too small: the window would need more than 250 buckets"
+    );
 }
 
 /// The largest parameters: limit and COST 10^15, window 10^12.
@@ -943,11 +1060,12 @@ fn a_refund_under_a_longer_window_moves_the_expiry_alike() {
     )
     .unwrap();
     assert_eq!(crate::harness::pexpiretime(&mut c, "m:k"), before);
-    same(&mut c, &["RL.REFUND", "BUCKETS", "k", "10", "17000"]).unwrap();
-    assert!(crate::harness::pexpiretime(&mut c, "m:k") > before + 10_000);
+    // The key's 17 ms buckets: 250 of them (the most) span 4,250 ms.
+    same(&mut c, &["RL.REFUND", "BUCKETS", "k", "10", "4250"]).unwrap();
+    assert!(crate::harness::pexpiretime(&mut c, "m:k") > before + 3_000);
     assert_eq!(
-        same(&mut c, &["RL.REFUND", "BUCKETS", "k", "10", "17001"]).unwrap_err(),
-        "ERR PRECISION too small: the window would need more than 1000 buckets"
+        same(&mut c, &["RL.REFUND", "BUCKETS", "k", "10", "4251"]).unwrap_err(),
+        "ERR PRECISION too small: the window would need more than 250 buckets"
     );
 }
 

@@ -19,7 +19,7 @@ use crate::harness::{error_text, plain_key, run, Plain, Server};
 /// never past the line's end. RL.ALL's count is its `numkeys`.
 fn key_span(line: &[&str]) -> (usize, usize) {
     let (first, count) = match line[0].to_ascii_uppercase().as_str() {
-        "RL.PEEK" | "RL.REFUND" | "RL.CHARGE" => (2, 1),
+        "RL.PEEK" | "RL.REFUND" | "RL.CHARGE" | "RL.BLOCK" | "RL.UNBLOCK" => (2, 1),
         "RL.ALL" => (2, line.get(1).and_then(|n| n.parse().ok()).unwrap_or(0)),
         _ => (1, 1),
     };
@@ -37,7 +37,7 @@ pub fn fcall_line(line: &[&str]) -> Vec<String> {
     out.extend(keys.iter().map(|k| k.to_string()));
     let rest: Vec<&str> = match line[0].to_ascii_uppercase().as_str() {
         // The limiter token, then the parameters.
-        "RL.PEEK" | "RL.REFUND" | "RL.CHARGE" => line[1..2]
+        "RL.PEEK" | "RL.REFUND" | "RL.CHARGE" | "RL.BLOCK" | "RL.UNBLOCK" => line[1..2]
             .iter()
             .chain(&line[first + count..])
             .copied()
@@ -368,6 +368,9 @@ impl Tally {
             ("RL.PEEK", _) => "peek denied",
             ("RL.REFUND", Some(n)) if n > 0 => "refunded",
             ("RL.REFUND", _) => "nothing refunded",
+            ("RL.BLOCK", _) => "blocked by hand",
+            ("RL.UNBLOCK", Some(1)) => "unblocked",
+            ("RL.UNBLOCK", _) => "nothing to unblock",
             ("RL.CHARGE", Some(n)) if n > 0 => "charged",
             ("RL.CHARGE", _) => "nothing charged",
             ("RL.ALL", Some(1)) => "all admitted",

@@ -222,6 +222,38 @@ fn bad_lines(k: &str) -> Vec<Vec<&str>> {
             "RL.ALL", "2", k, "other", "FIXED", "10", "1000", "THROTTLE", "1", "1", "1000", "5",
         ],
         vec!["RL.ALL", "1", k, "FIXED", "10", "1000", "COST", "0"],
+        vec!["RL.FIXED", k, "10", "1000", "BLOCK", "0"],
+        vec!["RL.FIXED", k, "10", "1000", "BLOCK"],
+        vec![
+            "RL.FIXED", k, "10", "1000", "BLOCK", "5", "COST", "2", "block", "5",
+        ],
+        vec!["RL.FIXED", k, "10", "1000", "BLOCK", "1000000000001"],
+        vec!["RL.THROTTLE", k, "1", "1", "1000", "BLOCK", "x"],
+        vec!["RL.THROTTLE", k, "1", "1", "1000", "BLOCK"],
+        vec![
+            "RL.THROTTLE",
+            k,
+            "1",
+            "1",
+            "1000",
+            "1",
+            "BLOCK",
+            "5",
+            "BLOCK",
+            "5",
+        ],
+        vec!["RL.THROTTLE", k, "1", "1", "1000", "BLOCK", "5", "1"],
+        vec!["RL.THROTTLE", k, "x", "1", "1000", "BLOCK", "0"],
+        vec!["CL.THROTTLE", k, "1", "1", "1", "BLOCK", "5"],
+        vec!["RL.BLOCK", "FIXED", k],
+        vec!["RL.BLOCK", "FIXED", k, "0"],
+        vec!["RL.BLOCK", "THROTTLE", k, "1", "2"],
+        vec!["RL.BLOCK", "SLIDE", k, "5"],
+        vec!["RL.BLOCK", "acquire", k, "5"],
+        vec!["RL.BLOCK", "NOPE", k, "5"],
+        vec!["RL.UNBLOCK", "FIXED", k, "5"],
+        vec!["RL.UNBLOCK", "BUCKETS", k],
+        vec!["RL.ALL", "1", k, "FIXED", "10", "1000", "BLOCK", "0"],
     ]
 }
 
@@ -289,7 +321,21 @@ impl Gen {
             out.push(if self.chance(20) { "cost" } else { "COST" }.into());
             out.push((1 + self.below(limit)).to_string());
         }
+        out.extend(self.block());
         out
+    }
+
+    /// `BLOCK ms` now and then (a stopped clock only: a block's end is an
+    /// instant, which a running clock would make differ).
+    fn block(&mut self) -> Vec<String> {
+        if self.timeless || !self.chance(15) {
+            return Vec::new();
+        }
+        let ms = *self.rng.pick(&[1u64, 10, 500, 3000, 100_000]);
+        vec![
+            if self.chance(20) { "block" } else { "BLOCK" }.into(),
+            ms.to_string(),
+        ]
     }
 
     fn throttle_args(&mut self) -> Vec<String> {
@@ -297,6 +343,7 @@ impl Gen {
         if let Some(q) = self.quantity(limit) {
             args.push(q);
         }
+        args.extend(self.block());
         args
     }
 
@@ -338,6 +385,30 @@ impl Gen {
         } else if pick < 88 {
             line = vec![s("RL.REFUND"), s("FIXED"), s(f[0])];
             line.extend(self.fixed());
+        } else if !self.timeless && pick < 90 {
+            // A charge, on a key that may be blocked (which it keeps); a
+            // stopped clock only, as its TAT is an instant.
+            let units = (1 + self.below(6)).to_string();
+            if self.chance(50) {
+                line = vec![s("RL.CHARGE"), s("THROTTLE"), s(t[0])];
+                line.extend(self.rate(false).0);
+            } else {
+                line = vec![s("RL.CHARGE"), s("FIXED"), s(f[0])];
+                line.extend(self.fixed().into_iter().take(2));
+            }
+            line.extend([s("COST"), units]);
+        } else if !self.timeless && pick < 95 {
+            let (name, key) = if self.chance(50) {
+                ("THROTTLE", t[0])
+            } else {
+                ("FIXED", f[0])
+            };
+            if self.chance(60) {
+                let ms = *self.rng.pick(&[1u64, 2000, 60_000, 600_000]);
+                line = vec![s("RL.BLOCK"), s(name), s(key), ms.to_string()];
+            } else {
+                line = vec![s("RL.UNBLOCK"), s(name), s(key)];
+            }
         } else {
             let kinds = [self.chance(40), self.chance(60)];
             line = vec![s("RL.ALL"), s("2")];
@@ -459,29 +530,61 @@ fn exact_stream(seed: u64, steps: usize) {
             g.line(t, f).into()
         }
     };
+    let blocked_denials = std::cell::Cell::new(0usize);
     let compare = |c: &mut redis::Connection, line: &[&str]| {
+        // A limiter's line on a key whose block holds before it runs.
+        let key = match line[0] {
+            "RL.THROTTLE" | "RL.FIXED" | "CL.THROTTLE" => Some(line[1]),
+            "RL.PEEK" | "RL.REFUND" => Some(line[2]),
+            _ => None,
+        };
+        let held = key.is_some_and(|k| {
+            // Another type (a foreign key) is no block.
+            let v: Option<String> = redis::cmd("GET")
+                .arg(format!("m:{k}"))
+                .query(c)
+                .ok()
+                .flatten();
+            let now = crate::harness::server_ms(c);
+            v.and_then(|v| v.rsplit_once('b').and_then(|(_, u)| u.parse::<i64>().ok()))
+                .is_some_and(|until| until > now)
+        });
         let reply = same_stepping(&server, c, line);
         assert!(!expect_error.get() || reply.is_err(), "{line:?}: {reply:?}");
+        if held && reply.is_ok() {
+            blocked_denials.set(blocked_denials.get() + 1);
+        }
         reply
     };
     run_stream(&mut c, steps, &mut seen, next, compare);
     assert!(bad.is_empty(), "{} bad lines left", bad.len());
     require_reached(&seen, steps / 10, steps / 20, steps / 50);
+    eprintln!("calls on a blocked key: {}", blocked_denials.get());
+    seen.require(&[
+        ("blocked by hand", 5),
+        ("unblocked", 1),
+        ("nothing to unblock", 1),
+    ]);
+    assert!(
+        blocked_denials.get() >= 10,
+        "only {} calls met a block",
+        blocked_denials.get()
+    );
 }
 
 #[test]
 fn stream_stopped_clock_1() {
-    exact_stream(0x9E37_79B9_7F4A_7C15, 700);
+    exact_stream(0x9E37_79B9_7F4A_7C15, 950);
 }
 
 #[test]
 fn stream_stopped_clock_2() {
-    exact_stream(0xD1B5_4A32_D192_ED03, 700);
+    exact_stream(0xD1B5_4A32_D192_ED03, 950);
 }
 
 #[test]
 fn stream_stopped_clock_3() {
-    exact_stream(42, 700);
+    exact_stream(42, 950);
 }
 
 /// The running-clock stream (Redis 7.0, 8.2): only what the instant cannot

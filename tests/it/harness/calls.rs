@@ -269,6 +269,35 @@ pub fn rl_info(c: &mut redis::Connection) -> std::collections::BTreeMap<String, 
         .collect()
 }
 
+/// `INFO rl`'s per-prefix lines (`rl.stats-prefixes`), in their order:
+/// `(prefix, [admitted, denied, shadow_denied])`. Panics on a line of
+/// another shape.
+pub fn prefix_counts(c: &mut redis::Connection) -> Vec<(String, [u64; 3])> {
+    let info: String = redis::cmd("INFO").arg("rl").query(c).unwrap();
+    let mut out = Vec::new();
+    for (i, line) in info
+        .lines()
+        .filter(|l| l.starts_with("rl_prefix_"))
+        .enumerate()
+    {
+        let (name, value) = line.split_once(':').unwrap();
+        assert_eq!(name, format!("rl_prefix_{i}"), "{info}");
+        let fields: Vec<(&str, &str)> = value
+            .split(',')
+            .map(|kv| kv.split_once('=').unwrap())
+            .collect();
+        let names: Vec<&str> = fields.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            names,
+            ["prefix", "admitted", "denied", "shadow_denied"],
+            "{line}"
+        );
+        let n = |j: usize| fields[j].1.parse::<u64>().unwrap();
+        out.push((fields[0].1.to_string(), [n(1), n(2), n(3)]));
+    }
+    out
+}
+
 /// `[calls, admitted, denied, errors]` of one command (`slide`, `all`, ...).
 pub fn counters(c: &mut redis::Connection, command: &str) -> [u64; 4] {
     let info = rl_info(c);

@@ -177,3 +177,18 @@ impl XorShift {
         &items[self.below(items.len() as u64) as usize]
     }
 }
+
+/// Sending and reading apart, for clients that wait (`WAIT`): the reply of
+/// a held call is read later, or never (a disconnect).
+impl RawConn {
+    pub fn send(&mut self, args: &[&str]) {
+        let cmd: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+        self.write_command(&cmd);
+        self.writer.flush().unwrap();
+    }
+
+    pub fn recv(&mut self) -> Resp {
+        self.read_reply()
+            .unwrap_or_else(|e| panic!("reading a reply: {e}"))
+    }
+}

@@ -1,0 +1,468 @@
+//! Blocks: a key shut for a while after a breach (`BLOCK ms` on a limiter's
+//! command) or by hand (`RL.BLOCK`), lifted early by `RL.UNBLOCK`.
+//!
+//! A block is one absolute instant, the ms it ends (`until`), kept in the
+//! limiter's own key beside its state (the layouts are in each storage
+//! kind's file: `string_key.rs` for THROTTLE and FIXED). While `now <
+//! until` every call on the key is denied before its state is read or
+//! counted, with `retry_after_ms = until - now`; the end never moves while
+//! the block holds (denials write nothing), so a client may cache it. The
+//! first denial of a call that carries `BLOCK ms` writes the block, ending
+//! at `now + ms`; the state itself stays as it was.
+
+use super::any::{Algorithm, NAMED_LIMITER_KEY};
+use super::args::{positive, MAX_WINDOW_MS};
+use super::decision::Decision;
+use super::error::{token_text, RlError};
+use super::string_key::StringWrite;
+use super::syntax::{ArgKind, ArgSpec, Syntax};
+
+/// Longest block in ms (about 31.7 years), as the longest window: every
+/// block end stays exact in a double and far from integer overflow.
+pub const MAX_BLOCK_MS: u64 = MAX_WINDOW_MS;
+
+/// The block on a key at `now`, if one holds: the denial every call gets
+/// until it ends. A block whose end has come holds no more.
+pub fn holds(until_ms: Option<i64>, now_ms: i64) -> Option<Decision> {
+    let until = until_ms?;
+    if until <= now_ms {
+        return None;
+    }
+    let left = until.saturating_sub(now_ms) as u64;
+    Some(Decision {
+        allowed: false,
+        remaining: 0,
+        retry_after_ms: left,
+        reset_after_ms: left,
+        blocked: true,
+    })
+}
+
+/// The end of a block that holds at `now`, `None` for none or one whose
+/// end has come.
+pub fn in_force(until_ms: Option<i64>, now_ms: i64) -> Option<i64> {
+    until_ms.filter(|&u| u > now_ms)
+}
+
+/// The end of a block of `ms` from `now`.
+pub fn end(now_ms: i64, ms: u64) -> i64 {
+    now_ms.saturating_add(ms as i64)
+}
+
+/// The value of a `BLOCK ms` option, named in its error.
+pub fn block_option(name: &'static str, value: &[u8]) -> Result<u64, RlError> {
+    positive(value, name, MAX_BLOCK_MS)
+}
+
+/// Where `RL.BLOCK` and `RL.UNBLOCK` take their key: after the limiter.
+pub const BLOCK_KEY: usize = NAMED_LIMITER_KEY;
+
+/// `RL.BLOCK`'s name and arguments.
+#[rustfmt::skip]
+pub const BLOCK: Syntax = Syntax {
+    command: c"rl.block",
+    args: &[
+        ArgSpec { name: c"limiter", kind: ArgKind::String, token: None, optional: false },
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+        ArgSpec { name: c"ms", kind: ArgKind::Integer, token: None, optional: false },
+    ],
+};
+
+/// `RL.UNBLOCK`'s name and arguments.
+#[rustfmt::skip]
+pub const UNBLOCK: Syntax = Syntax {
+    command: c"rl.unblock",
+    args: &[
+        ArgSpec { name: c"limiter", kind: ArgKind::String, token: None, optional: false },
+        ArgSpec { name: c"key", kind: ArgKind::Key, token: None, optional: false },
+    ],
+};
+
+/// The limiters a block applies to: those with a `BLOCK` option.
+fn blockable(token: &[u8], command: &'static str) -> Result<Algorithm, RlError> {
+    match Algorithm::from_token(token) {
+        Some(a @ (Algorithm::Throttle | Algorithm::Fixed)) => Ok(a),
+        Some(a) => Err(RlError::NotBlockable {
+            command,
+            limiter: a.token(),
+        }),
+        None => Err(RlError::UnknownLimiter(token_text(token))),
+    }
+}
+
+/// `RL.BLOCK <limiter> key ms`: sets the key's block to end `ms` from now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockRequest {
+    pub limiter: Algorithm,
+    pub ms: u64,
+}
+
+impl BlockRequest {
+    pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
+        BLOCK.check_count(args.len())?;
+        let limiter = blockable(args[1], "RL.BLOCK")?;
+        let ms = positive(args[3], "ms", MAX_BLOCK_MS)?;
+        Ok(BlockRequest { limiter, ms })
+    }
+}
+
+/// `RL.UNBLOCK <limiter> key`: lifts the key's block, keeping its counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnblockRequest {
+    pub limiter: Algorithm,
+}
+
+impl UnblockRequest {
+    pub fn parse(args: &[&[u8]]) -> Result<Self, RlError> {
+        UNBLOCK.check_count(args.len())?;
+        let limiter = blockable(args[1], "RL.UNBLOCK")?;
+        Ok(UnblockRequest { limiter })
+    }
+}
+
+/// What `RL.UNBLOCK` does to a string key: the state written back plain,
+/// or the key deleted when the state's own expiry has come (a TAT reached,
+/// a window over: the key would already be gone but for the block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StringChange {
+    Set(StringWrite),
+    Delete,
+}
+
+/// `RL.BLOCK` and `RL.UNBLOCK` over the string limiters' key.
+pub mod string {
+    use super::{Algorithm, StringChange};
+    use crate::core::error::RlError;
+    use crate::core::fixed::decide as fixed;
+    use crate::core::limiter::Now;
+    use crate::core::string_key::{StringView, StringWrite};
+    use crate::core::throttle::gcra::{self, TatWrite};
+
+    /// The state (value and own expiry) and the block's end, read and
+    /// checked as the limiter's own command reads them; `None` for no key.
+    fn read(
+        limiter: Algorithm,
+        view: &impl StringView,
+        now: Now,
+    ) -> Result<Option<(StringWrite, Option<i64>)>, RlError> {
+        let Some(bytes) = view.value() else {
+            return Ok(None);
+        };
+        let ttl = view.expire_at_ms();
+        let (value, own, until) = match limiter {
+            Algorithm::Throttle => {
+                let (tat, until) = gcra::stored_with_block(bytes, ttl)?;
+                let w = TatWrite::at(tat.into());
+                (tat.max(0) as u64, w.expire_at_ms, until)
+            }
+            Algorithm::Fixed => {
+                let s = fixed::stored_state(bytes, ttl)?;
+                // A window over counts nothing: it ends now.
+                let (count, end) = s.current(now.ms).unwrap_or((0, now.ms));
+                (count, end, s.blocked_until)
+            }
+            _ => return Err(RlError::Internal("a string block for another limiter")),
+        };
+        Ok(Some((StringWrite::plain(value, own), until)))
+    }
+
+    /// `RL.BLOCK`: the state as it is, blocked until `until`; a missing
+    /// key gets an empty state (an idle TAT at `now`, a count of 0).
+    pub fn block(
+        limiter: Algorithm,
+        view: &impl StringView,
+        now: Now,
+        until: i64,
+    ) -> Result<StringWrite, RlError> {
+        let plain = match read(limiter, view, now)? {
+            Some((w, _)) => w,
+            None if limiter == Algorithm::Throttle => {
+                let w = TatWrite::at(now.us.into());
+                StringWrite::plain(now.us.max(0) as u64, w.expire_at_ms)
+            }
+            None => StringWrite::plain(0, now.ms),
+        };
+        Ok(StringWrite {
+            blocked_until: Some(until),
+            ..plain
+        })
+    }
+
+    /// `RL.UNBLOCK`: the change that lifts a block holding at `now`;
+    /// `None` when none holds (nothing to write).
+    pub fn unblock(
+        limiter: Algorithm,
+        view: &impl StringView,
+        now: Now,
+    ) -> Result<Option<StringChange>, RlError> {
+        let Some((plain, until)) = read(limiter, view, now)? else {
+            return Ok(None);
+        };
+        if super::in_force(until, now.ms).is_none() {
+            return Ok(None);
+        }
+        if plain.expire_at_ms <= now.ms {
+            return Ok(Some(StringChange::Delete));
+        }
+        Ok(Some(StringChange::Set(plain)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::syntax::tests::errors_name_declared_arguments;
+    use proptest::prelude::*;
+
+    fn split(line: &str) -> Vec<&[u8]> {
+        line.split(' ').map(str::as_bytes).collect()
+    }
+
+    #[test]
+    fn block_lines_name_the_problem() {
+        let ok = |limiter, ms| Ok(BlockRequest { limiter, ms });
+        let cases = [
+            ("RL.BLOCK FIXED k 1000", ok(Algorithm::Fixed, 1000)),
+            ("RL.BLOCK throttle k 1", ok(Algorithm::Throttle, 1)),
+            (
+                "RL.BLOCK FIXED k 1000000000000",
+                ok(Algorithm::Fixed, MAX_BLOCK_MS),
+            ),
+            (
+                "RL.BLOCK FIXED k",
+                Err(RlError::WrongArity {
+                    command: "rl.block",
+                }),
+            ),
+            (
+                "RL.BLOCK FIXED k 1 2",
+                Err(RlError::WrongArity {
+                    command: "rl.block",
+                }),
+            ),
+            (
+                "RL.BLOCK FIXED k 0",
+                Err(RlError::OutOfRange {
+                    arg: "ms",
+                    max: MAX_BLOCK_MS,
+                }),
+            ),
+            (
+                "RL.BLOCK FIXED k 1000000000001",
+                Err(RlError::OutOfRange {
+                    arg: "ms",
+                    max: MAX_BLOCK_MS,
+                }),
+            ),
+            (
+                "RL.BLOCK ACQUIRE k 5",
+                Err(RlError::NotBlockable {
+                    command: "RL.BLOCK",
+                    limiter: "ACQUIRE",
+                }),
+            ),
+            (
+                "RL.BLOCK GCRA k 5",
+                Err(RlError::UnknownLimiter("GCRA".into())),
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(BlockRequest::parse(&split(line)), want, "{line}");
+        }
+        errors_name_declared_arguments(&BLOCK, "RL.BLOCK FIXED k 5", BlockRequest::parse);
+    }
+
+    #[test]
+    fn unblock_lines_name_the_problem() {
+        let cases = [
+            (
+                "RL.UNBLOCK FIXED k",
+                Ok(UnblockRequest {
+                    limiter: Algorithm::Fixed,
+                }),
+            ),
+            (
+                "RL.UNBLOCK FIXED k 5",
+                Err(RlError::WrongArity {
+                    command: "rl.unblock",
+                }),
+            ),
+            (
+                "RL.UNBLOCK ACQUIRE k",
+                Err(RlError::NotBlockable {
+                    command: "RL.UNBLOCK",
+                    limiter: "ACQUIRE",
+                }),
+            ),
+            ("RL.UNBLOCK X k", Err(RlError::UnknownLimiter("X".into()))),
+        ];
+        for (line, want) in cases {
+            assert_eq!(UnblockRequest::parse(&split(line)), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_block_holds_until_its_end_and_not_at_it() {
+        assert_eq!(holds(None, 5), None);
+        assert_eq!(holds(Some(5), 5), None);
+        assert_eq!(holds(Some(4), 5), None);
+        let d = holds(Some(1_005), 5).unwrap();
+        assert_eq!(d.to_reply(), [0, 0, 1000, 1000]);
+        assert!(d.blocked);
+    }
+
+    mod strings {
+        use super::super::string::{block, unblock};
+        use super::super::*;
+        use crate::core::fixed::request::FixedRequest;
+        use crate::core::limiter::{Call, Limiter, Now};
+        use crate::core::string_key::MemoryString;
+        use crate::core::throttle::gcra::Gcra;
+        use crate::core::throttle::request::ThrottleRequest;
+
+        fn at(ms: i64) -> Now {
+            Now { ms, us: ms * 1000 }
+        }
+
+        fn fixed(block_ms: Option<u64>) -> FixedRequest {
+            FixedRequest {
+                limit: 2,
+                window_ms: 1000,
+                cost: 1,
+                block_ms,
+            }
+        }
+
+        fn run<L: Limiter<MemoryString, Write = StringWrite, Answer = Decision>>(
+            s: &mut MemoryString,
+            r: &L,
+            ms: i64,
+        ) -> Decision {
+            let out = r.decide(s, &Call::one(at(ms))).unwrap();
+            if let Some(w) = &out.write {
+                s.apply(w);
+            }
+            out.decision
+        }
+
+        #[test]
+        fn the_first_denial_blocks_and_later_calls_count_nothing() {
+            let mut s = MemoryString::default();
+            let r = fixed(Some(5_000));
+            assert!(run(&mut s, &r, 10_000).allowed);
+            assert!(run(&mut s, &r, 10_001).allowed);
+            let first = run(&mut s, &r, 10_002);
+            assert_eq!((first.allowed, first.blocked), (false, false));
+            assert_eq!(s.value.as_deref(), Some(&b"2e11000b15002"[..]));
+            assert_eq!(s.expire_at_ms, Some(15_002));
+            let before = s.clone();
+            // Past the window's end, still blocked: denied, nothing written.
+            for ms in [10_003, 11_000, 15_001] {
+                let d = run(&mut s, &fixed(None), ms);
+                assert!(d.blocked && !d.allowed, "{ms}");
+                assert_eq!(d.retry_after_ms as i64, 15_002 - ms);
+                assert_eq!(s, before);
+            }
+            // The block's end: a new window.
+            let d = run(&mut s, &r, 15_002);
+            assert!(d.allowed);
+            assert_eq!(s.value.as_deref(), Some(&b"1"[..]));
+            assert_eq!(s.expire_at_ms, Some(16_002));
+        }
+
+        #[test]
+        fn a_denial_without_block_writes_nothing_on_a_blocked_key() {
+            let mut s = MemoryString::default();
+            s.apply(&block(Algorithm::Fixed, &s, at(1_000), 9_000).unwrap());
+            assert_eq!(s.value.as_deref(), Some(&b"0e1000b9000"[..]));
+            let before = s.clone();
+            assert!(run(&mut s, &fixed(Some(50)), 1_500).blocked);
+            assert_eq!(s, before);
+        }
+
+        #[test]
+        fn unblock_keeps_the_counts_or_drops_what_has_ended() {
+            let mut s = MemoryString::default();
+            let r = fixed(None);
+            assert!(run(&mut s, &r, 10_000).allowed);
+            s.apply(&block(Algorithm::Fixed, &s, at(10_100), 20_000).unwrap());
+            assert_eq!(s.value.as_deref(), Some(&b"1e11000b20000"[..]));
+            assert_eq!(
+                unblock(Algorithm::Fixed, &s, at(10_200)).unwrap(),
+                Some(StringChange::Set(StringWrite::plain(1, 11_000)))
+            );
+            // Once the window is over, lifting the block deletes the key.
+            assert_eq!(
+                unblock(Algorithm::Fixed, &s, at(11_000)).unwrap(),
+                Some(StringChange::Delete)
+            );
+            // A block that ended is nothing to lift.
+            assert_eq!(unblock(Algorithm::Fixed, &s, at(20_000)).unwrap(), None);
+            assert_eq!(
+                unblock(Algorithm::Fixed, &MemoryString::default(), at(1)).unwrap(),
+                None
+            );
+        }
+
+        #[test]
+        fn a_throttle_block_keeps_the_tat() {
+            let now = 1_800_000_000_000;
+            let r = ThrottleRequest {
+                rate: Gcra::new(0, 1, 1_000_000).unwrap(),
+                quantity: 1,
+                block_ms: Some(60_000),
+            };
+            let mut s = MemoryString::default();
+            assert!(run(&mut s, &r, now).allowed);
+            let tat = (now + 1000) * 1000;
+            assert!(!run(&mut s, &r, now + 1).allowed);
+            let want = format!("{tat}e{}b{}", now + 1000, now + 60_001);
+            assert_eq!(s.value.as_deref(), Some(want.as_bytes()));
+            assert_eq!(s.expire_at_ms, Some(now + 60_001));
+            let d = run(&mut s, &r, now + 2_000);
+            assert!(d.blocked);
+            assert_eq!(d.to_reply(), [0, 0, 58_001, 58_001]);
+            assert_eq!(
+                unblock(Algorithm::Throttle, &s, at(now + 500)).unwrap(),
+                Some(StringChange::Set(StringWrite::plain(
+                    tat as u64,
+                    now + 1000
+                )))
+            );
+            assert_eq!(
+                unblock(Algorithm::Throttle, &s, at(now + 1000)).unwrap(),
+                Some(StringChange::Delete)
+            );
+            // By hand on a missing key: an idle TAT at now.
+            let w = block(
+                Algorithm::Throttle,
+                &MemoryString::default(),
+                at(now),
+                now + 5,
+            )
+            .unwrap();
+            assert_eq!(
+                w.blocked_bytes(),
+                Some(format!("{}e{now}b{}", now * 1000, now + 5))
+            );
+        }
+    }
+
+    proptest! {
+        /// While a block holds, every reply denies, and its wait counts down
+        /// to the same end whatever the call (T never moves).
+        #[test]
+        fn a_block_never_admits_and_its_end_stays(until in 0i64..1_000_000, nows in proptest::collection::vec(0i64..1_000_000, 1..50)) {
+            for now in nows {
+                match holds(Some(until), now) {
+                    Some(d) => {
+                        prop_assert!(now < until);
+                        prop_assert!(!d.allowed && d.blocked);
+                        prop_assert_eq!(now + d.retry_after_ms as i64, until);
+                    }
+                    None => prop_assert!(now >= until),
+                }
+            }
+        }
+    }
+}
