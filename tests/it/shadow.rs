@@ -422,3 +422,42 @@ fn stats_prefixes_count_each_prefix_exactly() {
         assert_eq!(counts[0], ("p0:".to_string(), [0, 0, 0]), "{f:?}");
     });
 }
+
+/// A shadowed breach with `BLOCK ms` records the block enforcement would
+/// set (and only that): later calls are shadow-admitted with the block's
+/// wait, and switching enforcement on finds the key as it would have been.
+#[test]
+fn a_shadowed_breach_records_its_block_and_nothing_else() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        set(&mut c, "rl.shadow", "yes");
+        let line = ["RL.FIXED", "fb", "1", "600000", "BLOCK", "60000"];
+        let first = ints(&run(&mut c, &line).unwrap());
+        assert_eq!(first[..2], [1, 0], "{f:?}: admitted, counted");
+        let (count_only, _) = value_and_expiry(&mut c, "fb");
+        assert_eq!(count_only.as_deref(), Some("1"), "{f:?}");
+        // The breach: shadow-admitted, the block written, the count kept.
+        let second = ints(&run(&mut c, &line).unwrap());
+        assert_eq!(second[0], 1, "{f:?}: shadow-admitted");
+        let (blocked, _) = value_and_expiry(&mut c, "fb");
+        let blocked = blocked.unwrap();
+        assert!(
+            blocked.starts_with("1e") && blocked.contains('b'),
+            "{f:?}: {blocked}"
+        );
+        // While the block holds: shadow-admitted with its wait, nothing
+        // written.
+        let before = state(&mut c, "fb");
+        let third = ints(&run(&mut c, &line).unwrap());
+        assert_eq!(third[0], 1, "{f:?}");
+        assert!(third[2] > 50_000 && third[2] <= 60_000, "{f:?} {third:?}");
+        assert_eq!(state(&mut c, "fb"), before, "{f:?}");
+        assert_eq!(info_int(&mut c, "rl", "rl_fixed_shadow_denied"), 2, "{f:?}");
+        // Enforced: the same key denies by its block.
+        set(&mut c, "rl.shadow", "no");
+        let enforced = ints(&run(&mut c, &line).unwrap());
+        assert_eq!(enforced[..2], [0, 0], "{f:?}");
+        assert_eq!(info_int(&mut c, "rl", "rl_fixed_blocked"), 1, "{f:?}");
+    });
+}
