@@ -2777,6 +2777,8 @@ local function sf_throttle_decide(key, req, call)
       sf_throttle_write(key, new_tat)
     end
   elseif allowed == 0 and req.block ~= nil then
+    -- block.rs breached: the breach answers as the block it sets.
+    decision = { allowed = 0, remaining = 0, retry_after_ms = req.block, reset_after_ms = req.block }
     write = function()
       sf_throttle_block(key, tat or int(call.now.us), call.now.ms + req.block)
     end
@@ -2911,6 +2913,8 @@ local function sf_throttle_command(key, line, cell)
   local reply = sf_throttle_reply(key, tat, now_us, t, tau, limit, q, cell)
   if block ~= nil and reply[1] == 0 then
     sf_throttle_block(key, tat or int(now_us), now_ms + block)
+    -- block.rs breached: the breach answers as the block it sets.
+    return { 0, 0, block, block }
   end
   return reply
 end
@@ -3082,7 +3086,8 @@ local function sf_fixed_core(key, limit, window, cost, now_ms)
 end
 
 -- The limiter interface's decide: sf_fixed_core at call.now.ms. A denial
--- with BLOCK writes the block, the count and end as they are.
+-- with BLOCK writes the block, the count and end as they are, and answers
+-- as the block does.
 local function sf_fixed_decide(key, req, call)
   local now_ms = call.now.ms
   local allowed, remaining, retry, reset, after, at, blocked =
@@ -3093,6 +3098,8 @@ local function sf_fixed_decide(key, req, call)
     if blocked or req.block == nil then
       return decision, nil
     end
+    -- block.rs breached: the breach answers as the block it sets.
+    decision = { allowed = 0, remaining = 0, retry_after_ms = req.block, reset_after_ms = req.block }
     return decision, function()
       sf_blocked_set(key, int(after), at, now_ms + req.block)
     end
@@ -3167,6 +3174,8 @@ local function sf_rl_fixed(key, limit, window, cost, block)
     sf_fixed_set(key, after, at)
   elseif block ~= nil and not blocked then
     sf_blocked_set(key, int(after), at, now_ms + block)
+    -- block.rs breached: the breach answers as the block it sets.
+    return { 0, 0, block, block }
   end
   return { allowed, remaining, retry, reset }
 end

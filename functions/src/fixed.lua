@@ -118,7 +118,8 @@ local function sf_fixed_core(key, limit, window, cost, now_ms)
 end
 
 -- The limiter interface's decide: sf_fixed_core at call.now.ms. A denial
--- with BLOCK writes the block, the count and end as they are.
+-- with BLOCK writes the block, the count and end as they are, and answers
+-- as the block does.
 local function sf_fixed_decide(key, req, call)
   local now_ms = call.now.ms
   local allowed, remaining, retry, reset, after, at, blocked =
@@ -129,6 +130,8 @@ local function sf_fixed_decide(key, req, call)
     if blocked or req.block == nil then
       return decision, nil
     end
+    -- block.rs breached: the breach answers as the block it sets.
+    decision = { allowed = 0, remaining = 0, retry_after_ms = req.block, reset_after_ms = req.block }
     return decision, function()
       sf_blocked_set(key, int(after), at, now_ms + req.block)
     end
@@ -203,6 +206,8 @@ local function sf_rl_fixed(key, limit, window, cost, block)
     sf_fixed_set(key, after, at)
   elseif block ~= nil and not blocked then
     sf_blocked_set(key, int(after), at, now_ms + block)
+    -- block.rs breached: the breach answers as the block it sets.
+    return { 0, 0, block, block }
   end
   return { allowed, remaining, retry, reset }
 end

@@ -8,7 +8,8 @@
 //! counted, with `retry_after_ms = until - now`; the end never moves while
 //! the block holds (denials write nothing), so a client may cache it. The
 //! first denial of a call that carries `BLOCK ms` writes the block, ending
-//! at `now + ms`; the state itself stays as it was.
+//! at `now + ms`, and answers as the block does ([`breached`]); the state
+//! itself stays as it was.
 
 use super::any::{Algorithm, NAMED_LIMITER_KEY};
 use super::args::{positive, MAX_WINDOW_MS};
@@ -36,6 +37,20 @@ pub fn holds(until_ms: Option<i64>, now_ms: i64) -> Option<Decision> {
         reset_after_ms: left,
         blocked: true,
     })
+}
+
+/// What the denial that sets a block of `ms` answers: the block's own
+/// denial, as every later call gets it until the block ends, so a caller
+/// that waits its `retry_after_ms` is not denied again by the block its
+/// breach set (and `WAIT` waits for the block's end, or not at all).
+pub fn breached(ms: u64) -> Decision {
+    Decision {
+        allowed: false,
+        remaining: 0,
+        retry_after_ms: ms,
+        reset_after_ms: ms,
+        blocked: false,
+    }
 }
 
 /// The end of a block that holds at `now`, `None` for none or one whose
@@ -353,6 +368,8 @@ mod tests {
             assert!(run(&mut s, &r, 10_001).allowed);
             let first = run(&mut s, &r, 10_002);
             assert_eq!((first.allowed, first.blocked), (false, false));
+            // The breach answers the block's wait, not the window's 998 ms.
+            assert_eq!(first.to_reply(), [0, 0, 5_000, 5_000]);
             assert_eq!(s.value.as_deref(), Some(&b"2e11000b15002"[..]));
             assert_eq!(s.expire_at_ms, Some(15_002));
             let before = s.clone();
@@ -415,7 +432,7 @@ mod tests {
             let mut s = MemoryString::default();
             assert!(run(&mut s, &r, now).allowed);
             let tat = (now + 1000) * 1000;
-            assert!(!run(&mut s, &r, now + 1).allowed);
+            assert_eq!(run(&mut s, &r, now + 1).to_reply(), [0, 0, 60_000, 60_000]);
             let want = format!("{tat}e{}b{}", now + 1000, now + 60_001);
             assert_eq!(s.value.as_deref(), Some(want.as_bytes()));
             assert_eq!(s.expire_at_ms, Some(now + 60_001));
