@@ -72,8 +72,8 @@ declare -A ROWS=(
   [fixed]="RL.FIXED f:__rand_int__ 100 60000"
   # A denial by a block (RL.BLOCK below, before the warm-up): the one
   # value read, nothing counted or written.
-  [fixed_blocked]="RL.FIXED fb:hot 100 60000"
-  [throttle_blocked]="RL.THROTTLE tb:hot 10 100 60000"
+  [fixed_blocked]="RL.FIXED fxb:hot 100 60000"
+  [throttle_blocked]="RL.THROTTLE thb:hot 10 100 60000"
   [count]="RL.COUNT c:__rand_int__ 60000 ok"
   [peek]="RL.PEEK SLIDE s:__rand_int__ 100 60000"
   [all]="RL.ALL 2 as:__rand_int__ at:__rand_int__ SLIDE 100 60000 THROTTLE 10 100 60000"
@@ -192,8 +192,8 @@ for r in "${rows[@]}"; do
   fi
 done
 # The blocked rows' keys, blocked for a day.
-cli RL.BLOCK FIXED fb:hot 86400000 >/dev/null
-cli RL.BLOCK THROTTLE tb:hot 86400000 >/dev/null
+cli RL.BLOCK FIXED fxb:hot 86400000 >/dev/null
+cli RL.BLOCK THROTTLE thb:hot 86400000 >/dev/null
 # A row whose command fails would measure its error path: one call of each
 # first, on a key of its own (the number 0 for the placeholder: a ZADD
 # takes it as a score too), must not answer an error.

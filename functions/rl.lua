@@ -480,8 +480,9 @@ LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
           RL.PEEK / RL.ALL hand it over); raises the command's errors,
           E.arity(...) for a wrong count.
   decide(key, req, call) -> decision, write
-          call = { now = now(), shares = { slides = n, buckets = n },
-                   writes = bool }: writes false for RL.PEEK.
+          call = { now = now(), shares = { slides = n, slide_cost = c,
+                   buckets = n }, writes = bool }: writes false for RL.PEEK
+                   (slide_cost: RL.ALL's SLIDE clauses' costs together).
           decision = { allowed (0|1), remaining, retry_after_ms,
                        reset_after_ms, lease = id or nil }
           write = nil, or a function that applies the admission (writes,
@@ -532,9 +533,9 @@ local Slide = {
   -- writes (members must fit in an i64).
   MAX_NOW_MS = 9223372036853,
   MEMBERS_PER_MS = 1000000,
-  -- slide/decide.rs EVICT_PER_CALL.
-  EVICT_PER_CALL = 256,
-  ONE = { slides = 1, buckets = 1 },
+  -- slide/decide.rs EVICT_PER_CALL: all of a call's logs together.
+  EVICT_PER_CALL = 128,
+  ONE = { slides = 1, slide_cost = 0, buckets = 1 },
   -- Six-digit member numbers as strings, kept for the first 1,000.
   SUFFIXES = {},
   SUFFIXES_KEPT = 1000,
@@ -740,9 +741,17 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
 end
 
 -- decide.rs `evict_budget`: the stale entries one admission may remove,
--- when the call decides `slides` sliding logs (RL.ALL shares 256).
-function Slide.budget(cost, slides)
-  return math.max(math.floor(Slide.EVICT_PER_CALL / math.max(slides, 1)), 2 * cost)
+-- when the call decides `shares.slides` sliding logs costing
+-- `shares.slide_cost` together (RL.ALL): cost + 1, and an equal part of
+-- what EVICT_PER_CALL leaves beyond the clauses' cost + 1 each. One log
+-- alone (`shares` nil): EVICT_PER_CALL.
+function Slide.budget(cost, shares)
+  if shares == nil or shares.slides <= 1 then
+    return Slide.EVICT_PER_CALL
+  end
+  local slides = shares.slides
+  local spare = Slide.EVICT_PER_CALL - math.max(shares.slide_cost or 0, cost) - slides
+  return cost + 1 + math.floor(math.max(spare, 0) / slides)
 end
 
 -- The wait until an entry at score `s` leaves (decide.rs): at least 1 ms.
@@ -918,7 +927,7 @@ end
 -- The limiter interface's decide (RL.PEEK, RL.ALL, RL.REFUND's peek).
 function Slide.decide(key, req, call, trim)
   local window = req.window
-  local max_evict = call.writes and Slide.budget(req.cost, call.shares.slides) or 0
+  local max_evict = call.writes and Slide.budget(req.cost, call.shares) or 0
   local allowed, remaining, retry, reset, members, at, evict, expiry =
     Slide.decide_at(key, req.limit, window, req.cost, call.now.ms, max_evict, call.writes, trim or 0)
   local decision = {
@@ -973,7 +982,7 @@ end
 function Slide.charge(key, req, call)
   local now, window, limit, cost = call.now.ms, req.window, req.limit, req.cost
   local cutoff = now - window
-  local max_evict = Slide.budget(cost, call.shares.slides)
+  local max_evict = Slide.budget(cost, call.shares)
   local expiry, last = Slide.open(key, 0)
   local newest, newest_member, stale, held, low, oldest =
     Slide.ends(key, last, now, cutoff, max_evict, 0)
@@ -1019,7 +1028,7 @@ LIMITERS.SLIDE = Slide
 -- written.
 function Slide.admit(key, limit, window, cost)
   local allowed, remaining, retry, reset, members, at, evict, expiry, taken =
-    Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost, 1), 'unchecked', 0)
+    Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost), 'unchecked', 0)
   if members ~= nil then
     Slide.write(key, members, at, evict, expiry, window, taken)
   end
@@ -2143,6 +2152,26 @@ function bk.fast_counts(key, bs)
   return out
 end
 
+-- The buckets of the set bits of `v` (a held set shifted right by `from`
+-- bits, below 2^53: bit i of the set is bucket newest - 1 - i), oldest
+-- (highest bit) first. Halving walks the bits without a power per bit.
+function bk.fast_buckets(v, from, newest)
+  local out, n, i = {}, 0, from
+  while v > 0 do
+    local b = v % 2
+    if b == 1 then
+      n = n + 1
+      out[n] = newest - 1 - i
+    end
+    v = (v - b) / 2
+    i = i + 1
+  end
+  for a = 1, (n - n % 2) / 2 do
+    out[a], out[n + 1 - a] = out[n + 1 - a], out[a]
+  end
+  return out
+end
+
 function bk.fast(key, args)
   if #args ~= 2 then
     return nil
@@ -2196,42 +2225,37 @@ function bk.fast(key, args)
   end
   if live < held then
     -- Oldest first, as the full path lists them.
-    for i = math.floor(math.log(held) / math.log(2)) + 1, first_stale, -1 do
-      if math.floor(held / 2 ^ i) % 2 == 1 then
-        stale[#stale + 1] = newest - 1 - i
-      end
-    end
+    stale = bk.fast_buckets((held - live) / 2 ^ first_stale, first_stale, newest)
   end
-  -- The live buckets, oldest first.
-  local lives = {}
-  if live > 0 then
-    for i = math.floor(math.log(live) / math.log(2)) + 1, 0, -1 do
-      if math.floor(live / 2 ^ i) % 2 == 1 then
-        lives[#lives + 1] = newest - 1 - i
-      end
-    end
-  end
+  -- The live buckets, oldest first: listed only when a sum or a denial
+  -- reads them (with nothing stale, the header's total is the window's).
+  local lives
   local sum
   if live_from > newest then
     sum = 0
-  elseif #stale <= #lives then
-    local cs = bk.fast_counts(key, stale)
-    if cs == nil then
-      return nil
-    end
+  elseif #stale == 0 then
     sum = total
-    for i = 1, #cs do
-      sum = sum - cs[i]
-    end
-    sum = math.max(sum, 0)
   else
-    local cs = bk.fast_counts(key, lives)
-    if cs == nil then
-      return nil
-    end
-    sum = cur
-    for i = 1, #cs do
-      sum = sum + cs[i]
+    lives = bk.fast_buckets(live, 0, newest)
+    if #stale <= #lives then
+      local cs = bk.fast_counts(key, stale)
+      if cs == nil then
+        return nil
+      end
+      sum = total
+      for i = 1, #cs do
+        sum = sum - cs[i]
+      end
+      sum = math.max(sum, 0)
+    else
+      local cs = bk.fast_counts(key, lives)
+      if cs == nil then
+        return nil
+      end
+      sum = cur
+      for i = 1, #cs do
+        sum = sum + cs[i]
+      end
     end
   end
   target = math.max(target, newest)
@@ -2273,6 +2297,7 @@ function bk.fast(key, args)
   end
   -- Denied: the oldest counted buckets first, until enough leaves.
   local need = sum + 1 - limit
+  lives = lives or bk.fast_buckets(live, 0, newest)
   local cs = bk.fast_counts(key, lives)
   if cs == nil then
     return nil
@@ -3949,7 +3974,7 @@ local function all(keys, line)
     fail('ERR numkeys is ' .. numkeys .. ' but ' .. given .. ' (one per key)')
   end
   local clauses = {}
-  local shares = { slides = 0, buckets = 0 }
+  local shares = { slides = 0, slide_cost = 0, buckets = 0 }
   for i, start in ipairs(starts) do
     local stop = (starts[i + 1] or #line + 1) - 1
     local clause = { line[start], keys[i] }
@@ -3976,6 +4001,7 @@ local function all(keys, line)
   if slide_cost > MAX_SLIDE_COST then
     fail('ERR the SLIDE clauses\' COST must add up to at most ' .. MAX_SLIDE_COST)
   end
+  shares.slide_cost = slide_cost
   -- Decide every clause first: all keys read, nothing written.
   local call = { now = now(), shares = shares, writes = true }
   local allowed, retry = 1, 0

@@ -228,7 +228,7 @@ local function all(keys, line)
     fail('ERR numkeys is ' .. numkeys .. ' but ' .. given .. ' (one per key)')
   end
   local clauses = {}
-  local shares = { slides = 0, buckets = 0 }
+  local shares = { slides = 0, slide_cost = 0, buckets = 0 }
   for i, start in ipairs(starts) do
     local stop = (starts[i + 1] or #line + 1) - 1
     local clause = { line[start], keys[i] }
@@ -255,6 +255,7 @@ local function all(keys, line)
   if slide_cost > MAX_SLIDE_COST then
     fail('ERR the SLIDE clauses\' COST must add up to at most ' .. MAX_SLIDE_COST)
   end
+  shares.slide_cost = slide_cost
   -- Decide every clause first: all keys read, nothing written.
   local call = { now = now(), shares = shares, writes = true }
   local allowed, retry = 1, 0

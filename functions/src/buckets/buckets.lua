@@ -314,6 +314,26 @@ function bk.fast_counts(key, bs)
   return out
 end
 
+-- The buckets of the set bits of `v` (a held set shifted right by `from`
+-- bits, below 2^53: bit i of the set is bucket newest - 1 - i), oldest
+-- (highest bit) first. Halving walks the bits without a power per bit.
+function bk.fast_buckets(v, from, newest)
+  local out, n, i = {}, 0, from
+  while v > 0 do
+    local b = v % 2
+    if b == 1 then
+      n = n + 1
+      out[n] = newest - 1 - i
+    end
+    v = (v - b) / 2
+    i = i + 1
+  end
+  for a = 1, (n - n % 2) / 2 do
+    out[a], out[n + 1 - a] = out[n + 1 - a], out[a]
+  end
+  return out
+end
+
 function bk.fast(key, args)
   if #args ~= 2 then
     return nil
@@ -367,42 +387,37 @@ function bk.fast(key, args)
   end
   if live < held then
     -- Oldest first, as the full path lists them.
-    for i = math.floor(math.log(held) / math.log(2)) + 1, first_stale, -1 do
-      if math.floor(held / 2 ^ i) % 2 == 1 then
-        stale[#stale + 1] = newest - 1 - i
-      end
-    end
+    stale = bk.fast_buckets((held - live) / 2 ^ first_stale, first_stale, newest)
   end
-  -- The live buckets, oldest first.
-  local lives = {}
-  if live > 0 then
-    for i = math.floor(math.log(live) / math.log(2)) + 1, 0, -1 do
-      if math.floor(live / 2 ^ i) % 2 == 1 then
-        lives[#lives + 1] = newest - 1 - i
-      end
-    end
-  end
+  -- The live buckets, oldest first: listed only when a sum or a denial
+  -- reads them (with nothing stale, the header's total is the window's).
+  local lives
   local sum
   if live_from > newest then
     sum = 0
-  elseif #stale <= #lives then
-    local cs = bk.fast_counts(key, stale)
-    if cs == nil then
-      return nil
-    end
+  elseif #stale == 0 then
     sum = total
-    for i = 1, #cs do
-      sum = sum - cs[i]
-    end
-    sum = math.max(sum, 0)
   else
-    local cs = bk.fast_counts(key, lives)
-    if cs == nil then
-      return nil
-    end
-    sum = cur
-    for i = 1, #cs do
-      sum = sum + cs[i]
+    lives = bk.fast_buckets(live, 0, newest)
+    if #stale <= #lives then
+      local cs = bk.fast_counts(key, stale)
+      if cs == nil then
+        return nil
+      end
+      sum = total
+      for i = 1, #cs do
+        sum = sum - cs[i]
+      end
+      sum = math.max(sum, 0)
+    else
+      local cs = bk.fast_counts(key, lives)
+      if cs == nil then
+        return nil
+      end
+      sum = cur
+      for i = 1, #cs do
+        sum = sum + cs[i]
+      end
     end
   end
   target = math.max(target, newest)
@@ -444,6 +459,7 @@ function bk.fast(key, args)
   end
   -- Denied: the oldest counted buckets first, until enough leaves.
   local need = sum + 1 - limit
+  lives = lives or bk.fast_buckets(live, 0, newest)
   local cs = bk.fast_counts(key, lives)
   if cs == nil then
     return nil

@@ -124,8 +124,9 @@ LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
           RL.PEEK / RL.ALL hand it over); raises the command's errors,
           E.arity(...) for a wrong count.
   decide(key, req, call) -> decision, write
-          call = { now = now(), shares = { slides = n, buckets = n },
-                   writes = bool }: writes false for RL.PEEK.
+          call = { now = now(), shares = { slides = n, slide_cost = c,
+                   buckets = n }, writes = bool }: writes false for RL.PEEK
+                   (slide_cost: RL.ALL's SLIDE clauses' costs together).
           decision = { allowed (0|1), remaining, retry_after_ms,
                        reset_after_ms, lease = id or nil }
           write = nil, or a function that applies the admission (writes,
