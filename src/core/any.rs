@@ -151,6 +151,23 @@ pub fn parse_named(args: &[&[u8]], command: &Syntax) -> Result<LimitRequest, RlE
     LimitRequest::parse(&args[1..], command, true)
 }
 
+/// `BLOCK` anywhere after the key of the settling commands (`RL.REFUND`,
+/// `RL.CHARGE`): refused by name. Neither denies, so a block could never
+/// start there; taking the limiter's line whole and ignoring it would let
+/// a caller believe a charge past the limit blocks the key. Checked
+/// before the limiter's parser (no word of a limiter's parameters is
+/// spelled `BLOCK`). `RL.PEEK` takes it: a peek answers what the call
+/// with that very line would.
+pub fn refuse_block(args: &[&[u8]], command: &Syntax) -> Result<(), RlError> {
+    let block = |a: &&[u8]| a.eq_ignore_ascii_case(b"BLOCK");
+    match args.iter().skip(NAMED_LIMITER_KEY + 1).any(block) {
+        true => Err(RlError::BlockOnlyInLimiters {
+            command: command.name().to_string(),
+        }),
+        false => Ok(()),
+    }
+}
+
 /// Request lines for the tests of the commands that name a limiter.
 #[cfg(test)]
 pub(crate) mod test_lines {

@@ -5,7 +5,9 @@
 //! storage kind (`slide/refund.rs`, `buckets/refund.rs`, ...), as a
 //! [`Limiter`](super::limiter::Limiter) whose answer is the units given back.
 
-use super::any::{parse_named, Algorithm, LimitRequest, NAMED_LIMITER_ARGS, NAMED_LIMITER_KEY};
+use super::any::{
+    parse_named, refuse_block, Algorithm, LimitRequest, NAMED_LIMITER_ARGS, NAMED_LIMITER_KEY,
+};
 use super::charge::{Charge, Charged};
 use super::decision::Decision;
 use super::error::RlError;
@@ -31,7 +33,15 @@ pub fn parse_refund(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
     if Algorithm::from_token(args[1]) == Some(Algorithm::Acquire) {
         return Err(RlError::NotRefundable { limiter: "ACQUIRE" });
     }
-    parse_named(args, &REFUND)
+    refuse_block(args, &REFUND)?;
+    // The usage offers the limiter's parameters without the BLOCK it refuses.
+    parse_named(args, &REFUND).map_err(|e| match e {
+        RlError::LimiterArity { command, usage } => RlError::LimiterArity {
+            command,
+            usage: usage.replace(" [BLOCK ms]", ""),
+        },
+        e => e,
+    })
 }
 
 /// A limiter request as `RL.REFUND` reads it.
@@ -203,7 +213,14 @@ mod tests {
                 "RL.REFUND FIXED k 10",
                 RlError::LimiterArity {
                     command: "rl.refund",
-                    usage: "FIXED key limit window [COST cost] [BLOCK ms]".into(),
+                    usage: "FIXED key limit window [COST cost]".into(),
+                },
+            ),
+            // A refund never denies: BLOCK is refused by name.
+            (
+                "RL.REFUND FIXED k 10 1000 BLOCK 100",
+                RlError::BlockOnlyInLimiters {
+                    command: "rl.refund".into(),
                 },
             ),
             ("RL.REFUND SLIDE k 10 1000 COST 11", RlError::CostAboveLimit),

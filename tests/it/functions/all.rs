@@ -253,6 +253,52 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
         &["RL.CHARGE", "ACQUIRE", "k", "1", "1000", "COST", "1"],
         &["RL.CHARGE", "NOPE", "k", "COST", "1"],
         &["RL.CHARGE", "SLIDE", "str", "1", "1000", "COST", "1"],
+        // BLOCK in a settling command: refused by name, before THROTTLE's
+        // quantity check and the limiter's parser; their usage without it.
+        // (RL.PEEK takes it, as the call it peeks at.)
+        &[
+            "RL.CHARGE",
+            "THROTTLE",
+            "k",
+            "1",
+            "1",
+            "1000",
+            "BLOCK",
+            "100",
+            "COST",
+            "5",
+        ],
+        &[
+            "RL.CHARGE",
+            "FIXED",
+            "k",
+            "1",
+            "1000",
+            "COST",
+            "5",
+            "block",
+            "x",
+        ],
+        &[
+            "RL.CHARGE",
+            "SLIDE",
+            "k",
+            "1",
+            "1000",
+            "BLOCK",
+            "1",
+            "COST",
+            "1",
+        ],
+        &["RL.CHARGE", "THROTTLE", "k", "1", "1", "COST", "5"],
+        &["RL.REFUND", "FIXED", "k", "1", "1000", "BLOCK", "100"],
+        &["RL.REFUND", "THROTTLE", "k", "1", "1", "1000", "BLOCK"],
+        &["RL.REFUND", "ACQUIRE", "k", "1", "1000", "BLOCK", "1"],
+        &["RL.REFUND", "THROTTLE", "k", "1", "1"],
+        &["RL.PEEK", "FIXED", "k", "1", "1000", "BLOCK", "0"],
+        &["RL.PEEK", "NOPE", "k", "1", "1000", "BLOCK", "100"],
+        &["RL.PEEK", "SLIDE", "k", "1", "1000", "OLDEST", "BLOCK", "1"],
+        &["RL.PEEK", "FIXED", "k", "1"],
     ];
     // Seventeen keys, one more than RL.ALL takes.
     let keys: Vec<String> = (0..17).map(|i| format!("k{i}")).collect();
