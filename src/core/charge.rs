@@ -53,7 +53,8 @@ fn usage(algorithm: Algorithm) -> String {
     let line = line
         .replace(" [COST cost]", "")
         .replace(" [quantity]", "")
-        .replace(" [UPTO]", "");
+        .replace(" [UPTO]", "")
+        .replace(super::wait::USAGE, "");
     format!("{line} COST cost")
 }
 

@@ -7,10 +7,26 @@ use std::fmt;
 
 use super::args::non_negative;
 use super::error::RlError;
-use super::syntax::Syntax;
+use super::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// The option's token.
 pub const TOKEN: &str = "WAIT";
+
+/// The option as the waiting commands declare it, last of their arguments,
+/// so `COMMAND DOCS` lists it. Their host takes it off the line before the
+/// limiter's parser runs ([`split`]); a parser that meets it anyway (in
+/// `RL.PEEK`, `RL.ALL`, `RL.CHARGE`, beside `UPTO`) refuses it as an
+/// unknown option (`Syntax::for_each_option`).
+pub const ARG: ArgSpec = ArgSpec {
+    name: c"timeout_ms",
+    kind: ArgKind::Integer,
+    token: Some(c"WAIT"),
+    optional: true,
+};
+
+/// How the option reads in a usage line, for the commands that borrow a
+/// limiter's usage without it.
+pub const USAGE: &str = " [WAIT timeout_ms]";
 
 /// Longest wait, in ms (10 minutes). A waiting client holds a connection
 /// and a little memory (see docs/performance.md); a longer wait is a job
@@ -231,6 +247,36 @@ mod tests {
         assert_eq!(
             range.to_string(),
             "ERR timeout_ms must be an integer from 0 to 600000"
+        );
+    }
+
+    #[test]
+    fn a_parser_that_meets_wait_refuses_it_as_unknown() {
+        use crate::core::any::LimitRequest;
+        use crate::core::lease::request::AcquireRequest;
+        use crate::core::peek::PEEK;
+        let unknown = RlError::UnknownOption("WAIT".into());
+        // Declared (for COMMAND DOCS), yet never read as an option: the
+        // value after it is no lease id.
+        assert_eq!(
+            AcquireRequest::parse(&words("RL.ACQUIRE k 4 1000 WAIT 5")),
+            Err(unknown.clone())
+        );
+        for line in [
+            "ACQUIRE k 4 1000 WAIT 5",
+            "SLIDE k 10 1000 WAIT 5",
+            "BUCKETS k 10 1000 WAIT 5",
+            "FIXED k 10 1000 WAIT 5",
+        ] {
+            assert_eq!(
+                LimitRequest::parse(&words(line), &PEEK, true),
+                Err(unknown.clone()),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            ACQUIRE.synopsis(),
+            "RL.ACQUIRE key limit lease_ms [ID id] [WAIT timeout_ms]"
         );
     }
 

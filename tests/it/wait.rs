@@ -761,3 +761,34 @@ fn the_thousand_and_first_waiter_on_a_key_is_refused_and_nothing_recorded() {
         until_waiting(&mut c, 1);
     });
 }
+
+#[test]
+fn wait_is_unknown_where_a_call_cannot_wait() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        acquire(&mut c, &["dk", "1", LONG, "ID", "holder"]);
+        let before = entries(&mut c, "dk");
+        let unknown = "ERR unknown option 'WAIT'";
+        for (line, want) in [
+            (
+                &["RL.PEEK", "ACQUIRE", "dk", "1", LONG, "WAIT", "5"][..],
+                unknown.to_string(),
+            ),
+            (
+                &["RL.ALL", "1", "dk", "ACQUIRE", "1", LONG, "WAIT", "5"][..],
+                format!("ERR clause 1: {}", &unknown[4..]),
+            ),
+            (
+                &["RL.SLIDE", "ds", "1", "1000", "UPTO", "WAIT", "5"][..],
+                unknown.to_string(),
+            ),
+        ] {
+            assert_eq!(err_text(run(&mut c, line)), want, "{f:?} {line:?}");
+        }
+        // Nothing waited, nothing written.
+        assert_eq!(waits(&mut c), (0, 0, 0), "{f:?}");
+        assert_eq!(entries(&mut c, "dk"), before, "{f:?}");
+        assert_eq!(exists(&mut c, &["ds"]), 0, "{f:?}");
+    });
+}
