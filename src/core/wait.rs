@@ -1,6 +1,6 @@
 //! `WAIT timeout_ms`: the option that makes a denied call wait for its
 //! admission instead of answering the denial (module only; the host holds
-//! the client, `src/host/wait.rs`). Here: taking the option off a command
+//! the client, `src/host/wait/`). Here: taking the option off a command
 //! line before the limiter's own parser runs, its bounds and its errors.
 
 use std::fmt;
