@@ -48,6 +48,9 @@ pub enum WaitError {
     KeyFull { max: usize },
     /// The server already has [`MAX_WAITERS`] waiting clients.
     ServerFull { max: usize },
+    /// In a cluster, the key a client waited on left this server (deleted,
+    /// or migrated to another node) before its turn came.
+    KeyLeft,
 }
 
 impl fmt::Display for WaitError {
@@ -60,6 +63,10 @@ impl fmt::Display for WaitError {
             WaitError::ServerFull { max } => write!(
                 f,
                 "ERR {max} clients already wait on this server, the most that may: retry later, or without WAIT"
+            ),
+            WaitError::KeyLeft => write!(
+                f,
+                "UNBLOCKED the key left this server while the client waited (deleted, or migrated to another node): nothing recorded, retry on the key's owner"
             ),
         }
     }
@@ -289,6 +296,10 @@ mod tests {
         assert_eq!(
             RlError::Wait(WaitError::ServerFull { max: 100000 }).to_string(),
             "ERR 100000 clients already wait on this server, the most that may: retry later, or without WAIT"
+        );
+        assert_eq!(
+            RlError::Wait(WaitError::KeyLeft).to_string(),
+            "UNBLOCKED the key left this server while the client waited (deleted, or migrated to another node): nothing recorded, retry on the key's owner"
         );
     }
 }

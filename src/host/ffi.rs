@@ -136,6 +136,7 @@ pub const CTX_FLAGS_LUA: c_int = raw::REDISMODULE_CTX_FLAGS_LUA as c_int;
 pub const CTX_FLAGS_REPLICATED: c_int = raw::REDISMODULE_CTX_FLAGS_REPLICATED as c_int;
 pub const CTX_FLAGS_SLAVE: c_int = raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int;
 pub const CTX_FLAGS_DENY_BLOCKING: c_int = raw::REDISMODULE_CTX_FLAGS_DENY_BLOCKING as c_int;
+pub const CTX_FLAGS_CLUSTER: c_int = raw::REDISMODULE_CTX_FLAGS_CLUSTER as c_int;
 
 /// Why the module did not start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

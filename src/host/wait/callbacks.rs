@@ -7,6 +7,7 @@ use std::os::raw::{c_int, c_void};
 
 use super::{arm, decide, decision_of, denial, drop_if_idle, leave, less, pump, with, Bc, Phase};
 use crate::core::error::RlError;
+use crate::core::wait::WaitError;
 use crate::host::command::catch;
 use crate::host::context::CommandCtx;
 use crate::host::ffi;
@@ -23,6 +24,24 @@ fn counters_settle(spec: &CommandSpec, result: &Result<Reply, RlError>) {
     spec.counters.settle(outcome);
 }
 
+/// Ends the wait of a waiter whose key left (`moved.rs`): its command,
+/// or `None` if it is not one.
+fn moved_out(bc: usize) -> Option<&'static CommandSpec> {
+    with(|w| {
+        let x = w.waiters.get_mut(&bc)?;
+        if x.phase != Phase::Moved {
+            return None;
+        }
+        x.phase = Phase::Done;
+        let (qid, spec) = (x.queue, x.command);
+        w.live -= 1;
+        if let Some(q) = w.queues.get_mut(&qid) {
+            q.live -= 1;
+        }
+        Some(spec)
+    })
+}
+
 /// The woken waiter's admission: decided and recorded now, through the
 /// same path as a plain call, then answered; then the next waiter's turn.
 pub(super) extern "C" fn on_reply(
@@ -33,6 +52,14 @@ pub(super) extern "C" fn on_reply(
     let _ = catch(|| {
         // SAFETY: ctx is the reply context; the privdata is the handle.
         let bc = unsafe { api!(GetBlockedClientPrivateData)(ctx) } as usize;
+        if let Some(spec) = moved_out(bc) {
+            let result = Err(RlError::Wait(WaitError::KeyLeft));
+            counters_settle(spec, &result);
+            if let Err(err) = &result {
+                write_error(ctx, err);
+            }
+            return;
+        }
         let Some((request, qid, spec, others)) = with(|w| {
             let x = w.waiters.get_mut(&bc)?;
             if x.phase != Phase::Woken {
@@ -134,6 +161,13 @@ pub(super) extern "C" fn on_free(ctx: *mut ffi::Ctx, privdata: *mut c_void) {
         let Some((qid, woken)) = with(|w| {
             let x = w.waiters.remove(&bc)?;
             let woken = x.phase == Phase::Woken;
+            if x.phase == Phase::Moved {
+                // Gone before its error was answered.
+                w.live -= 1;
+                if let Some(q) = w.queues.get_mut(&x.queue) {
+                    q.live -= 1;
+                }
+            }
             if woken {
                 // Woken, and gone before its admission ran: its reserved
                 // slot goes to the next waiter.

@@ -32,7 +32,9 @@ use std::collections::{HashMap, VecDeque};
 use std::os::raw::{c_int, c_void};
 
 mod callbacks;
+mod moved;
 use callbacks::{on_disconnect, on_free, on_reply, on_timeout, on_timer};
+pub(crate) use moved::subscribe;
 
 use super::context::{string_bytes, CommandCtx};
 use super::ffi;
@@ -58,6 +60,9 @@ enum Phase {
     Waiting,
     /// Unblocked for its admission; its reply callback has not run yet.
     Woken,
+    /// Unblocked because its key left this server (deleted or migrated,
+    /// in a cluster): its reply callback answers the error (`moved.rs`).
+    Moved,
     /// Answered (admitted, timed out) or gone; only the handle is left.
     Done,
 }

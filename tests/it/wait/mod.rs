@@ -12,6 +12,7 @@ use crate::harness::raw_resp::{RawConn, Resp};
 use crate::harness::*;
 
 mod caps;
+mod cluster;
 mod reserved;
 
 /// Long enough never to end within a test.
