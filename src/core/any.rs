@@ -68,8 +68,12 @@ impl Algorithm {
     /// How the limiter is spelled after `RL.PEEK` (`SLIDE key limit window
     /// [COST cost]`) or in an `RL.ALL` clause, whose key is listed apart.
     fn usage(self, with_key: bool) -> String {
-        // UPTO is an option of the limiter's own command only.
-        let line = self.syntax().synopsis().replace(" [UPTO]", "");
+        // UPTO and WAIT are options of the limiter's own command only.
+        let line = self
+            .syntax()
+            .synopsis()
+            .replace(" [UPTO]", "")
+            .replace(super::wait::USAGE, "");
         let line = line.strip_prefix("RL.").unwrap_or(&line);
         if with_key {
             line.to_string()

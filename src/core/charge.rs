@@ -54,7 +54,8 @@ fn usage(algorithm: Algorithm) -> String {
         .replace(" [COST cost]", "")
         .replace(" [quantity]", "")
         .replace(" [UPTO]", "")
-        .replace(" [BLOCK ms]", "");
+        .replace(" [BLOCK ms]", "")
+        .replace(super::wait::USAGE, "");
     format!("{line} COST cost")
 }
 
