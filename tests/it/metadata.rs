@@ -83,6 +83,7 @@ const COMMANDS: &[Expect] = &[
             Arg("window", "integer", None, &[]),
             Arg("ms", "integer", Some("PRECISION"), OPTIONAL),
             Arg("cost", "integer", Some("COST"), OPTIONAL),
+            Arg("ms", "integer", Some("BLOCK"), OPTIONAL),
             Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
         ],
     },
