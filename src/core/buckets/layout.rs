@@ -308,6 +308,7 @@ impl Header {
     /// not write. One pass, no error values made on the way (the header is
     /// read on every call); the block item is told apart by its first byte
     /// where a count would start.
+    #[inline(always)]
     pub(super) fn parse_blocked(bytes: &[u8]) -> Option<(Option<Header>, Option<i64>)> {
         let mut items = Items { rest: Some(bytes) };
         let kind = Kind::from_tag(items.next()?)?;
@@ -373,6 +374,7 @@ pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlErr
 /// The key's state, as [`load`] reads it, and the end of the block its
 /// header carries (held or past; RL.BUCKETS only: an RL.COUNT header with
 /// one is not rl's).
+#[inline(always)]
 pub fn load_blocked(
     view: &mut impl HashView,
     kind: Kind,
