@@ -365,3 +365,19 @@ fn a_key_of_an_earlier_release_blocks_and_keeps_its_counts() {
         );
     });
 }
+
+/// `WAIT` on a key whose block outlasts the timeout answers at once with
+/// the block's wait, as for THROTTLE and FIXED, and writes nothing.
+#[test]
+fn wait_on_a_longer_block_answers_at_once() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        call(&mut c, &["RL.BLOCK", "BUCKETS", "w", "60000"]);
+        let frozen = untouched(&mut c, "w");
+        let r = call(&mut c, &["RL.BUCKETS", "w", "5", HOUR, "WAIT", "500"]);
+        assert_eq!(r[..2], [0, 0], "{f:?}");
+        assert!(r[2] > 50_000 && r[2] == r[3], "{f:?} {r:?}");
+        assert_eq!(untouched(&mut c, "w"), frozen, "{f:?}");
+    });
+}
