@@ -134,9 +134,10 @@ fn bad_lines() -> Vec<Vec<String>> {
         vec!["RL.BLOCK", "BUCKETS", "a", "0"],
         vec!["RL.BLOCK", "buckets", "a", "5", "6"],
         vec!["RL.UNBLOCK", "BUCKETS", "a", "5"],
-        vec!["RL.BLOCK", "BUCKETS", "c1", "5"],
-        vec!["RL.UNBLOCK", "BUCKETS", "c1"],
+        // Errors on every stream (a real clock's too: a block that took
+        // would answer an instant): `w` is a string.
         vec!["RL.BLOCK", "BUCKETS", "w", "5"],
+        vec!["RL.UNBLOCK", "BUCKETS", "w"],
         vec!["RL.ALL", "1", "a", "BUCKETS", "10", "1000", "BLOCK", "0"],
         vec!["RL.COUNT", "c1", "101", "ok", "PRECISION", "1"],
         vec!["RL.TOTALS", "c1", "101", "PRECISION", "1"],
