@@ -1413,7 +1413,9 @@ end
 
 BK.KIND = { b = 'RL.BUCKETS', c = 'RL.COUNT' }
 
--- layout.rs `load`: nil for a missing key; errors for the other command's
+-- layout.rs `load_blocked`: the state (nil for a missing key, or one
+-- holding only a block) and the end of the block the header carries in its
+-- last item `b<until>` (RL.BUCKETS only); errors for the other command's
 -- key and for a hash rl did not write.
 function bk.load(key, exists, kind, raw)
   if not exists then
@@ -1422,9 +1424,30 @@ function bk.load(key, exists, kind, raw)
   if not raw then
     E.foreign_hash()
   end
-  -- Header::parse
+  -- Header::parse_blocked
   local items = bk.split(raw)
   local found = items[1]
+  local untl = nil
+  local last = items[#items]
+  if #items >= 2 and BK.KIND[found] ~= nil and last:byte(1) == 98 then
+    -- The block's end: at most 15 digits (exact in a double).
+    local neg, digits = bk.item_int(last:sub(2))
+    if neg == nil or #digits > 15 then
+      E.foreign_hash()
+    end
+    untl = neg and -tonumber(digits) or tonumber(digits)
+    items[#items] = nil
+    if #items == 1 then
+      -- A key RL.BLOCK made: the kind and the block alone.
+      if found ~= kind then
+        fail('ERR key holds ' .. BK.KIND[found] .. ' state, not ' .. BK.KIND[kind] .. ' state')
+      end
+      if kind ~= 'b' then
+        E.foreign_hash()
+      end
+      return nil, untl
+    end
+  end
   if #items < 4 or BK.KIND[found] == nil then
     E.foreign_hash()
   end
@@ -1447,6 +1470,9 @@ function bk.load(key, exists, kind, raw)
   end
   if found ~= kind then
     fail('ERR key holds ' .. BK.KIND[found] .. ' state, not ' .. BK.KIND[kind] .. ' state')
+  end
+  if untl ~= nil and kind ~= 'b' then
+    E.foreign_hash()
   end
   local names = {}
   if kind == 'c' then
@@ -1493,7 +1519,7 @@ function bk.load(key, exists, kind, raw)
     totals = totals,
     current = current,
     names = names,
-  }
+  }, untl
 end
 
 -- request.rs `check_precision_within`: `max` buckets (RL.BUCKETS' when
@@ -1718,7 +1744,7 @@ end
 
 -- ---- RL.BUCKETS
 
-BK.BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST' })
+BK.BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST', 'BLOCK' })
 BK.ONE = { slides = 1, buckets = 1 }
 
 -- request.rs `precision_option_within` (`max` as bk.check_precision's).
@@ -1848,7 +1874,7 @@ end
 
 local BUCKETS = {
   token = 'BUCKETS',
-  usage = 'BUCKETS key limit window [PRECISION ms] [COST cost]',
+  usage = 'BUCKETS key limit window [PRECISION ms] [COST cost] [BLOCK ms]',
 }
 
 -- `up_to` (RL.BUCKETS ... UPTO, the flag taken off): the cost may pass
@@ -1862,6 +1888,8 @@ function BUCKETS.parse(line, up_to)
     options(BK.BUCKETS_SYNTAX, line, function(token, value)
       if token == 'COST' then
         set_once(set, token, positive(value, token, BK.MAX_LIMIT))
+      elseif token == 'BLOCK' then
+        set_once(set, token, positive(value, token, MAX_BLOCK_MS))
       else
         bk.precision_option(value, window, set)
       end
@@ -1871,9 +1899,11 @@ function BUCKETS.parse(line, up_to)
   if cost > limit and not up_to then
     E.cost_above_limit()
   end
-  return { limit = limit, window = window, precision = set.PRECISION, cost = cost }
+  return { limit = limit, window = window, precision = set.PRECISION, cost = cost, block = set.BLOCK }
 end
 
+-- Without BLOCK (decide.rs with_units): what RL.REFUND and RL.CHARGE
+-- report after and what UPTO admits never breach.
 function BUCKETS.with_units(req, n)
   return { limit = req.limit, window = req.window, precision = req.precision, cost = n }
 end
@@ -1883,13 +1913,41 @@ function BUCKETS.units(req)
 end
 
 function BUCKETS.unit(req)
-  return { limit = req.limit, window = req.window, precision = req.precision, cost = 1 }
+  return BUCKETS.with_units(req, 1)
 end
 
--- decide.rs `decide_within`, with RL.ALL's shared bound.
-function BUCKETS.decide(key, req, call)
+-- decide.rs `block_write`: HSET the header as stored (the kind alone for
+-- a missing key) with the block's item replaced, the key kept at least
+-- until the block's end.
+function bk.block_set(key, h, at, untl)
+  local base = h and (h:match('^(.*),b[^,]*$') or h) or 'b'
+  redis.call('HSET', key, 'h', base .. ',b' .. int(untl))
+  if at == nil or at < untl then
+    redis.call('PEXPIREAT', key, int(untl))
+  end
+end
+
+-- decide.rs `keep_block`: the write `w` keeping a block that holds at
+-- now_ms (a charge or a refund moves units, it grants no access).
+function bk.keep_block(w, untl, now_ms)
+  if block_left(untl, now_ms) then
+    w.header = w.header .. ',b' .. int(untl)
+    w.needed = math.max(w.needed, untl)
+  end
+end
+
+-- decide.rs `decide_within`, with RL.ALL's shared bound. A block that
+-- holds denies before any bucket is read (but for RL.CHARGE, `counting`:
+-- decide_state, the block left aside); a denial with BLOCK writes the
+-- block. Returns the decision, the write's function, and for RL.CHARGE
+-- the write as data, the key's expiry and the block's end.
+function BUCKETS.decide(key, req, call, counting)
   local exists, at, h = bk.open(key)
-  local state = bk.load(key, exists, 'b', h)
+  local state, untl = bk.load(key, exists, 'b', h)
+  local left = block_left(untl, call.now.ms)
+  if left ~= nil and not counting then
+    return { allowed = 0, remaining = 0, retry_after_ms = left, reset_after_ms = left, blocked = true }, nil
+  end
   local precision = bk.resolve_precision(req.window, req.precision, state)
   local shares = math.max(call.shares.buckets or 1, 1)
   local max_buckets = math.floor(BK.MAX_BUCKETS / shares)
@@ -1915,7 +1973,7 @@ function BUCKETS.decide(key, req, call)
     -- The write as data too, for RL.CHARGE.
     return d, function()
       bk.record(key, w, at)
-    end, w, at
+    end, w, at, untl
   end
   -- Denied: the oldest counted buckets first, until enough leaves.
   local newest = win.newest or win.target
@@ -1975,12 +2033,23 @@ function BUCKETS.decide(key, req, call)
   end
   local reset_at = bk.leaves_at(win, newest)
   retry_at = retry_at or reset_at
-  return {
+  local d = {
     allowed = 0,
     remaining = tonumber(bk.sat_sub(limit, held)),
     retry_after_ms = math.max(retry_at - now, 1),
     reset_after_ms = math.max(reset_at - now, 0),
-  }, nil
+  }
+  if req.block == nil then
+    return d, nil, nil, at, untl
+  end
+  -- block.rs breached: the breach answers as the block it sets.
+  d = { allowed = 0, remaining = 0, retry_after_ms = req.block, reset_after_ms = req.block }
+  if type(key) == 'table' then
+    return d, nil, nil, at, untl
+  end
+  return d, function()
+    bk.block_set(key, h, at, now + req.block)
+  end, nil, at, untl
 end
 
 -- refund.rs: cost back from the buckets that count under the window the
@@ -1990,7 +2059,7 @@ end
 -- the write leaves it, before the write.
 function BUCKETS.refund(key, req, call)
   local exists, at, h = bk.open(key)
-  local state = bk.load(key, exists, 'b', h)
+  local state, untl = bk.load(key, exists, 'b', h)
   local precision = bk.resolve_precision(req.window, req.precision, state)
   local win = bk.slide(key, state, req.window, precision, call.now.ms)
   local held = win.totals[1] or '0'
@@ -2043,6 +2112,8 @@ function BUCKETS.refund(key, req, call)
     needed = bk.leaves_at(win, newest),
     window = win.window,
   }
+  -- A block that holds stays: a refund gives back units, not access.
+  bk.keep_block(w, untl, call.now.ms)
   local after = BUCKETS.decide(bk.written(key, w), BUCKETS.unit(req),
     { now = call.now, shares = BK.ONE, writes = false })
   bk.record(key, w, at)
@@ -2055,16 +2126,18 @@ end
 -- the write leaves it, before the write.
 function BUCKETS.charge(key, req, call)
   local lifted = { limit = BK.MAX_LIMIT, window = req.window, precision = req.precision, cost = req.cost }
-  local d, _, w, at = BUCKETS.decide(key, lifted, call)
+  -- A block the key carries is kept, and counts nothing here.
+  local d, _, w, at, untl = BUCKETS.decide(key, lifted, call, true)
   local charged = req.cost
   if w == nil and d.remaining > 0 then
     charged = d.remaining
     lifted.cost = charged
-    d, _, w, at = BUCKETS.decide(key, lifted, call)
+    d, _, w, at, untl = BUCKETS.decide(key, lifted, call, true)
   end
   if w == nil then
     return 0
   end
+  bk.keep_block(w, untl, call.now.ms)
   local after = BUCKETS.decide(bk.written(key, w), BUCKETS.unit(req),
     { now = call.now, shares = BK.ONE, writes = false })
   bk.record(key, w, at)
@@ -4077,8 +4150,8 @@ local function blockable(token, command)
   if lim == nil then
     unknown_limiter(token)
   end
-  if lim.token ~= 'THROTTLE' and lim.token ~= 'FIXED' then
-    fail('ERR ' .. command .. ' does not apply to ' .. lim.token .. ' (it blocks THROTTLE or FIXED)')
+  if lim.token ~= 'BUCKETS' and lim.token ~= 'THROTTLE' and lim.token ~= 'FIXED' then
+    fail('ERR ' .. command .. ' does not apply to ' .. lim.token .. ' (it blocks BUCKETS, THROTTLE or FIXED)')
   end
   return lim
 end
@@ -4112,6 +4185,13 @@ local function rl_block(key, clause)
   local ms = positive(clause[3], 'ms', MAX_BLOCK_MS)
   local t = now()
   local untl = t.ms + ms
+  if lim.token == 'BUCKETS' then
+    -- block.rs `hash::block`: checked as RL.BUCKETS checks the key.
+    local exists, at, h = bk.open(key)
+    bk.load(key, exists, 'b', h)
+    bk.block_set(key, h, at, untl)
+    return untl
+  end
   local value, own = string_state(lim.token, key, t)
   if value == nil and lim.token == 'THROTTLE' then
     value = int(t.us)
@@ -4129,6 +4209,21 @@ local function rl_unblock(key, clause)
   end
   local lim = blockable(clause[1], 'RL.UNBLOCK')
   local t = now()
+  if lim.token == 'BUCKETS' then
+    -- block.rs `hash::unblock`: the header without its block (the expiry
+    -- kept), or the key deleted when the block was all it held.
+    local exists, _, h = bk.open(key)
+    local state, untl = bk.load(key, exists, 'b', h)
+    if block_left(untl, t.ms) == nil then
+      return 0
+    end
+    if state == nil then
+      redis.call('DEL', key)
+    else
+      redis.call('HSET', key, 'h', h:match('^(.*),b[^,]*$'))
+    end
+    return 1
+  end
   local value, own, untl = string_state(lim.token, key, t)
   if value == nil or block_left(untl, t.ms) == nil then
     return 0

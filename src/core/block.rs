@@ -3,7 +3,8 @@
 //!
 //! A block is one absolute instant, the ms it ends (`until`), kept in the
 //! limiter's own key beside its state (the layouts are in each storage
-//! kind's file: `string_key.rs` for THROTTLE and FIXED). While `now <
+//! kind's file: `string_key.rs` for THROTTLE and FIXED, `buckets/layout.rs`
+//! for BUCKETS). While `now <
 //! until` every call on the key is denied before its state is read or
 //! counted, with `retry_after_ms = until - now`; the end never moves while
 //! the block holds (denials write nothing), so a client may cache it. The
@@ -96,7 +97,7 @@ pub const UNBLOCK: Syntax = Syntax {
 /// The limiters a block applies to: those with a `BLOCK` option.
 fn blockable(token: &[u8], command: &'static str) -> Result<Algorithm, RlError> {
     match Algorithm::from_token(token) {
-        Some(a @ (Algorithm::Throttle | Algorithm::Fixed)) => Ok(a),
+        Some(a @ (Algorithm::Buckets | Algorithm::Throttle | Algorithm::Fixed)) => Ok(a),
         Some(a) => Err(RlError::NotBlockable {
             command,
             limiter: a.token(),
@@ -220,6 +221,58 @@ pub mod string {
             return Ok(Some(StringChange::Delete));
         }
         Ok(Some(StringChange::Set(plain)))
+    }
+}
+
+/// What `RL.UNBLOCK` does to a bucket hash: the header written back
+/// without its block (the key's expiry kept: it covers the block's end,
+/// and the hash does not store its window), or the key deleted when the
+/// block was all it held (`RL.BLOCK` on a missing key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HashChange {
+    Set(Box<crate::core::buckets::layout::HashWrite>),
+    Delete,
+}
+
+/// `RL.BLOCK` and `RL.UNBLOCK` over RL.BUCKETS' hash.
+pub mod hash {
+    use super::HashChange;
+    use crate::core::buckets::decide::block_write;
+    use crate::core::buckets::layout::{
+        load_blocked, without_block, HashView, HashWrite, Kind, FIELD_HEADER,
+    };
+    use crate::core::error::RlError;
+    use crate::core::expiry::Expiry;
+
+    /// `RL.BLOCK`: the header as it is, blocked until `until`, after the
+    /// checks RL.BUCKETS makes of the key (a hash rl did not write, or
+    /// RL.COUNT's, is refused untouched).
+    pub fn block(view: &mut impl HashView, until: i64) -> Result<HashWrite, RlError> {
+        load_blocked(view, Kind::Buckets)?;
+        Ok(block_write(view, until))
+    }
+
+    /// `RL.UNBLOCK`: the change that lifts a block holding at `now_ms`;
+    /// `None` when none holds (nothing to write).
+    pub fn unblock(view: &mut impl HashView, now_ms: i64) -> Result<Option<HashChange>, RlError> {
+        let (state, until) = load_blocked(view, Kind::Buckets)?;
+        if super::in_force(until, now_ms).is_none() {
+            return Ok(None);
+        }
+        if state.is_none() {
+            return Ok(Some(HashChange::Delete));
+        }
+        let stored = view.get(FIELD_HEADER).unwrap_or_default();
+        Ok(Some(HashChange::Set(Box::new(HashWrite {
+            header: without_block(&stored).into(),
+            fields: Default::default(),
+            delete: Vec::new(),
+            // The expiry stays as it is: any key of rl's has one.
+            expiry: Expiry {
+                needed_ms: i64::MIN,
+                slack_ms: 0,
+            },
+        }))))
     }
 }
 

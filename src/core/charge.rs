@@ -175,6 +175,7 @@ mod tests {
             window_ms: 1000,
             precision: Some(100),
             cost: 2_000,
+            block_ms: None,
         });
         let cases = [
             ("RL.CHARGE SLIDE k 10 1000 COST 3", slide(10, 1000, 3)),

@@ -183,6 +183,7 @@ mod tests {
             window_ms: 1000,
             precision: Some(100),
             cost: 2,
+            block_ms: None,
         });
         let cases = [
             ("RL.REFUND SLIDE k 10 1000", slide(10, 1000, 1)),

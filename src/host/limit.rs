@@ -389,6 +389,11 @@ pub fn block_any(cmd: &CommandCtx, req: &BlockRequest, key: usize) -> Result<i64
             let write = block::string::block(req.limiter, &s, now, until)?;
             s.record(&write)?;
         }
+        Algorithm::Buckets => {
+            let mut h = HashState::open(cmd, key, Access::Write)?;
+            let write = block::hash::block(&mut h, until)?;
+            h.record(&write)?;
+        }
         _ => return Err(RlError::Internal("RL.BLOCK of a limiter without blocks")),
     }
     Ok(until)
@@ -405,6 +410,13 @@ pub fn unblock_any(cmd: &CommandCtx, req: &UnblockRequest, key: usize) -> Result
                 return Ok(false);
             };
             s.change(&change)?;
+        }
+        Algorithm::Buckets => {
+            let mut h = HashState::open(cmd, key, Access::Write)?;
+            let Some(change) = block::hash::unblock(&mut h, now.ms)? else {
+                return Ok(false);
+            };
+            h.change(&change)?;
         }
         _ => return Err(RlError::Internal("RL.UNBLOCK of a limiter without blocks")),
     }

@@ -88,6 +88,7 @@ const COMMANDS: &[Expect] = &[
             Arg("window", "integer", None, &[]),
             Arg("ms", "integer", Some("PRECISION"), OPTIONAL),
             Arg("cost", "integer", Some("COST"), OPTIONAL),
+            Arg("ms", "integer", Some("BLOCK"), OPTIONAL),
             Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
             Arg("timeout_ms", "integer", Some("WAIT"), OPTIONAL),
         ],

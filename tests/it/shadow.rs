@@ -461,3 +461,41 @@ fn a_shadowed_breach_records_its_block_and_nothing_else() {
         assert_eq!(info_int(&mut c, "rl", "rl_fixed_blocked"), 1, "{f:?}");
     });
 }
+
+/// The same on RL.BUCKETS: the shadowed breach writes the header's block
+/// item and nothing else, later calls write nothing, enforcement denies by
+/// the block.
+#[test]
+fn a_shadowed_bucket_breach_records_its_block_and_nothing_else() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        set(&mut c, "rl.shadow", "yes");
+        let line = ["RL.BUCKETS", "bb", "1", "600000", "BLOCK", "60000"];
+        assert_eq!(ints(&run(&mut c, &line).unwrap())[..2], [1, 0], "{f:?}");
+        let header = |c: &mut redis::Connection| -> String {
+            redis::cmd("HGET").arg("bb").arg("h").query(c).unwrap()
+        };
+        let counted = header(&mut c);
+        let second = ints(&run(&mut c, &line).unwrap());
+        assert_eq!(second[0], 1, "{f:?}: shadow-admitted");
+        let blocked = header(&mut c);
+        assert!(
+            blocked.starts_with(&format!("{counted},b")),
+            "{f:?}: {counted} then {blocked}"
+        );
+        let before = state(&mut c, "bb");
+        let third = ints(&run(&mut c, &line).unwrap());
+        assert_eq!(third[0], 1, "{f:?}");
+        assert!(third[2] > 50_000 && third[2] <= 60_000, "{f:?} {third:?}");
+        assert_eq!(state(&mut c, "bb"), before, "{f:?}");
+        assert_eq!(
+            info_int(&mut c, "rl", "rl_buckets_shadow_denied"),
+            2,
+            "{f:?}"
+        );
+        set(&mut c, "rl.shadow", "no");
+        assert_eq!(ints(&run(&mut c, &line).unwrap())[..2], [0, 0], "{f:?}");
+        assert_eq!(info_int(&mut c, "rl", "rl_buckets_blocked"), 1, "{f:?}");
+    });
+}

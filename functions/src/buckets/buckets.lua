@@ -3,7 +3,7 @@
 
 local BUCKETS = {
   token = 'BUCKETS',
-  usage = 'BUCKETS key limit window [PRECISION ms] [COST cost]',
+  usage = 'BUCKETS key limit window [PRECISION ms] [COST cost] [BLOCK ms]',
 }
 
 -- `up_to` (RL.BUCKETS ... UPTO, the flag taken off): the cost may pass
@@ -17,6 +17,8 @@ function BUCKETS.parse(line, up_to)
     options(BK.BUCKETS_SYNTAX, line, function(token, value)
       if token == 'COST' then
         set_once(set, token, positive(value, token, BK.MAX_LIMIT))
+      elseif token == 'BLOCK' then
+        set_once(set, token, positive(value, token, MAX_BLOCK_MS))
       else
         bk.precision_option(value, window, set)
       end
@@ -26,9 +28,11 @@ function BUCKETS.parse(line, up_to)
   if cost > limit and not up_to then
     E.cost_above_limit()
   end
-  return { limit = limit, window = window, precision = set.PRECISION, cost = cost }
+  return { limit = limit, window = window, precision = set.PRECISION, cost = cost, block = set.BLOCK }
 end
 
+-- Without BLOCK (decide.rs with_units): what RL.REFUND and RL.CHARGE
+-- report after and what UPTO admits never breach.
 function BUCKETS.with_units(req, n)
   return { limit = req.limit, window = req.window, precision = req.precision, cost = n }
 end
@@ -38,13 +42,41 @@ function BUCKETS.units(req)
 end
 
 function BUCKETS.unit(req)
-  return { limit = req.limit, window = req.window, precision = req.precision, cost = 1 }
+  return BUCKETS.with_units(req, 1)
 end
 
--- decide.rs `decide_within`, with RL.ALL's shared bound.
-function BUCKETS.decide(key, req, call)
+-- decide.rs `block_write`: HSET the header as stored (the kind alone for
+-- a missing key) with the block's item replaced, the key kept at least
+-- until the block's end.
+function bk.block_set(key, h, at, untl)
+  local base = h and (h:match('^(.*),b[^,]*$') or h) or 'b'
+  redis.call('HSET', key, 'h', base .. ',b' .. int(untl))
+  if at == nil or at < untl then
+    redis.call('PEXPIREAT', key, int(untl))
+  end
+end
+
+-- decide.rs `keep_block`: the write `w` keeping a block that holds at
+-- now_ms (a charge or a refund moves units, it grants no access).
+function bk.keep_block(w, untl, now_ms)
+  if block_left(untl, now_ms) then
+    w.header = w.header .. ',b' .. int(untl)
+    w.needed = math.max(w.needed, untl)
+  end
+end
+
+-- decide.rs `decide_within`, with RL.ALL's shared bound. A block that
+-- holds denies before any bucket is read (but for RL.CHARGE, `counting`:
+-- decide_state, the block left aside); a denial with BLOCK writes the
+-- block. Returns the decision, the write's function, and for RL.CHARGE
+-- the write as data, the key's expiry and the block's end.
+function BUCKETS.decide(key, req, call, counting)
   local exists, at, h = bk.open(key)
-  local state = bk.load(key, exists, 'b', h)
+  local state, untl = bk.load(key, exists, 'b', h)
+  local left = block_left(untl, call.now.ms)
+  if left ~= nil and not counting then
+    return { allowed = 0, remaining = 0, retry_after_ms = left, reset_after_ms = left, blocked = true }, nil
+  end
   local precision = bk.resolve_precision(req.window, req.precision, state)
   local shares = math.max(call.shares.buckets or 1, 1)
   local max_buckets = math.floor(BK.MAX_BUCKETS / shares)
@@ -70,7 +102,7 @@ function BUCKETS.decide(key, req, call)
     -- The write as data too, for RL.CHARGE.
     return d, function()
       bk.record(key, w, at)
-    end, w, at
+    end, w, at, untl
   end
   -- Denied: the oldest counted buckets first, until enough leaves.
   local newest = win.newest or win.target
@@ -130,12 +162,23 @@ function BUCKETS.decide(key, req, call)
   end
   local reset_at = bk.leaves_at(win, newest)
   retry_at = retry_at or reset_at
-  return {
+  local d = {
     allowed = 0,
     remaining = tonumber(bk.sat_sub(limit, held)),
     retry_after_ms = math.max(retry_at - now, 1),
     reset_after_ms = math.max(reset_at - now, 0),
-  }, nil
+  }
+  if req.block == nil then
+    return d, nil, nil, at, untl
+  end
+  -- block.rs breached: the breach answers as the block it sets.
+  d = { allowed = 0, remaining = 0, retry_after_ms = req.block, reset_after_ms = req.block }
+  if type(key) == 'table' then
+    return d, nil, nil, at, untl
+  end
+  return d, function()
+    bk.block_set(key, h, at, now + req.block)
+  end, nil, at, untl
 end
 
 -- refund.rs: cost back from the buckets that count under the window the
@@ -145,7 +188,7 @@ end
 -- the write leaves it, before the write.
 function BUCKETS.refund(key, req, call)
   local exists, at, h = bk.open(key)
-  local state = bk.load(key, exists, 'b', h)
+  local state, untl = bk.load(key, exists, 'b', h)
   local precision = bk.resolve_precision(req.window, req.precision, state)
   local win = bk.slide(key, state, req.window, precision, call.now.ms)
   local held = win.totals[1] or '0'
@@ -198,6 +241,8 @@ function BUCKETS.refund(key, req, call)
     needed = bk.leaves_at(win, newest),
     window = win.window,
   }
+  -- A block that holds stays: a refund gives back units, not access.
+  bk.keep_block(w, untl, call.now.ms)
   local after = BUCKETS.decide(bk.written(key, w), BUCKETS.unit(req),
     { now = call.now, shares = BK.ONE, writes = false })
   bk.record(key, w, at)
@@ -210,16 +255,18 @@ end
 -- the write leaves it, before the write.
 function BUCKETS.charge(key, req, call)
   local lifted = { limit = BK.MAX_LIMIT, window = req.window, precision = req.precision, cost = req.cost }
-  local d, _, w, at = BUCKETS.decide(key, lifted, call)
+  -- A block the key carries is kept, and counts nothing here.
+  local d, _, w, at, untl = BUCKETS.decide(key, lifted, call, true)
   local charged = req.cost
   if w == nil and d.remaining > 0 then
     charged = d.remaining
     lifted.cost = charged
-    d, _, w, at = BUCKETS.decide(key, lifted, call)
+    d, _, w, at, untl = BUCKETS.decide(key, lifted, call, true)
   end
   if w == nil then
     return 0
   end
+  bk.keep_block(w, untl, call.now.ms)
   local after = BUCKETS.decide(bk.written(key, w), BUCKETS.unit(req),
     { now = call.now, shares = BK.ONE, writes = false })
   bk.record(key, w, at)
