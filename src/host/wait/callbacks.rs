@@ -8,20 +8,31 @@ use std::os::raw::{c_int, c_void};
 use super::{arm, decide, decision_of, denial, drop_if_idle, leave, less, pump, with, Bc, Phase};
 use crate::core::error::RlError;
 use crate::core::wait::WaitError;
-use crate::host::command::catch;
+use crate::host::command::{after_call, catch};
 use crate::host::context::CommandCtx;
 use crate::host::ffi;
 use crate::host::ffi::api;
-use crate::host::metrics::Ended;
+use crate::host::metrics::{self, Ended};
 use crate::host::registry::CommandSpec;
 use crate::host::reply::{write, write_error, Reply};
 
-fn counters_settle(spec: &CommandSpec, result: &Result<Reply, RlError>) {
+/// Counts how the wait ended, as a plain call's end is counted: the
+/// command's counters, then (when set) shadow mode's and the per-prefix
+/// counts of `rl.stats-prefixes`, from the call's own arguments.
+fn counters_settle(
+    spec: &CommandSpec,
+    result: &Result<Reply, RlError>,
+    argv: *mut *mut ffi::Str,
+    argc: c_int,
+) {
     let outcome = match result {
         Ok(reply) => Ended::of(reply),
         Err(_) => Ended::Error,
     };
     spec.counters.settle(outcome);
+    if metrics::extra() != 0 {
+        after_call(argv, argc, spec, outcome);
+    }
 }
 
 /// Ends the wait of a waiter whose key left (`moved.rs`): its command,
@@ -54,7 +65,7 @@ pub(super) extern "C" fn on_reply(
         let bc = unsafe { api!(GetBlockedClientPrivateData)(ctx) } as usize;
         if let Some(spec) = moved_out(bc) {
             let result = Err(RlError::Wait(WaitError::KeyLeft));
-            counters_settle(spec, &result);
+            counters_settle(spec, &result, argv, argc);
             if let Err(err) = &result {
                 write_error(ctx, err);
             }
@@ -87,7 +98,7 @@ pub(super) extern "C" fn on_reply(
                 with(|w| w.served += 1);
             }
         }
-        counters_settle(spec, &result);
+        counters_settle(spec, &result, argv, argc);
         match &result {
             Ok(reply) => write(ctx, reply),
             Err(err) => write_error(ctx, err),
@@ -123,7 +134,7 @@ pub(super) extern "C" fn on_timeout(
             None => Err(RlError::Internal("a wait without its request")),
         };
         if let Some(spec) = with(|w| w.waiters.get(&(bc as usize)).map(|x| x.command)) {
-            counters_settle(spec, &result);
+            counters_settle(spec, &result, argv, argc);
         }
         match &result {
             Ok(reply) => write(ctx, reply),

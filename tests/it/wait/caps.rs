@@ -1,8 +1,9 @@
 //! The caps of `WAIT` on a real server: the 1,001st waiter on a key is
 //! refused with the documented error, not queued, nothing recorded; a
 //! timeout past 600,000 ms is refused; where a call cannot wait
-//! (`RL.PEEK`, `RL.ALL`, `UPTO`) the option is unknown. The server-wide
-//! cap (100,000) has no lower setting to test it by.
+//! (`RL.PEEK`, `RL.ALL`, `UPTO`, the function edition) the option is
+//! unknown. The server-wide cap (100,000) has no lower setting to test it
+//! by.
 
 use super::*;
 
@@ -106,5 +107,29 @@ fn wait_is_unknown_where_a_call_cannot_wait() {
         assert_eq!(waits(&mut c), (0, 0, 0), "{f:?}");
         assert_eq!(entries(&mut c, "dk"), before, "{f:?}");
         assert_eq!(exists(&mut c, &["ds"]), 0, "{f:?}");
+    });
+}
+
+#[test]
+fn the_function_edition_refuses_wait_and_never_blocks() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        crate::functions::load(&mut c);
+        acquire(&mut c, &["fe", "1", LONG, "ID", "holder"]);
+        let before = entries(&mut c, "fe");
+        for line in [
+            &["FCALL", "rl_acquire", "1", "fe", "1", LONG, "WAIT", "5"][..],
+            &["FCALL", "rl_slide", "1", "fs", "1", "1000", "WAIT", "5"][..],
+        ] {
+            assert_eq!(
+                err_text(run(&mut c, line)),
+                "ERR unknown option 'WAIT'",
+                "{f:?} {line:?}"
+            );
+        }
+        assert_eq!(waits(&mut c), (0, 0, 0), "{f:?}");
+        assert_eq!(entries(&mut c, "fe"), before, "{f:?}");
+        assert_eq!(exists(&mut c, &["fs"]), 0, "{f:?}");
     });
 }

@@ -13,6 +13,7 @@ use crate::harness::*;
 
 mod caps;
 mod cluster;
+mod counts;
 mod reserved;
 
 /// Long enough never to end within a test.
