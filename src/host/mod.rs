@@ -93,7 +93,6 @@ pub(crate) fn load(ctx: *mut RawCtx, options: &LoadOptions) -> Result<(), String
     self::options::register(ctx, options)?;
     let registered = registry::register_all(ctx, options)?;
     info::register(ctx)?;
-    wait::subscribe(ctx)?;
     let mut note = if registered.category {
         "commands registered, ACL category @ratelimit added".to_owned()
     } else {

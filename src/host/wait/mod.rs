@@ -34,7 +34,6 @@ use std::os::raw::{c_int, c_void};
 mod callbacks;
 mod moved;
 use callbacks::{on_disconnect, on_free, on_reply, on_timeout, on_timer};
-pub(crate) use moved::subscribe;
 
 use super::context::{string_bytes, CommandCtx};
 use super::ffi;
@@ -302,6 +301,7 @@ fn block(
     command: &'static CommandSpec,
     first: Option<u64>,
 ) -> Result<Reply, RlError> {
+    moved::subscribe(cmd.raw)?;
     let qid = with(|w| -> Result<u64, RlError> {
         if w.live >= MAX_WAITERS {
             return Err(RlError::Wait(WaitError::ServerFull { max: MAX_WAITERS }));

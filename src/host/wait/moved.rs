@@ -11,28 +11,47 @@
 //! Cluster the key was deleted or renamed away: the first waiter is
 //! considered again (a deleted lease set frees every slot).
 //!
-//! Cost when no client waits: one event-name test and one map test per
-//! generic event (rl's writes fire `expire`).
+//! The subscription is taken when a client first waits, not at load: a
+//! subscriber costs every generic event of the server (rl's own writes
+//! fire `expire`) a module context, about 600 instructions, so a server
+//! where no client ever waited pays nothing for it. The server offers no
+//! unsubscribe; once taken it stays until the module unloads, at one
+//! event-name test and one map test per generic event while no client
+//! waits.
 
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{pump, with, Bc, Phase};
+use crate::core::error::RlError;
 use crate::host::command::catch;
 use crate::host::context::{own_event, string_bytes};
 use crate::host::ffi;
 use crate::host::ffi::api;
 
-/// Subscribes to the events that tell a key left (module load).
-pub(crate) fn subscribe(ctx: *mut ffi::Ctx) -> Result<(), String> {
-    // SAFETY: the load context; the callback is ours and catches panics.
+/// Whether rl subscribed to the events that tell a key left. The main
+/// thread alone reads and sets it.
+static SUBSCRIBED: AtomicBool = AtomicBool::new(false);
+
+/// Subscribes, once, to the events that tell a key left: called before a
+/// client first waits (`ctx` the command's context, which names rl as the
+/// subscriber).
+pub(crate) fn subscribe(ctx: *mut ffi::Ctx) -> Result<(), RlError> {
+    if SUBSCRIBED.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    // SAFETY: a live command context of rl; the callback is ours and
+    // catches panics.
     let done =
         unsafe { api!(SubscribeToKeyspaceEvents)(ctx, ffi::NOTIFY_GENERIC, Some(on_key_event)) };
-    if done == ffi::OK {
-        Ok(())
-    } else {
-        Err("the server refused rl's keyspace subscription (WAIT needs it); not loaded".into())
+    if done != ffi::OK {
+        return Err(RlError::Internal(
+            "the server refused rl's keyspace subscription, which WAIT needs",
+        ));
     }
+    SUBSCRIBED.store(true, Ordering::Relaxed);
+    Ok(())
 }
 
 extern "C" fn on_key_event(
