@@ -417,7 +417,14 @@ end
 -- units granted.
 local function grant_up_to(lim, key, req)
   local call = { now = now(), shares = { slides = 1, buckets = 1 }, writes = true }
-  local d, write = lim.decide(key, req, call)
+  -- The whole cost asked without BLOCK first (upto.rs without_block): a
+  -- breach would hide what fits (its remaining is 0).
+  local whole = req
+  if req.block ~= nil then
+    whole = lim.with_units(req, lim.units(req))
+    whole.block = nil
+  end
+  local d, write = lim.decide(key, whole, call)
   local granted = lim.units(req)
   if d.allowed ~= 1 then
     local fits = math.max(math.min(d.remaining, granted), 1)
@@ -1902,10 +1909,8 @@ function BUCKETS.parse(line, up_to)
   return { limit = limit, window = window, precision = set.PRECISION, cost = cost, block = set.BLOCK }
 end
 
--- Without BLOCK (decide.rs with_units): what RL.REFUND and RL.CHARGE
--- report after and what UPTO admits never breach.
 function BUCKETS.with_units(req, n)
-  return { limit = req.limit, window = req.window, precision = req.precision, cost = n }
+  return { limit = req.limit, window = req.window, precision = req.precision, cost = n, block = req.block }
 end
 
 function BUCKETS.units(req)
@@ -2974,8 +2979,10 @@ LIMITERS.THROTTLE = {
   unit = function(req)
     return { rate = req.rate, quantity = 1 }
   end,
+  -- The same request for n units, its BLOCK kept (UPTO's denial of one
+  -- unit blocks as the whole call would: core's `..*self`).
   with_units = function(req, n)
-    return { rate = req.rate, quantity = n }
+    return { rate = req.rate, quantity = n, block = req.block }
   end,
   refund = sf_throttle_refund,
   charge = sf_throttle_charge,
@@ -3265,8 +3272,10 @@ LIMITERS.FIXED = {
   unit = function(req)
     return { limit = req.limit, window = req.window, cost = 1 }
   end,
+  -- The same request for n units, its BLOCK kept (UPTO's denial of one
+  -- unit blocks as the whole call would: core's `..*self`).
   with_units = function(req, n)
-    return { limit = req.limit, window = req.window, cost = n }
+    return { limit = req.limit, window = req.window, cost = n, block = req.block }
   end,
   refund = sf_fixed_refund,
   charge = sf_fixed_charge,

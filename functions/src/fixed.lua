@@ -192,8 +192,10 @@ LIMITERS.FIXED = {
   unit = function(req)
     return { limit = req.limit, window = req.window, cost = 1 }
   end,
+  -- The same request for n units, its BLOCK kept (UPTO's denial of one
+  -- unit blocks as the whole call would: core's `..*self`).
   with_units = function(req, n)
-    return { limit = req.limit, window = req.window, cost = n }
+    return { limit = req.limit, window = req.window, cost = n, block = req.block }
   end,
   refund = sf_fixed_refund,
   charge = sf_fixed_charge,

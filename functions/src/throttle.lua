@@ -458,8 +458,10 @@ LIMITERS.THROTTLE = {
   unit = function(req)
     return { rate = req.rate, quantity = 1 }
   end,
+  -- The same request for n units, its BLOCK kept (UPTO's denial of one
+  -- unit blocks as the whole call would: core's `..*self`).
   with_units = function(req, n)
-    return { rate = req.rate, quantity = n }
+    return { rate = req.rate, quantity = n, block = req.block }
   end,
   refund = sf_throttle_refund,
   charge = sf_throttle_charge,

@@ -50,6 +50,12 @@ pub trait Units: Copy {
     fn units(&self) -> u64;
     /// The same request for `n` units (`UPTO`'s grant of what fits).
     fn with_units(&self, n: u64) -> Self;
+    /// The same request without `BLOCK`: what `UPTO` asks first, whose
+    /// denial must carry the limiter's own figures (how much fits), not a
+    /// breach's.
+    fn without_block(&self) -> Self {
+        *self
+    }
     /// The same request for one unit: what `RL.REFUND` reports on after
     /// giving back (as `RL.PEEK` would answer for it).
     fn unit(&self) -> Self {

@@ -80,7 +80,8 @@ where
     /// whose wait is until one fits.
     fn decide(&self, view: &mut V, call: &Call) -> Result<Outcome<R::Write, Granted>, RlError> {
         let req = &self.0;
-        let whole = req.decide(view, call)?;
+        // Without BLOCK: a breach would hide what fits (its remaining is 0).
+        let whole = req.without_block().decide(view, call)?;
         if whole.decision.allowed {
             return Ok(Outcome {
                 decision: Granted {

@@ -238,7 +238,8 @@ pub trait Pending {
     fn finish(self: Box<Self>) -> Result<(), RlError>;
     /// Records no admission (another clause denied); tells this one's
     /// denial, if it denied, and records the block it sets, if any: a
-    /// clause's own breach blocks its key whatever the other clauses say.
+    /// clause's own breach blocks its key whatever the other clauses say,
+    /// shadowed or not.
     fn abandon(self: Box<Self>) -> Result<(), RlError>;
     /// Whether the clause denied and shadow mode admitted it instead (its
     /// decision is then the shadow answer).
@@ -274,6 +275,12 @@ impl<'a, S: Store<'a>, A: Decides> Pending for Decided<'a, S, A> {
 
     fn abandon(mut self: Box<Self>) -> Result<(), RlError> {
         if self.shadowed {
+            // Shadow mode records what enforcement would: a denying clause
+            // with BLOCK blocks its own key even though another clause
+            // denies the call (its write is that block, or nothing).
+            if let Some(write) = &self.outcome.write {
+                self.store.record(write)?;
+            }
             self.cmd.notify_shadow(self.key);
         } else if self.outcome.decision.denied() {
             // A denied clause plans no write but its block.

@@ -31,10 +31,8 @@ function BUCKETS.parse(line, up_to)
   return { limit = limit, window = window, precision = set.PRECISION, cost = cost, block = set.BLOCK }
 end
 
--- Without BLOCK (decide.rs with_units): what RL.REFUND and RL.CHARGE
--- report after and what UPTO admits never breach.
 function BUCKETS.with_units(req, n)
-  return { limit = req.limit, window = req.window, precision = req.precision, cost = n }
+  return { limit = req.limit, window = req.window, precision = req.precision, cost = n, block = req.block }
 end
 
 function BUCKETS.units(req)

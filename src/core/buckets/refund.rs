@@ -31,12 +31,11 @@ impl Units for BucketsRequest {
     fn units(&self) -> u64 {
         self.cost
     }
-    /// Without `BLOCK`, as the library's: what `RL.REFUND` and `RL.CHARGE`
-    /// report after (a peek, which no block answer may stand in for) and
-    /// what `UPTO` admits never breach.
     fn with_units(&self, n: u64) -> Self {
+        BucketsRequest { cost: n, ..*self }
+    }
+    fn without_block(&self) -> Self {
         BucketsRequest {
-            cost: n,
             block_ms: None,
             ..*self
         }

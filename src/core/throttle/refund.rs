@@ -17,12 +17,14 @@ impl Units for ThrottleRequest {
     fn units(&self) -> u64 {
         self.quantity
     }
-    /// Without `BLOCK`, as the library's: what `RL.REFUND` and `RL.CHARGE`
-    /// report after (a peek, which no block answer may stand in for) and
-    /// what `UPTO` admits never breach.
     fn with_units(&self, n: u64) -> Self {
         ThrottleRequest {
             quantity: n,
+            ..*self
+        }
+    }
+    fn without_block(&self) -> Self {
+        ThrottleRequest {
             block_ms: None,
             ..*self
         }
