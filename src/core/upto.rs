@@ -168,6 +168,31 @@ mod tests {
     }
 
     #[test]
+    fn with_block_a_partial_grant_takes_what_fits_and_only_none_fitting_blocks() {
+        let mut s = MemoryString::default();
+        let take = |s: &mut MemoryString, cost: u64, now: i64| {
+            let r = FixedRequest {
+                limit: 10,
+                window_ms: 1000,
+                cost,
+                block_ms: Some(5000),
+            };
+            let out = UpTo(r).decide(s, &at(now)).unwrap();
+            if let Some(w) = &out.write {
+                s.apply(w);
+            }
+            out.decision.to_reply()
+        };
+        assert_eq!(take(&mut s, 7, 0), [1, 3, 0, 1000, 7]);
+        // All 3 that fit, not 1: the breach's remaining 0 is not what fits.
+        assert_eq!(take(&mut s, 5, 100), [1, 0, 0, 900, 3]);
+        assert_eq!(s.value.as_deref(), Some(&b"10"[..]));
+        // None fits: the breach, which blocks and answers as the block.
+        assert_eq!(take(&mut s, 5, 200), [0, 0, 5000, 5000, 0]);
+        assert_eq!(s.value.as_deref(), Some(&b"10e1000b5200"[..]));
+    }
+
+    #[test]
     fn a_token_bucket_grants_the_tokens_it_holds() {
         // A bucket of 5, one token back every 100 ms.
         let rate = Gcra::new(4, 10, 1_000_000).unwrap();
