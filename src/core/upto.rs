@@ -143,23 +143,26 @@ mod tests {
         );
     }
 
+    /// `RL.FIXED k 10 1000 COST cost [BLOCK ms] UPTO` at `now`, applied.
+    fn fixed_upto(s: &mut MemoryString, cost: u64, block_ms: Option<u64>, now: i64) -> [i64; 5] {
+        let r = FixedRequest {
+            limit: 10,
+            window_ms: 1000,
+            cost,
+            block_ms,
+        };
+        let out = UpTo(r).decide(s, &at(now)).unwrap();
+        if let Some(w) = &out.write {
+            s.apply(w);
+        }
+        out.decision.to_reply()
+    }
+
     #[test]
     fn a_partial_grant_takes_what_fits_or_waits_for_one_unit() {
         // limit 10 per 1000 ms: 7 taken, then 5 asked: 3 granted.
         let mut s = MemoryString::default();
-        let take = |s: &mut MemoryString, cost: u64, now: i64| {
-            let r = FixedRequest {
-                limit: 10,
-                window_ms: 1000,
-                cost,
-                block_ms: None,
-            };
-            let out = UpTo(r).decide(s, &at(now)).unwrap();
-            if let Some(w) = &out.write {
-                s.apply(w);
-            }
-            out.decision.to_reply()
-        };
+        let take = |s: &mut MemoryString, cost, now| fixed_upto(s, cost, None, now);
         assert_eq!(take(&mut s, 7, 0), [1, 3, 0, 1000, 7]);
         assert_eq!(take(&mut s, 5, 100), [1, 0, 0, 900, 3]);
         assert_eq!(take(&mut s, 5, 200), [0, 0, 800, 800, 0]);
@@ -170,19 +173,7 @@ mod tests {
     #[test]
     fn with_block_a_partial_grant_takes_what_fits_and_only_none_fitting_blocks() {
         let mut s = MemoryString::default();
-        let take = |s: &mut MemoryString, cost: u64, now: i64| {
-            let r = FixedRequest {
-                limit: 10,
-                window_ms: 1000,
-                cost,
-                block_ms: Some(5000),
-            };
-            let out = UpTo(r).decide(s, &at(now)).unwrap();
-            if let Some(w) = &out.write {
-                s.apply(w);
-            }
-            out.decision.to_reply()
-        };
+        let take = |s: &mut MemoryString, cost, now| fixed_upto(s, cost, Some(5000), now);
         assert_eq!(take(&mut s, 7, 0), [1, 3, 0, 1000, 7]);
         // All 3 that fit, not 1: the breach's remaining 0 is not what fits.
         assert_eq!(take(&mut s, 5, 100), [1, 0, 0, 900, 3]);
