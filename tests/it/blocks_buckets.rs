@@ -181,45 +181,18 @@ fn block_and_unblock_by_hand_keep_the_counts() {
 
 #[test]
 fn replicas_and_the_aof_hold_the_blocked_state() {
-    for flavor in ALL {
-        let primary = Server::start_primary(flavor, &["--appendonly", "yes"]);
-        let with_rl = primary.start_replica(true);
-        let without_rl = primary.start_replica(false);
-        let mut p = primary.conn();
+    crate::blocks::replicas_and_aof_hold(3, |p| {
         for _ in 0..4 {
-            call(&mut p, &["RL.BUCKETS", "r", "2", HOUR, "BLOCK", "600000"]);
+            call(p, &["RL.BUCKETS", "r", "2", HOUR, "BLOCK", "600000"]);
         }
-        call(&mut p, &["RL.BLOCK", "BUCKETS", "ban", "600000"]);
-        call(&mut p, &["RL.BUCKETS", "lift", "3", HOUR]);
-        call(&mut p, &["RL.BLOCK", "BUCKETS", "lift", "600000"]);
-        call(
-            &mut p,
-            &["RL.CHARGE", "BUCKETS", "lift", "3", HOUR, "COST", "2"],
-        );
-        call(&mut p, &["RL.UNBLOCK", "BUCKETS", "lift"]);
-        call(&mut p, &["RL.BLOCK", "BUCKETS", "gone", "600000"]);
-        call(&mut p, &["RL.UNBLOCK", "BUCKETS", "gone"]);
-        wait_replicas(&mut p, 2);
-        let want = keyspace(&mut p);
-        assert_eq!(want.len(), 3, "{flavor:?}: {want:?}");
-        for (what, replica) in [("with rl", &with_rl), ("without rl", &without_rl)] {
-            let mut r = replica.conn();
-            assert_eq!(keyspace(&mut r), want, "{flavor:?} {what}");
-        }
-        drop(p);
-        drop(with_rl);
-        drop(without_rl);
-        let dir = primary.stop(false);
-        let text = aof_text(&dir);
-        assert!(text.contains("DEL"), "{flavor:?}: RL.UNBLOCK logged as DEL");
-        let restored = Server::start_in(flavor, dir, &["--appendonly", "yes"], false);
-        let mut r = restored.conn();
-        assert_eq!(
-            keyspace(&mut r),
-            want,
-            "{flavor:?}: AOF replayed without rl"
-        );
-    }
+        call(p, &["RL.BLOCK", "BUCKETS", "ban", "600000"]);
+        call(p, &["RL.BUCKETS", "lift", "3", HOUR]);
+        call(p, &["RL.BLOCK", "BUCKETS", "lift", "600000"]);
+        call(p, &["RL.CHARGE", "BUCKETS", "lift", "3", HOUR, "COST", "2"]);
+        call(p, &["RL.UNBLOCK", "BUCKETS", "lift"]);
+        call(p, &["RL.BLOCK", "BUCKETS", "gone", "600000"]);
+        call(p, &["RL.UNBLOCK", "BUCKETS", "gone"]);
+    });
 }
 
 #[test]
