@@ -99,7 +99,11 @@ fn bucket_points(c: &mut Connection, points: &mut Vec<Point>) {
             param: n as u64,
             measured: last(&mut out),
         });
-        // RL.COUNT, 8 fields of 32 characters, the older half stale.
+        // RL.COUNT, 8 fields of 32 characters, the older half stale; its
+        // window takes at most COUNT_BUCKETS buckets.
+        if n > super::COUNT_BUCKETS {
+            continue;
+        }
         let k = vec!["{s}:c".to_string()];
         let count = words(&format!(
             "RL.COUNT {} {window} {} BY {MAX_LIMIT} PRECISION {PRECISION}",
