@@ -1,8 +1,10 @@
 //! The decision: count the entries still in the window, admit if the cost
 //! fits, and name the stale entries an admission removes.
 
-use super::log::{member, Admission, Entry, LogView, MAX_NOW_MS, MEMBERS_PER_MS};
+use super::block::{block_write, write_until, SkipBlock};
+use super::log::{member, Admission, Entry, LogView, LogWrite, MAX_NOW_MS, MEMBERS_PER_MS};
 use super::request::SlideRequest;
+use crate::core::block;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
@@ -28,12 +30,22 @@ pub fn evict_budget(cost: u64, shares: Shares) -> u64 {
 }
 
 /// Decides `req` at `now` against the log, as one RL.SLIDE call.
+/// Its write is the admission, if any: a block a denial sets (`BLOCK ms`)
+/// or the log holds is [`decide_within`]'s to tell (tests and benches
+/// record admissions).
 pub fn decide(
     log: &mut impl LogView,
     req: &SlideRequest,
     now: i64,
 ) -> Result<Outcome<Admission>, RlError> {
-    decide_within(log, req, now, evict_budget(req.cost, Shares::ONE))
+    let out = decide_within(log, req, now, evict_budget(req.cost, Shares::ONE))?;
+    Ok(Outcome {
+        decision: out.decision,
+        write: match out.write {
+            Some(LogWrite::Admit(a)) => Some(a),
+            _ => None,
+        },
+    })
 }
 
 /// What every call on a log reads first, each entry read checked to be
@@ -127,6 +139,7 @@ pub(super) fn admission(
         first_member: member(at, taken),
         count,
         expiry: Expiry::new(at + window, window),
+        unblock: false,
     })
 }
 
@@ -135,11 +148,57 @@ pub(super) fn admission(
 /// happens here, before anything is written. A log holding an entry rl
 /// could not have written among those it reads (the newest, the oldest,
 /// every one it would remove) is refused.
+///
+/// A block the log holds denies before the log is counted; a denial of a
+/// request with `BLOCK ms` writes the block (the entries as they are) and
+/// answers as the block does.
 pub fn decide_within(
     log: &mut impl LogView,
     req: &SlideRequest,
     now: i64,
     max_evict: u64,
+) -> Result<Outcome<LogWrite>, RlError> {
+    let mut log = SkipBlock::new(log);
+    let ends = read_ends(&mut log, now, now - req.window_ms as i64, max_evict)?;
+    if let Some(decision) = block::holds(log.block, now) {
+        return Ok(Outcome {
+            decision,
+            write: None,
+        });
+    }
+    let newest = ends.newest;
+    let ended = log.block.is_some();
+    let out = decide_counted(&mut log, req, now, max_evict, ends)?;
+    let write = match (out.write, req.block_ms) {
+        (Some(mut a), _) => {
+            a.unblock = ended;
+            Some(LogWrite::Admit(a))
+        }
+        (None, Some(ms)) => {
+            let write = block_write(newest, now, ms);
+            let until = write_until(&write);
+            return Ok(Outcome {
+                decision: block::breached((until - now) as u64),
+                write: Some(write),
+            });
+        }
+        (None, None) => None,
+    };
+    Ok(Outcome {
+        decision: out.decision,
+        write,
+    })
+}
+
+/// The decision over a log's ends read at `now`, no block holding: the
+/// admission if the cost fits, else the denial's waits.
+#[inline(always)]
+fn decide_counted(
+    log: &mut impl LogView,
+    req: &SlideRequest,
+    now: i64,
+    max_evict: u64,
+    ends: Ends,
 ) -> Result<Outcome<Admission>, RlError> {
     let window = req.window_ms as i64;
     let cutoff = now - window;
@@ -147,7 +206,7 @@ pub fn decide_within(
         newest,
         stale,
         held,
-    } = read_ends(log, now, cutoff, max_evict)?;
+    } = ends;
 
     if held + req.cost <= req.limit {
         let admission = admission(newest, now, window, stale.min(max_evict), req.cost)?;
@@ -201,6 +260,7 @@ mod tests {
             limit,
             window_ms,
             cost,
+            block_ms: None,
         }
     }
 
@@ -379,7 +439,7 @@ mod tests {
         }
         log.insert(2, 77);
         let out = decide_within(&mut log, &r, 5_000, 2).unwrap();
-        assert_eq!(out.write.unwrap().evict, 2);
+        assert!(matches!(out.write, Some(LogWrite::Admit(a)) if a.evict == 2));
         assert_eq!(
             decide_within(&mut log, &r, 5_000, 3),
             Err(RlError::ForeignZset)
@@ -601,6 +661,7 @@ mod time_anomalies {
             limit,
             window_ms,
             cost,
+            block_ms: None,
         }
     }
 

@@ -9,6 +9,7 @@
 
 use smallvec::SmallVec;
 
+use super::block::SkipBlock;
 use super::decide::{read_ends, Ends};
 use super::log::{Entry, LogView, LogWrite, Oldest};
 use super::request::SlideRequest;
@@ -20,8 +21,15 @@ impl Units for SlideRequest {
     fn units(&self) -> u64 {
         self.cost
     }
+    /// Without `BLOCK`, as the other limiters': what `RL.REFUND` and
+    /// `RL.CHARGE` report after (a peek) and what `UPTO` admits never
+    /// breach.
     fn with_units(&self, n: u64) -> Self {
-        SlideRequest { cost: n, ..*self }
+        SlideRequest {
+            cost: n,
+            block_ms: None,
+            ..*self
+        }
     }
 }
 
@@ -32,6 +40,9 @@ impl<V: LogView> Limiter<V> for Refund<SlideRequest> {
     fn decide(&self, log: &mut V, call: &Call) -> Result<Outcome<LogWrite, u64>, RlError> {
         let req = &self.0;
         let cutoff = call.now.ms - req.window_ms as i64;
+        // The entries without a block's member: a refund moves units, a
+        // block that holds stays (it grants no access).
+        let log = &mut SkipBlock::new(log);
         // What RL.PEEK SLIDE reads and checks (a refund removes no stale
         // entry): the clock, the newest and the oldest entry.
         let Ends { held, .. } = read_ends(log, call.now.ms, cutoff, 0)?;
@@ -129,6 +140,7 @@ mod tests {
             limit,
             window_ms,
             cost,
+            block_ms: None,
         }
     }
 
