@@ -116,6 +116,30 @@ fn bad_lines() -> Vec<Vec<&'static str>> {
         vec!["RL.ALL", "1", "K", "SLIDE", "3", "0"],
     ];
     out.push(vec!["RL.SLIDE", "K", "10", "1000", "COST", "2", "COST"]);
+    out.extend([
+        vec!["RL.SLIDE", "K", "10", "1000", "BLOCK", "0"],
+        vec!["RL.SLIDE", "K", "10", "1000", "BLOCK"],
+        vec!["RL.SLIDE", "K", "10", "1000", "BLOCK", "1000000000001"],
+        vec!["RL.SLIDE", "K", "10", "1000", "BLOCK", "5", "block", "5"],
+        vec!["RL.SLIDE", "K", "10", "1000", "BLOCK", "-1", "COST", "11"],
+        vec!["RL.BLOCK", "SLIDE", "K"],
+        vec!["RL.BLOCK", "SLIDE", "K", "0"],
+        vec!["RL.BLOCK", "slide", "K", "5", "6"],
+        vec!["RL.UNBLOCK", "SLIDE", "K", "5"],
+        vec!["RL.REFUND", "SLIDE", "K", "3", "100", "BLOCK", "5"],
+        vec![
+            "RL.CHARGE",
+            "SLIDE",
+            "K",
+            "3",
+            "100",
+            "BLOCK",
+            "5",
+            "COST",
+            "1",
+        ],
+        vec!["RL.ALL", "1", "K", "SLIDE", "10", "1000", "BLOCK", "0"],
+    ]);
     out
 }
 
@@ -261,6 +285,19 @@ fn params_words(
     out
 }
 
+/// `BLOCK ms` now and then (streams on a stopped clock only: a block's end
+/// is an instant).
+fn block_option(rng: &mut XorShift, timing_free: bool) -> Vec<String> {
+    if timing_free || rng.below(6) != 0 {
+        return Vec::new();
+    }
+    let ms = *rng.pick(&[1u64, 50, 500, 3000, 100_000]);
+    vec![
+        rng.pick(&["BLOCK", "BLOCK", "block"]).to_string(),
+        ms.to_string(),
+    ]
+}
+
 /// How the two answers of a timing-dependent line are compared.
 type Compare = fn(&mut redis::Connection, &[&str]) -> Result<Value, String>;
 
@@ -291,7 +328,26 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                 let (l, w, cost, given) = random_params(&mut rng, timing_free);
                 let mut line = vec!["RL.SLIDE".to_string(), key.to_string()];
                 line.extend(params_words(l, w, cost, given, &mut rng));
+                line.extend(block_option(&mut rng, timing_free));
                 line
+            }
+            85..=90 if !timing_free => {
+                // By hand, a lift, or a charge (which keeps a block that
+                // holds), on a key that may hold any state (or none).
+                match rng.below(3) {
+                    0 => {
+                        let ms = *rng.pick(&[1u64, 200, 2000, 60_000]);
+                        let token = rng.pick(&["SLIDE", "slide"]).to_string();
+                        vec!["RL.BLOCK".into(), token, key.into(), ms.to_string()]
+                    }
+                    1 => vec!["RL.UNBLOCK".into(), "SLIDE".into(), key.into()],
+                    _ => {
+                        let (l, w, cost, given) = random_params(&mut rng, timing_free);
+                        let mut line = vec!["RL.CHARGE".into(), "SLIDE".into(), key.into()];
+                        line.extend(params_words(l, w, cost, given, &mut rng));
+                        line
+                    }
+                }
             }
             35..=44 => {
                 let (l, w, cost, given) = random_params(&mut rng, timing_free);
@@ -324,6 +380,7 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                     let cost = cost.min(1 + rng.below(3));
                     line.push("SLIDE".into());
                     line.extend(params_words(l, w, cost, given, &mut rng));
+                    line.extend(block_option(&mut rng, timing_free));
                 }
                 line
             }
@@ -558,6 +615,7 @@ fn require_everything(seen: &Tally, timing_free: bool) {
     ]);
     if !timing_free {
         seen.require(&[("removed", 4), ("prepared", 6)]);
+        seen.require(&[("blocked by hand", 3), ("unblocked", 1), ("charged", 2)]);
     }
 }
 
