@@ -21,6 +21,8 @@ pub mod log;
 pub mod oldest;
 pub mod refund;
 pub mod request;
+#[cfg(test)]
+mod time_anomalies;
 
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
