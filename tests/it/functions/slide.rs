@@ -183,6 +183,35 @@ fn foreign_shapes() -> Vec<(Vec<Vec<&'static str>>, &'static str)> {
             FOREIGN,
         ),
         (vec![vec!["ZADD", "K", "+inf", "x"], ttl.clone()], FOREIGN),
+        // The block's member at a score no block ends at, the integer that
+        // stands for it, a block's member under rl's newest entry.
+        (
+            vec![vec!["ZADD", "K", "-5", "rl block"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "1.5", "rl block"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "+inf", "rl block"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "20000000000000", "rl block"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "5", "-9223372036854775808"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![
+                vec!["ZADD", "K", "3", "rl block", "5", "5000000"],
+                ttl.clone(),
+            ],
+            FOREIGN,
+        ),
         (vec![vec!["ZADD", "K", "1e300", "x"], ttl.clone()], FOREIGN),
         (
             vec![
