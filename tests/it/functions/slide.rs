@@ -1470,3 +1470,81 @@ fn oldest_is_the_same_wait_on_both_editions() {
     server.advance(50);
     assert_eq!(same4(&mut c, &peek("1")), [1, 4, 0, 1000, 0]);
 }
+
+/// `same`, answering one integer (RL.BLOCK, RL.UNBLOCK).
+fn one(c: &mut redis::Connection, line: &[&str]) -> i64 {
+    match same(c, line) {
+        Ok(Value::Int(n)) => n,
+        other => panic!("{line:?}: {other:?}"),
+    }
+}
+
+/// A block's life on a stopped clock, step by step, both editions alike
+/// (reply and state at every step): the breach, denials while it holds
+/// (with and without BLOCK, a peek, RL.ALL), a refund and a charge that
+/// keep it, its end, an ended block left out of the count, the admission
+/// that removes it with the stale entries evicted,
+/// and a block by hand after the clock stepped back (it ends past the
+/// newest entry).
+#[test]
+fn a_block_lives_and_ends_alike() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let t0 = server.clock_ms();
+    for _ in 0..2 {
+        assert_eq!(same4(&mut c, &["RL.SLIDE", "k", "2", "1000"])[0], 1);
+    }
+    let breach = ["RL.SLIDE", "k", "2", "1000", "BLOCK", "3000"];
+    assert_eq!(same4(&mut c, &breach), [0, 0, 3000, 3000]);
+    server.advance(100);
+    for line in [
+        &breach[..],
+        &["RL.SLIDE", "k", "100", "1000"],
+        &["RL.PEEK", "SLIDE", "k", "2", "1000"],
+        &["RL.PEEK", "SLIDE", "k", "2", "1000", "OLDEST"],
+    ] {
+        assert_eq!(same4(&mut c, line)[..4], [0, 0, 2900, 2900], "{line:?}");
+    }
+    let all = [
+        "RL.ALL", "2", "k", "o", "SLIDE", "5", "1000", "SLIDE", "5", "1000",
+    ];
+    same(&mut c, &all).unwrap();
+    assert_eq!(
+        same4(&mut c, &["RL.REFUND", "SLIDE", "k", "2", "1000"]),
+        [1, 0, 2900, 2900]
+    );
+    assert_eq!(
+        same4(
+            &mut c,
+            &["RL.CHARGE", "SLIDE", "k", "2", "1000", "COST", "3"]
+        ),
+        [3, 0, 2900, 2900]
+    );
+    // Its end: the log decides again; the entries have left the window.
+    server.advance(2900);
+    assert_eq!(same4(&mut c, &["RL.PEEK", "SLIDE", "k", "2", "1000"])[0], 1);
+    // The entries are stale, the block's member is not (it ends now): the
+    // count and the eviction leave it out; the admission removes it (the
+    // key lives until the block's end, so a stale member never outlives
+    // it but after a clock step).
+    assert_eq!(zcard(&mut c, "m:k"), 5);
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "2", "1000"]),
+        [1, 1, 0, 1000]
+    );
+    assert_eq!(zcard(&mut c, "m:k"), 1);
+    // The clock stepped back: entries ahead of it; a block by hand ends
+    // past the newest.
+    let ahead = server.clock_ms() + 5000;
+    let (s, m) = (ahead.to_string(), member(ahead, 0));
+    on_both(&mut c, "k", &["ZADD", "K", &s, &m]);
+    assert_eq!(one(&mut c, &["RL.BLOCK", "SLIDE", "k", "10"]), ahead + 1);
+    let now = server.clock_ms();
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "2", "1000"]),
+        [0, 0, ahead + 1 - now, ahead + 1 - now]
+    );
+    assert_eq!(one(&mut c, &["RL.UNBLOCK", "SLIDE", "k"]), 1);
+    assert_eq!(one(&mut c, &["RL.UNBLOCK", "SLIDE", "k"]), 0);
+    assert!(t0 < now);
+}
