@@ -75,6 +75,7 @@ declare -A ROWS=(
   [fixed_blocked]="RL.FIXED fxb:hot 100 60000"
   [throttle_blocked]="RL.THROTTLE thb:hot 10 100 60000"
   [buckets_blocked]="RL.BUCKETS bb:hot 100 60000"
+  [slide_blocked]="RL.SLIDE sb:hot 100 60000"
   [count]="RL.COUNT c:__rand_int__ 60000 ok"
   [peek]="RL.PEEK SLIDE s:__rand_int__ 100 60000"
   [all]="RL.ALL 2 as:__rand_int__ at:__rand_int__ SLIDE 100 60000 THROTTLE 10 100 60000"
@@ -163,7 +164,7 @@ PAIRS=(
   "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE (blocks: false) / RateLimiterRedis"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked buckets_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_fixed_blocked fn_throttle_blocked fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter cl_throttle "${PEERS[@]}")
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked buckets_blocked slide_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_fixed_blocked fn_throttle_blocked fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter cl_throttle "${PEERS[@]}")
 if [ -z "${RL_REDIS_CELL:-}" ]; then
   kept=()
   for r in "${rows[@]}"; do
@@ -201,6 +202,7 @@ cli RL.BLOCK THROTTLE thb:hot 86400000 >/dev/null
 cli RL.BLOCK BUCKETS bb:hot 86400000 >/dev/null
 cli FCALL rl_block 1 ffb:hot FIXED 86400000 >/dev/null
 cli FCALL rl_block 1 ftb:hot THROTTLE 86400000 >/dev/null
+cli RL.BLOCK SLIDE sb:hot 86400000 >/dev/null
 # A row whose command fails would measure its error path: one call of each
 # first, on a key of its own (the number 0 for the placeholder: a ZADD
 # takes it as a score too), must not answer an error.

@@ -22,6 +22,7 @@ fn filled(n: u64, now: i64) -> MemoryLog {
         limit: LIMIT,
         window_ms: WINDOW,
         cost: 1,
+        block_ms: None,
     };
     let step = (WINDOW / (n.max(1) + 1)) as i64;
     for i in 0..n {
@@ -38,6 +39,7 @@ fn sliding_log(c: &mut Criterion) {
         limit: LIMIT,
         window_ms: WINDOW,
         cost: 1,
+        block_ms: None,
     };
     let mut group = c.benchmark_group("sliding_log_decide");
     let cases = [

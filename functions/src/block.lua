@@ -8,8 +8,8 @@ local function blockable(token, command)
   if lim == nil then
     unknown_limiter(token)
   end
-  if lim.token ~= 'BUCKETS' and lim.token ~= 'THROTTLE' and lim.token ~= 'FIXED' then
-    fail('ERR ' .. command .. ' does not apply to ' .. lim.token .. ' (it blocks BUCKETS, THROTTLE or FIXED)')
+  if lim.token ~= 'SLIDE' and lim.token ~= 'BUCKETS' and lim.token ~= 'THROTTLE' and lim.token ~= 'FIXED' then
+    fail('ERR ' .. command .. ' does not apply to ' .. lim.token .. ' (it blocks SLIDE, BUCKETS, THROTTLE or FIXED)')
   end
   return lim
 end
@@ -43,6 +43,13 @@ local function rl_block(key, clause)
   local ms = positive(clause[3], 'ms', MAX_BLOCK_MS)
   local t = now()
   local untl = t.ms + ms
+  if lim.token == 'SLIDE' then
+    -- slide/block.rs `block`: the log read and checked as RL.PEEK SLIDE
+    -- reads it, the block's member past its newest entry.
+    local expiry, last, block = Slide.open(key, 0)
+    local newest = Slide.ends(key, last, t.ms, t.ms, 0, 0, block)
+    return Slide.block_set(key, newest, expiry, t.ms, ms)
+  end
   if lim.token == 'BUCKETS' then
     -- block.rs `hash::block`: checked as RL.BUCKETS checks the key.
     local exists, at, h = bk.open(key)
@@ -67,6 +74,17 @@ local function rl_unblock(key, clause)
   end
   local lim = blockable(clause[1], 'RL.UNBLOCK')
   local t = now()
+  if lim.token == 'SLIDE' then
+    -- slide/block.rs `unblock`: the block's member removed if it holds
+    -- (an ended one goes with the next admission).
+    local _, last, block = Slide.open(key, 0)
+    Slide.ends(key, last, t.ms, t.ms, 0, 0, block)
+    if Slide.held(block, t.ms) == nil then
+      return 0
+    end
+    redis.call('ZREM', key, Slide.BLOCK_MEMBER)
+    return 1
+  end
   if lim.token == 'BUCKETS' then
     -- block.rs `hash::unblock`: the header without its block (the expiry
     -- kept), or the key deleted when the block was all it held.

@@ -1,5 +1,5 @@
 -- ================================================================ SLIDE
--- RL.SLIDE key limit window [COST cost]: src/core/slide/.
+-- RL.SLIDE key limit window [COST cost] [BLOCK ms]: src/core/slide/.
 --
 -- A plain sorted set, one entry per admitted unit: score the admission time
 -- in ms, member the integer score * 10^6 + n (n numbers the entries of that
@@ -7,11 +7,20 @@
 -- and checks, as the module does (slide/decide.rs `read_ends`), the newest
 -- entry, the oldest one, and the stale entries it would remove; an entry
 -- rl could not have written among them refuses the key.
+--
+-- A block (slide/block.rs) is the member 'rl block' at the block's end T:
+-- the newest entry (T > now >= every entry's score while it holds), read
+-- with the newest. An ended one counts nothing (the reads below skip it)
+-- and goes with the next admission (ZREM).
 
 local Slide = {
   token = 'SLIDE',
-  usage = 'SLIDE key limit window [COST cost]',
-  syntax = syntax('rl.slide', 3, { 'COST' }),
+  usage = 'SLIDE key limit window [COST cost] [BLOCK ms]',
+  syntax = syntax('rl.slide', 3, { 'COST', 'BLOCK' }),
+  -- slide/log.rs BLOCK_MEMBER_TEXT.
+  BLOCK_MEMBER = 'rl block',
+  -- log.rs `Entry::is_block`: the latest block end, MAX_NOW_MS + MAX_BLOCK_MS.
+  MAX_BLOCK_END = 9223372036853 + 1000000000000,
   MAX_LIMIT = 1000000,
   MAX_COST = 100,
   MAX_WINDOW_MS = 1000000000000,
@@ -33,19 +42,20 @@ function Slide.parse(line, up_to)
   check_count(Slide.syntax, line)
   local limit = positive(line[3], 'limit', Slide.MAX_LIMIT)
   local window = positive(line[4], 'window', Slide.MAX_WINDOW_MS)
-  local cost = 1
+  local cost, block = 1, nil
   if #line > 4 then
     local set = {}
     options(Slide.syntax, line, function(token, value)
-      -- The value is checked before a repeat is (args.rs `cost_option`).
-      set_once(set, token, positive(value, token, Slide.MAX_COST))
+      -- The value is checked before a repeat is (args.rs
+      -- `cost_block_options`).
+      set_once(set, token, positive(value, token, token == 'BLOCK' and MAX_BLOCK_MS or Slide.MAX_COST))
     end)
-    cost = set.COST or 1
+    cost, block = set.COST or 1, set.BLOCK
   end
   if cost > limit and not up_to then
     E.cost_above_limit()
   end
-  return { limit = limit, window = window, cost = cost }
+  return { limit = limit, window = window, cost = cost, block = block }
 end
 
 function Slide.units(req)
@@ -53,9 +63,10 @@ function Slide.units(req)
 end
 
 function Slide.with_units(req, n)
-  return { limit = req.limit, window = req.window, cost = n }
+  return { limit = req.limit, window = req.window, cost = n, block = req.block }
 end
 
+-- refund.rs unit: one unit, without BLOCK (a report never breaches).
 function Slide.unit(req)
   return { limit = req.limit, window = req.window, cost = 1 }
 end
@@ -141,6 +152,9 @@ end
 -- Also answers the newest entry as ZRANGE key -1 -1 WITHSCORES replies it
 -- (`Slide.ends` reads it from there): that read tells WRONGTYPE as TYPE
 -- would, so TYPE is not sent.
+-- A block's member at the newest rank (block.rs `SkipBlock`): `last` is
+-- then the newest entry under it, and the third answer the block's end
+-- (nil: none); `trim` counts entries under the block.
 function Slide.open(key, trim)
   local at = expire_at(key)
   if at == -2 then
@@ -148,17 +162,43 @@ function Slide.open(key, trim)
   end
   -- Constants as strings: a number argument costs the server a
   -- conversion (Redis 7.0 formats it with snprintf).
-  local last
-  if trim == 0 then
-    last = typed_read('ZRANGE', key, '-1', '-1', 'WITHSCORES')
-  else
-    local r = int(-1 - trim)
-    last = typed_read('ZRANGE', key, r, r, 'WITHSCORES')
-  end
+  local last = typed_read('ZRANGE', key, '-1', '-1', 'WITHSCORES')
   if at == -1 then
     E.foreign_zset()
   end
-  return at, last
+  local block
+  if last[1] == Slide.BLOCK_MEMBER then
+    block = Slide.score(last[2])
+    if block == nil or block < 0 or block > Slide.MAX_BLOCK_END then
+      E.foreign_zset()
+    end
+    local r = int(-2 - trim)
+    last = redis.call('ZRANGE', key, r, r, 'WITHSCORES')
+  elseif trim > 0 then
+    local r = int(-1 - trim)
+    last = redis.call('ZRANGE', key, r, r, 'WITHSCORES')
+  end
+  return at, last, block
+end
+
+-- The reply fields of a block that holds at `now` (block.rs `holds`), or nil.
+function Slide.held(block, now)
+  return block_left(block, now)
+end
+
+-- block.rs `block_write`: the block's member at now + ms, and past the
+-- newest entry (a clock that stepped back); the key kept until then.
+-- Answers the block's end.
+function Slide.block_set(key, newest, expiry, now, ms)
+  local untl = now + ms
+  if newest ~= nil and newest + 1 > untl then
+    untl = newest + 1
+  end
+  redis.call('ZADD', key, int(untl), Slide.BLOCK_MEMBER)
+  if expiry == nil or expiry < untl then
+    redis.call('PEXPIREAT', key, int(untl))
+  end
+  return untl
 end
 
 -- decide.rs `read_ends` at `now`: the newest entry's score and member, how
@@ -169,7 +209,7 @@ end
 -- an admission would remove); the module walks them and counts a longer
 -- backlog with ZCOUNT, so the counts are the server's. Multiple values,
 -- not a table: this runs on every call.
-function Slide.ends(key, last, now, cutoff, max_read, trim)
+function Slide.ends(key, last, now, cutoff, max_read, trim, block)
   if now < 0 or now > Slide.MAX_NOW_MS then
     fail('ERR rl internal error: server clock out of range')
   end
@@ -181,7 +221,8 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
   if score == nil then
     E.foreign_zset()
   end
-  local total = redis.call('ZCARD', key) - trim
+  -- The block's member (the newest rank) is no entry.
+  local total = redis.call('ZCARD', key) - trim - (block and 1 or 0)
   if total == 1 then
     -- The newest is the oldest, already checked.
     local stale = score <= cutoff and 1 or 0
@@ -307,7 +348,7 @@ end
 -- the next number; a search that runs past the ms refuses the key with
 -- nothing written (a ZADD NX that adds nothing is no write: not
 -- replicated, no event).
-function Slide.write(key, members, at, evict, expiry, window, taken)
+function Slide.write(key, members, at, evict, expiry, window, taken, unblock)
   -- The score as the member's leading digits: a number argument costs the
   -- server a conversion (snprintf on Redis 7.0); the same value.
   local score = at
@@ -332,6 +373,10 @@ function Slide.write(key, members, at, evict, expiry, window, taken)
   end
   if evict > 0 then
     redis.call('ZREMRANGEBYRANK', key, '0', int(evict - 1))
+  end
+  if unblock then
+    -- An ended block goes with the admission (zset_log.rs `admit`).
+    redis.call('ZREM', key, Slide.BLOCK_MEMBER)
   end
   local needed = at + window
   if expiry == nil or expiry < needed then
@@ -380,11 +425,21 @@ end
 -- member left for the write to check). `trim` (a read only, RL.REFUND): decided over the log
 -- without its `trim` newest entries (refund.rs `Trimmed`), all of which
 -- still count; the ranks below them are the same.
+-- A denial answers, after the four reply fields, nil, the newest entry's
+-- score (where a block it sets must end past), true for a denial by a
+-- block that holds, and the key's expiry (in the places of an admission's
+-- score, removals and expiry). An admission's last answer
+-- is true when an ended block's member goes with it.
 function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
   local cutoff = now - window
-  local expiry, last = Slide.open(key, trim)
+  local expiry, last, block = Slide.open(key, trim)
   local newest, newest_member, stale, held, low, oldest =
-    Slide.ends(key, last, now, cutoff, max_evict, trim)
+    Slide.ends(key, last, now, cutoff, max_evict, trim, block)
+  local left = Slide.held(block, now)
+  if left ~= nil then
+    return 0, 0, left, left, nil, newest, true, expiry
+  end
+  local unblock = block ~= nil
 
   if held + cost <= limit then
     local at, taken = Slide.place(newest, newest_member, now, cost)
@@ -395,10 +450,10 @@ function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
     if writes == 'unchecked' and cost == 1 and expiry ~= nil then
       -- Checked by the write (Slide.write's `taken`).
       return 1, limit - held - cost, 0, reset, Slide.member(at, taken), at,
-        math.min(stale, max_evict), expiry, taken
+        math.min(stale, max_evict), expiry, taken, unblock
     end
     return 1, limit - held - cost, 0, reset, Slide.members(key, expiry, at, taken, cost), at,
-      math.min(stale, max_evict), expiry
+      math.min(stale, max_evict), expiry, nil, unblock
   end
 
   -- Denied: the request fits once the `need` oldest entries still in the
@@ -407,26 +462,45 @@ function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
   local need = held + cost - limit
   local reset = newest and math.max(newest + window - now, 0) or 0
   local retry = Slide.wait_at_rank(key, low, oldest, stale + need - 1, window, now, reset)
-  return 0, math.max(limit - held, 0), math.max(retry, 1), reset
+  return 0, math.max(limit - held, 0), math.max(retry, 1), reset, nil, newest, false, expiry
 end
 
 -- The limiter interface's decide (RL.PEEK, RL.ALL, RL.REFUND's peek).
 function Slide.decide(key, req, call, trim)
   local window = req.window
   local max_evict = call.writes and Slide.budget(req.cost, call.shares) or 0
-  local allowed, remaining, retry, reset, members, at, evict, expiry =
-    Slide.decide_at(key, req.limit, window, req.cost, call.now.ms, max_evict, call.writes, trim or 0)
+  local now = call.now.ms
+  local allowed, remaining, retry, reset, members, at, evict, expiry, _, unblock =
+    Slide.decide_at(key, req.limit, window, req.cost, now, max_evict, call.writes, trim or 0)
   local decision = {
     allowed = allowed,
     remaining = remaining,
     retry_after_ms = retry,
     reset_after_ms = reset,
   }
+  if allowed == 0 then
+    -- A denial answers the newest entry's score, whether a block holds
+    -- and the expiry in the admission's places (Slide.decide_at).
+    if evict then
+      decision.blocked = true
+      return decision, nil
+    end
+    if req.block == nil then
+      return decision, nil
+    end
+    -- block.rs breached: the breach answers as the block it sets, which
+    -- ends past the newest entry.
+    local untl = math.max(now + req.block, at and at + 1 or 0)
+    decision = { allowed = 0, remaining = 0, retry_after_ms = untl - now, reset_after_ms = untl - now }
+    return decision, function()
+      Slide.block_set(key, at, expiry, now, req.block)
+    end
+  end
   if members == nil then
     return decision, nil
   end
   return decision, function()
-    Slide.write(key, members, at, evict, expiry, window)
+    Slide.write(key, members, at, evict, expiry, window, nil, unblock)
   end
 end
 
@@ -437,15 +511,18 @@ end
 function Slide.refund(key, req, call)
   local now = call.now.ms
   local cutoff = now - req.window
-  local _, last = Slide.open(key, 0)
+  local _, last, block = Slide.open(key, 0)
   -- What RL.PEEK SLIDE reads and checks.
-  local _, _, _, held = Slide.ends(key, last, now, cutoff, 0, 0)
+  local _, _, _, held = Slide.ends(key, last, now, cutoff, 0, 0, block)
   local n = math.min(req.cost, held)
   if n == 0 then
     return 0
   end
+  -- A block's member is the newest (and > cutoff: an entry is): read past
+  -- it, then dropped. A block that holds stays: a refund moves units.
+  local skip = block and 1 or 0
   local newest = redis.call('ZRANGE', key, '+inf', '(' .. int(cutoff), 'BYSCORE', 'REV',
-    'LIMIT', '0', int(n + 1), 'WITHSCORES')
+    'LIMIT', int(skip), int(n + 1), 'WITHSCORES')
   for i = 1, #newest, 2 do
     if Slide.entry(newest[i], newest[i + 1]) == nil then
       E.foreign_zset()
@@ -469,10 +546,13 @@ function Slide.charge(key, req, call)
   local now, window, limit, cost = call.now.ms, req.window, req.limit, req.cost
   local cutoff = now - window
   local max_evict = Slide.budget(cost, call.shares)
-  local expiry, last = Slide.open(key, 0)
+  local expiry, last, block = Slide.open(key, 0)
   local newest, newest_member, stale, held, low, oldest =
-    Slide.ends(key, last, now, cutoff, max_evict, 0)
+    Slide.ends(key, last, now, cutoff, max_evict, 0, block)
   local at, taken = Slide.place(newest, newest_member, now, cost)
+  -- A block that holds stays (a charge grants no access) and answers the
+  -- peek after; an ended one goes as with an admission.
+  local left = Slide.held(block, now)
   local members = Slide.members(key, expiry, at, taken, cost)
   local counted = held + cost
   local reset = at + window - now
@@ -487,7 +567,10 @@ function Slide.charge(key, req, call)
     end
     after = { allowed = 0, remaining = 0, retry_after_ms = math.max(retry, 1), reset_after_ms = reset }
   end
-  Slide.write(key, members, at, math.min(stale, max_evict), expiry, window)
+  if left ~= nil then
+    after = { allowed = 0, remaining = 0, retry_after_ms = left, reset_after_ms = left, blocked = true }
+  end
+  Slide.write(key, members, at, math.min(stale, max_evict), expiry, window, nil, block ~= nil and left == nil)
   return cost, after
 end
 
@@ -496,8 +579,8 @@ end
 function Slide.oldest_wait(key, req, now)
   local window = req.window
   local cutoff = now - window
-  local _, last = Slide.open(key, 0)
-  local _, _, stale, held, _, first = Slide.ends(key, last, now, cutoff, 0, 0)
+  local _, last, block = Slide.open(key, 0)
+  local _, _, stale, held, _, first = Slide.ends(key, last, now, cutoff, 0, 0, block)
   if held == 0 then
     return 0
   end
@@ -512,11 +595,18 @@ LIMITERS.SLIDE = Slide
 
 -- RL.SLIDE at limit, window and cost: the decision, and the admission
 -- written.
-function Slide.admit(key, limit, window, cost)
-  local allowed, remaining, retry, reset, members, at, evict, expiry, taken =
-    Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost), 'unchecked', 0)
+-- `block`: BLOCK ms, the block a denial sets (none for one by a block
+-- that holds).
+function Slide.admit(key, limit, window, cost, block)
+  local now = clock()
+  local allowed, remaining, retry, reset, members, at, evict, expiry, taken, unblock =
+    Slide.decide_at(key, limit, window, cost, now, Slide.budget(cost), 'unchecked', 0)
   if members ~= nil then
-    Slide.write(key, members, at, evict, expiry, window, taken)
+    Slide.write(key, members, at, evict, expiry, window, taken, unblock)
+  elseif allowed == 0 and block ~= nil and not evict then
+    -- block.rs breached: the breach answers as the block it sets.
+    local left = Slide.block_set(key, at, expiry, now, block) - now
+    return { 0, 0, left, left }
   end
   return { allowed, remaining, retry, reset }
 end
@@ -527,7 +617,7 @@ COMMANDS['rl.slide'] = function(key, line)
     return grant_up_to(Slide, key, Slide.parse(up, true))
   end
   local req = Slide.parse(line)
-  return Slide.admit(key, req.limit, req.window, req.cost)
+  return Slide.admit(key, req.limit, req.window, req.cost, req.block)
 end
 
 -- The plain `key limit window` line with both in range, without the line

@@ -1,4 +1,4 @@
-//! `RL.SLIDE key limit window [COST cost]`: the exact sliding-window log.
+//! `RL.SLIDE key limit window [COST cost] [BLOCK ms]`: the exact sliding-window log.
 
 use crate::command;
 use crate::core::any::LimitRequest;

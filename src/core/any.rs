@@ -186,6 +186,7 @@ pub(crate) mod test_lines {
             limit,
             window_ms,
             cost,
+            block_ms: None,
         })
     }
 

@@ -4,7 +4,7 @@
 //! A block is one absolute instant, the ms it ends (`until`), kept in the
 //! limiter's own key beside its state (the layouts are in each storage
 //! kind's file: `string_key.rs` for THROTTLE and FIXED, `buckets/layout.rs`
-//! for BUCKETS). While `now <
+//! for BUCKETS, `slide/block.rs` for SLIDE). While `now <
 //! until` every call on the key is denied before its state is read or
 //! counted, with `retry_after_ms = until - now`; the end never moves while
 //! the block holds (denials write nothing), so a client may cache it. The
@@ -97,7 +97,9 @@ pub const UNBLOCK: Syntax = Syntax {
 /// The limiters a block applies to: those with a `BLOCK` option.
 fn blockable(token: &[u8], command: &'static str) -> Result<Algorithm, RlError> {
     match Algorithm::from_token(token) {
-        Some(a @ (Algorithm::Buckets | Algorithm::Throttle | Algorithm::Fixed)) => Ok(a),
+        Some(
+            a @ (Algorithm::Slide | Algorithm::Buckets | Algorithm::Throttle | Algorithm::Fixed),
+        ) => Ok(a),
         Some(a) => Err(RlError::NotBlockable {
             command,
             limiter: a.token(),

@@ -223,7 +223,7 @@ impl fmt::Display for RlError {
             ),
             RlError::NotBlockable { command, limiter } => write!(
                 f,
-                "ERR {command} does not apply to {limiter} (it blocks BUCKETS, THROTTLE or FIXED)"
+                "ERR {command} does not apply to {limiter} (it blocks SLIDE, BUCKETS, THROTTLE or FIXED)"
             ),
             RlError::NotChargeable { limiter } => write!(
                 f,

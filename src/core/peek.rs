@@ -186,7 +186,7 @@ mod tests {
                 "RL.PEEK SLIDE k 10",
                 RlError::LimiterArity {
                     command: "rl.peek",
-                    usage: "SLIDE key limit window [COST cost]".into(),
+                    usage: "SLIDE key limit window [COST cost] [BLOCK ms]".into(),
                 },
             ),
             ("RL.PEEK FIXED k 10 1000 COST 11", RlError::CostAboveLimit),

@@ -56,10 +56,11 @@ pub trait Units: Copy {
     fn without_block(&self) -> Self {
         *self
     }
-    /// The same request for one unit: what `RL.REFUND` reports on after
-    /// giving back (as `RL.PEEK` would answer for it).
+    /// The same request for one unit, without `BLOCK`: what `RL.REFUND`
+    /// reports on after giving back (as `RL.PEEK` would answer for it; a
+    /// report never breaches).
     fn unit(&self) -> Self {
-        self.with_units(1)
+        self.with_units(1).without_block()
     }
 }
 

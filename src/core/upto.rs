@@ -230,7 +230,7 @@ mod tests {
                 };
                 let fits_log = limit - counted(&in_log);
                 let fits_hash = limit - counted(&in_hash);
-                let r = SlideRequest { limit, window_ms: window, cost };
+                let r = SlideRequest { limit, window_ms: window, cost, block_ms: None };
                 let b = BucketsRequest { limit, window_ms: window, precision: Some(1), cost, block_ms: None };
                 if upto {
                     let out = UpTo(r).decide(&mut log, &at(now)).unwrap();

@@ -23,6 +23,7 @@ use crate::core::error::RlError;
 use crate::core::lease::set::LeaseId;
 use crate::core::limiter::{Answer, Call, Decides, Limiter, Outcome};
 use crate::core::refund::{Refundable, Refunded};
+use crate::core::slide::block as slide_block;
 
 /// An open key and what was decided over it, nothing written yet.
 type Opened<S, W, A> = (S, Outcome<W, A>);
@@ -389,8 +390,14 @@ pub fn refund_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Re
 /// now (its state kept). The block's end.
 pub fn block_any(cmd: &CommandCtx, req: &BlockRequest, key: usize) -> Result<i64, RlError> {
     let now = cmd.now();
-    let until = block::end(now.ms, req.ms);
+    let mut until = block::end(now.ms, req.ms);
     match req.limiter {
+        Algorithm::Slide => {
+            let mut log = ZsetLog::open(cmd, key, Access::Write)?;
+            let (write, end) = slide_block::block(&mut log, now.ms, req.ms)?;
+            log.record(&write)?;
+            until = end;
+        }
         Algorithm::Throttle | Algorithm::Fixed => {
             let mut s = StringState::open(cmd, key, Access::Write)?;
             let write = block::string::block(req.limiter, &s, now, until)?;
@@ -411,6 +418,13 @@ pub fn block_any(cmd: &CommandCtx, req: &BlockRequest, key: usize) -> Result<i64
 pub fn unblock_any(cmd: &CommandCtx, req: &UnblockRequest, key: usize) -> Result<bool, RlError> {
     let now = cmd.now();
     match req.limiter {
+        Algorithm::Slide => {
+            let mut log = ZsetLog::open(cmd, key, Access::Write)?;
+            let Some(write) = slide_block::unblock(&mut log, now.ms)? else {
+                return Ok(false);
+            };
+            log.record(&write)?;
+        }
         Algorithm::Throttle | Algorithm::Fixed => {
             let mut s = StringState::open(cmd, key, Access::Write)?;
             let Some(change) = block::string::unblock(req.limiter, &s, now)? else {

@@ -17,7 +17,10 @@ use super::replicate;
 use super::store::Store;
 use crate::core::decimal::Line;
 use crate::core::error::RlError;
-use crate::core::slide::log::{Admission, Entry, LogView, LogWrite, Oldest, MEMBERS_PER_MS};
+use crate::core::expiry::Expiry;
+use crate::core::slide::log::{
+    Admission, Entry, LogView, LogWrite, Oldest, BLOCK_MEMBER, BLOCK_MEMBER_TEXT, MEMBERS_PER_MS,
+};
 
 /// Entries an iterator walks before a count or an index goes through the
 /// server's rank lookup (O(log N)) instead: a handful in the steady state,
@@ -91,6 +94,11 @@ impl<'a> Store<'a> for ZsetLog<'a> {
         let recorded = match write {
             LogWrite::Admit(admission) => self.admit(admission),
             LogWrite::Remove(members) => self.remove(members),
+            LogWrite::Block { until, expiry } => self.block(*until, expiry),
+            LogWrite::Unblock => {
+                self.remove_block();
+                Ok(())
+            }
         };
         self.free_stale_read();
         recorded
@@ -111,7 +119,69 @@ impl ZsetLog<'_> {
         if admission.evict > 0 {
             replicate::zrem_oldest(self.key.cmd, self.key.index, admission.evict);
         }
+        if admission.unblock {
+            // After the entries are in: the key never empties between.
+            self.remove_block();
+        }
         self.key.keep_alive(&admission.expiry)
+    }
+
+    /// A block: the block's member at score `until` (`ZADD key until "rl
+    /// block"`, its score replaced if an ended one is there), then the
+    /// expiry.
+    fn block(&mut self, until: i64, expiry: &Expiry) -> Result<(), RlError> {
+        let mut score: Line<21> = Line::new();
+        score.signed(until);
+        let score = score.as_slice();
+        // SAFETY: key is open for writing; both strings are ours, kept for
+        // replication and freed below (the server copies the member).
+        unsafe {
+            let raw = self.key.cmd.raw;
+            let ele = api!(CreateString)(
+                raw,
+                BLOCK_MEMBER_TEXT.as_ptr().cast(),
+                BLOCK_MEMBER_TEXT.len(),
+            );
+            let s = api!(CreateString)(raw, score.as_ptr().cast(), score.len());
+            let mut flags: c_int = 0;
+            let status = api!(ZsetAdd)(self.key.raw, until as f64, ele, &mut flags);
+            if status == OK {
+                let cmd = self.key.cmd;
+                cmd.notify(ffi::NOTIFY_ZSET, c"zadd", self.key.index);
+                cmd.signal_modified(self.key.index);
+                replicate::zadd(cmd, self.key.index, s, &[ele]);
+            }
+            api!(FreeString)(raw, ele);
+            api!(FreeString)(raw, s);
+            if status != OK {
+                return Err(RlError::Internal("could not add to the sorted set"));
+            }
+        }
+        self.key.keep_alive(expiry)
+    }
+
+    /// Removes the block's member, if there (`ZREM key "rl block"`).
+    fn remove_block(&mut self) {
+        let cmd = self.key.cmd;
+        let mut deleted: c_int = 0;
+        // SAFETY: key is open for writing; the string is ours, freed below.
+        unsafe {
+            let ele = api!(CreateString)(
+                cmd.raw,
+                BLOCK_MEMBER_TEXT.as_ptr().cast(),
+                BLOCK_MEMBER_TEXT.len(),
+            );
+            if api!(ZsetRem)(self.key.raw, ele, &mut deleted) == OK && deleted != 0 {
+                cmd.notify(ffi::NOTIFY_ZSET, c"zrem", self.key.index);
+                if self.is_empty() {
+                    // As ZREM does when it removes the last member.
+                    cmd.notify(ffi::NOTIFY_GENERIC, c"del", self.key.index);
+                }
+                cmd.signal_modified(self.key.index);
+                replicate::zrem(cmd, self.key.index, &[ele]);
+            }
+            api!(FreeString)(cmd.raw, ele);
+        }
     }
 
     /// A refund: the named members removed and replicated as `ZREM key m1
@@ -562,11 +632,22 @@ impl LogView for ZsetLog<'_> {
     }
 }
 
-/// A member string as an integer, if it is one (as the server parses it).
+/// A member string as an integer, if it is one (as the server parses it);
+/// the block's member as [`BLOCK_MEMBER`], and the integer that stands
+/// for it as no integer (not rl's).
 fn integer(ele: *mut ffi::Str) -> Option<i64> {
     let mut value: i64 = 0;
     // SAFETY: ele is a live server string.
-    (unsafe { api!(StringToLongLong)(ele, &mut value) } == OK).then_some(value)
+    if unsafe { api!(StringToLongLong)(ele, &mut value) } == OK {
+        return (value != BLOCK_MEMBER).then_some(value);
+    }
+    let mut len: usize = 0;
+    // SAFETY: as above; the pointer is read for `len` bytes while ele lives.
+    let bytes = unsafe {
+        let ptr = api!(StringPtrLen)(ele, &mut len);
+        std::slice::from_raw_parts(ptr.cast::<u8>(), len)
+    };
+    (bytes == BLOCK_MEMBER_TEXT).then_some(BLOCK_MEMBER)
 }
 
 /// A score as whole ms. rl writes whole, finite ms (log entries and

@@ -337,12 +337,12 @@ fn bad_block_lines_are_refused_by_name_and_leave_the_key() {
             ),
             (
                 &["RL.BLOCK", "ACQUIRE", "k", "5"],
-                "ERR RL.BLOCK does not apply to ACQUIRE (it blocks BUCKETS, THROTTLE or FIXED)"
+                "ERR RL.BLOCK does not apply to ACQUIRE (it blocks SLIDE, BUCKETS, THROTTLE or FIXED)"
                     .into(),
             ),
             (
                 &["RL.UNBLOCK", "ACQUIRE", "k"],
-                "ERR RL.UNBLOCK does not apply to ACQUIRE (it blocks BUCKETS, THROTTLE or FIXED)"
+                "ERR RL.UNBLOCK does not apply to ACQUIRE (it blocks SLIDE, BUCKETS, THROTTLE or FIXED)"
                     .into(),
             ),
             (

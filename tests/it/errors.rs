@@ -418,7 +418,7 @@ fn bad_peek_input_and_other_types_are_refused() {
             (&["RL.PEEK", "SLIDE"], "wrong number of arguments"),
             (
                 &["RL.PEEK", "SLIDE", "k", "3"],
-                "wrong number of arguments for 'rl.peek' command (expected SLIDE key limit window [COST cost])",
+                "wrong number of arguments for 'rl.peek' command (expected SLIDE key limit window [COST cost] [BLOCK ms])",
             ),
             (&["RL.PEEK", "SLIDE", "k", "05", "1000"], "limit must be an integer"),
             (
@@ -464,7 +464,7 @@ fn bad_all_input_and_other_types_write_nothing() {
             ),
             (
                 &["RL.ALL", "1", "{x}a", "SLIDE", "1"],
-                "clause 1: wrong number of arguments for 'rl.all' command (expected SLIDE limit window [COST cost])",
+                "clause 1: wrong number of arguments for 'rl.all' command (expected SLIDE limit window [COST cost] [BLOCK ms])",
             ),
             (
                 &["RL.ALL", "0", "{x}a", "SLIDE", "1", "1"],

@@ -9,6 +9,7 @@ mod acl;
 mod all_of;
 mod blocks;
 mod blocks_buckets;
+mod blocks_slide;
 mod bounded_work;
 mod buckets;
 mod charge;

@@ -540,3 +540,40 @@ fn a_shadowed_clause_denied_with_the_call_records_its_block() {
         assert_eq!(info_int(&mut c, "rl", "rl_fixed_blocked"), 1, "{f:?}");
     });
 }
+
+/// The same on RL.SLIDE: a shadowed breach with `BLOCK` adds the block's
+/// member and nothing else (no entry for the shadow-admitted call).
+#[test]
+fn a_shadowed_slide_breach_records_its_block_and_nothing_else() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        set(&mut c, "rl.shadow", "yes");
+        let line = ["RL.SLIDE", "sb", "1", "600000", "BLOCK", "60000"];
+        assert_eq!(ints(&run(&mut c, &line).unwrap())[..2], [1, 0], "{f:?}");
+        let members = |c: &mut redis::Connection| -> Vec<String> {
+            redis::cmd("ZRANGE")
+                .arg("sb")
+                .arg(0)
+                .arg(-1)
+                .query(c)
+                .unwrap()
+        };
+        let counted = members(&mut c);
+        assert_eq!(counted.len(), 1, "{f:?}");
+        let second = ints(&run(&mut c, &line).unwrap());
+        assert_eq!(second[0], 1, "{f:?}: shadow-admitted");
+        let mut want = counted.clone();
+        want.push("rl block".into());
+        assert_eq!(members(&mut c), want, "{f:?}: the block's member alone");
+        let before = state(&mut c, "sb");
+        let third = ints(&run(&mut c, &line).unwrap());
+        assert_eq!(third[0], 1, "{f:?}");
+        assert!(third[2] > 50_000 && third[2] <= 60_000, "{f:?} {third:?}");
+        assert_eq!(state(&mut c, "sb"), before, "{f:?}");
+        assert_eq!(info_int(&mut c, "rl", "rl_slide_shadow_denied"), 2, "{f:?}");
+        set(&mut c, "rl.shadow", "no");
+        assert_eq!(ints(&run(&mut c, &line).unwrap())[..2], [0, 0], "{f:?}");
+        assert_eq!(info_int(&mut c, "rl", "rl_slide_blocked"), 1, "{f:?}");
+    });
+}

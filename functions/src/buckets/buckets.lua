@@ -39,8 +39,9 @@ function BUCKETS.units(req)
   return req.cost
 end
 
+-- refund.rs unit: one unit, without BLOCK (a report never breaches).
 function BUCKETS.unit(req)
-  return BUCKETS.with_units(req, 1)
+  return { limit = req.limit, window = req.window, precision = req.precision, cost = 1 }
 end
 
 -- decide.rs `block_write`: HSET the header as stored (the kind alone for

@@ -120,6 +120,7 @@ mod tests {
                     limit: slide.0,
                     window_ms: slide.1,
                     cost: 1,
+                    block_ms: None,
                 },
                 window: FixedRequest {
                     limit: fixed.0,

@@ -9,9 +9,11 @@
 //! entry already in the window (read and checked now) or the new ones'
 //! leaving.
 
+use super::block::SkipBlock;
 use super::decide::{admission, evict_budget, nth_leaves, read_ends, Ends};
 use super::log::{LogView, LogWrite};
 use super::request::SlideRequest;
+use crate::core::block;
 use crate::core::charge::{Charge, Charged};
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
@@ -27,13 +29,18 @@ impl<V: LogView> Limiter<V> for Charge<SlideRequest> {
         let window = req.window_ms as i64;
         let cutoff = now - window;
         let max_evict = evict_budget(req.cost, call.shares);
-        // What RL.SLIDE reads and checks, with its errors.
+        // What RL.SLIDE reads and checks, with its errors, the entries
+        // without a block's member: one that holds is kept (a charge
+        // grants no access), one that has ended goes as with an admission.
+        let log = &mut SkipBlock::new(log);
         let Ends {
             newest,
             stale,
             held,
         } = read_ends(log, now, cutoff, max_evict)?;
-        let write = admission(newest, now, window, stale.min(max_evict), req.cost)?;
+        let mut write = admission(newest, now, window, stale.min(max_evict), req.cost)?;
+        let held_block = block::holds(log.block, now);
+        write.unblock = log.block.is_some() && held_block.is_none();
         // The peek of one unit over the log as the write leaves it.
         let counted = held + req.cost;
         let reset_after_ms = (write.at + window - now) as u64;
@@ -65,7 +72,8 @@ impl<V: LogView> Limiter<V> for Charge<SlideRequest> {
         Ok(Outcome {
             decision: Charged {
                 charged: req.cost,
-                after,
+                // A block that holds answers every call after, as it would.
+                after: held_block.unwrap_or(after),
             },
             write: Some(LogWrite::Admit(write)),
         })
@@ -86,6 +94,7 @@ mod tests {
             limit,
             window_ms,
             cost,
+            block_ms: None,
         }
     }
 

@@ -17,6 +17,16 @@ pub const MEMBERS_PER_MS: i64 = 1_000_000;
 /// scores (`+inf`, `1e300`) was not written by rl.
 pub const MAX_NOW_MS: i64 = i64::MAX / MEMBERS_PER_MS - 1;
 
+/// The member that holds a block (`BLOCK ms`, `RL.BLOCK`), its score the
+/// block's end: not a number, so no entry's member, and it sorts after
+/// the digit members of its score (the newest entry while the block holds).
+pub const BLOCK_MEMBER_TEXT: &[u8] = b"rl block";
+
+/// [`BLOCK_MEMBER_TEXT`] as an [`Entry`]'s member reads it: a number no
+/// entry rl numbers can be (a stored integer member equal to it reads as
+/// not rl's, see the host's member parsing).
+pub const BLOCK_MEMBER: i64 = i64::MIN;
+
 /// The member for the `n`-th entry admitted at `score`.
 pub fn member(score: i64, n: i64) -> i64 {
     score * MEMBERS_PER_MS + n
@@ -39,6 +49,13 @@ impl Entry {
             && self
                 .member
                 .is_some_and(|m| m.div_euclid(MEMBERS_PER_MS) == self.score)
+    }
+
+    /// Whether this is the block's member, at a score rl could have given
+    /// a block's end (`now + ms`, at most `MAX_NOW_MS + MAX_BLOCK_MS`).
+    pub fn is_block(&self) -> bool {
+        self.member == Some(BLOCK_MEMBER)
+            && (0..=MAX_NOW_MS + crate::core::block::MAX_BLOCK_MS as i64).contains(&self.score)
     }
 }
 
@@ -98,6 +115,9 @@ pub struct Admission {
     pub count: u64,
     /// The key must live until the newest entry leaves the window.
     pub expiry: Expiry,
+    /// Remove the block's member, a block that has ended: an admission
+    /// after a block keeps no trace of it.
+    pub unblock: bool,
 }
 
 /// What a call writes to a log.
@@ -109,6 +129,11 @@ pub enum LogWrite {
     /// count. The expiry stays: it covers the newest entry, which a removal
     /// never makes newer.
     Remove(SmallVec<[i64; 4]>),
+    /// A block until `until` (`BLOCK ms` on a denial, `RL.BLOCK`): the
+    /// block's member at that score (`ZADD`), the key kept until then.
+    Block { until: i64, expiry: Expiry },
+    /// `RL.UNBLOCK`: the block's member removed (`ZREM`), the counts kept.
+    Unblock,
 }
 
 /// An in-memory log with sorted-set semantics (order by score, then member).
@@ -129,7 +154,14 @@ impl MemoryLog {
     /// Adds an entry as a foreign writer would (tests).
     pub fn insert(&mut self, score: i64, member: i64) {
         self.entries.push((score, member));
-        self.entries.sort_unstable();
+        self.sort();
+    }
+
+    /// Sorted-set order: by score, then member, the block's member (a
+    /// string) after the numbers of its score.
+    fn sort(&mut self) {
+        self.entries
+            .sort_unstable_by_key(|&(s, m)| (s, m == BLOCK_MEMBER, m));
     }
 
     /// Applies an admission the way the host does on the sorted set.
@@ -142,7 +174,10 @@ impl MemoryLog {
             self.entries.push((a.at, m));
             m += 1;
         }
-        self.entries.sort_unstable();
+        if a.unblock {
+            self.entries.retain(|&(_, m)| m != BLOCK_MEMBER);
+        }
+        self.sort();
         // By rank, as ZREMRANGEBYRANK 0 evict-1 does on a replica.
         self.entries.drain(..a.evict as usize);
     }
@@ -152,6 +187,11 @@ impl MemoryLog {
         match w {
             LogWrite::Admit(a) => self.apply(a),
             LogWrite::Remove(members) => self.entries.retain(|(_, m)| !members.contains(m)),
+            LogWrite::Block { until, .. } => {
+                self.entries.retain(|&(_, m)| m != BLOCK_MEMBER);
+                self.insert(*until, BLOCK_MEMBER);
+            }
+            LogWrite::Unblock => self.entries.retain(|&(_, m)| m != BLOCK_MEMBER),
         }
     }
 }

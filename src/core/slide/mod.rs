@@ -12,12 +12,17 @@
 //! log is counted by score, so the decision stays exact while a backlog
 //! (after a burst and a pause) drains over the next admissions.
 
+pub mod block;
+#[cfg(test)]
+mod block_tests;
 pub mod charge;
 pub mod decide;
 pub mod log;
 pub mod oldest;
 pub mod refund;
 pub mod request;
+#[cfg(test)]
+mod time_anomalies;
 
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
@@ -36,10 +41,6 @@ impl<V: LogView> Limiter<V> for SlideRequest {
         } else {
             0
         };
-        let out = decide::decide_within(log, self, call.now.ms, budget)?;
-        Ok(Outcome {
-            decision: out.decision,
-            write: out.write.map(LogWrite::Admit),
-        })
+        decide::decide_within(log, self, call.now.ms, budget)
     }
 }

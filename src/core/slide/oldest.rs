@@ -1,6 +1,7 @@
 //! `RL.PEEK SLIDE ... OLDEST`: the wait until the oldest entry the window
 //! counts leaves it.
 
+use super::block::SkipBlock;
 use super::decide::{nth_leaves, read_ends};
 use super::log::LogView;
 use super::request::SlideRequest;
@@ -14,6 +15,8 @@ use crate::core::error::RlError;
 pub fn oldest_wait(log: &mut impl LogView, req: &SlideRequest, now: i64) -> Result<u64, RlError> {
     let window = req.window_ms as i64;
     let cutoff = now - window;
+    // The entries alone: a block's member counts nothing.
+    let log = &mut SkipBlock::new(log);
     let ends = read_ends(log, now, cutoff, 0)?;
     if ends.held == 0 {
         return Ok(0);
@@ -41,6 +44,7 @@ mod tests {
             limit,
             window_ms,
             cost,
+            block_ms: None,
         }
     }
 

@@ -9,6 +9,7 @@
 
 use smallvec::SmallVec;
 
+use super::block::SkipBlock;
 use super::decide::{read_ends, Ends};
 use super::log::{Entry, LogView, LogWrite, Oldest};
 use super::request::SlideRequest;
@@ -23,6 +24,12 @@ impl Units for SlideRequest {
     fn with_units(&self, n: u64) -> Self {
         SlideRequest { cost: n, ..*self }
     }
+    fn without_block(&self) -> Self {
+        SlideRequest {
+            block_ms: None,
+            ..*self
+        }
+    }
 }
 
 impl<V: LogView> Limiter<V> for Refund<SlideRequest> {
@@ -32,6 +39,9 @@ impl<V: LogView> Limiter<V> for Refund<SlideRequest> {
     fn decide(&self, log: &mut V, call: &Call) -> Result<Outcome<LogWrite, u64>, RlError> {
         let req = &self.0;
         let cutoff = call.now.ms - req.window_ms as i64;
+        // The entries without a block's member: a refund moves units, a
+        // block that holds stays (it grants no access).
+        let log = &mut SkipBlock::new(log);
         // What RL.PEEK SLIDE reads and checks (a refund removes no stale
         // entry): the clock, the newest and the oldest entry.
         let Ends { held, .. } = read_ends(log, call.now.ms, cutoff, 0)?;
@@ -129,6 +139,7 @@ mod tests {
             limit,
             window_ms,
             cost,
+            block_ms: None,
         }
     }
 

@@ -1,4 +1,4 @@
-//! `RL.SLIDE key limit window [COST cost]` parsed into a typed request.
+//! `RL.SLIDE key limit window [COST cost] [BLOCK ms]` parsed into a typed request.
 
 use crate::core::args::limit_window_cost;
 #[cfg(test)]
@@ -29,6 +29,7 @@ pub const SYNTAX: Syntax = Syntax {
         ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
+        ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"BLOCK"), optional: true },
         ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
         crate::core::wait::ARG,
     ],
@@ -40,6 +41,8 @@ pub struct SlideRequest {
     pub limit: u64,
     pub window_ms: u64,
     pub cost: u64,
+    /// `BLOCK ms`: a denial blocks the key for this long.
+    pub block_ms: Option<u64>,
 }
 
 impl SlideRequest {
@@ -56,12 +59,13 @@ impl SlideRequest {
 
     #[inline(always)]
     fn parse_line(args: &[&[u8]], up_to: bool) -> Result<Self, RlError> {
-        let (limit, window_ms, cost, _) =
+        let (limit, window_ms, cost, block_ms) =
             limit_window_cost(&SYNTAX, args, MAX_LIMIT, MAX_COST, up_to)?;
         Ok(SlideRequest {
             limit,
             window_ms,
             cost,
+            block_ms,
         })
     }
 }
@@ -93,7 +97,8 @@ mod tests {
                 Ok(SlideRequest {
                     limit,
                     window_ms,
-                    cost
+                    cost,
+                    block_ms: None,
                 }),
                 "{line}"
             );
@@ -139,6 +144,21 @@ mod tests {
         for (line, want) in cases {
             assert_eq!(parse(line), Err(want), "{line}");
         }
+    }
+
+    #[test]
+    fn block_is_an_option_with_its_own_range() {
+        let got = parse("RL.SLIDE k 10 1000 BLOCK 60000 COST 2").unwrap();
+        assert_eq!((got.cost, got.block_ms), (2, Some(60_000)));
+        let range = RlError::OutOfRange {
+            arg: "BLOCK",
+            max: crate::core::block::MAX_BLOCK_MS,
+        };
+        assert_eq!(parse("RL.SLIDE k 10 1000 BLOCK 0"), Err(range));
+        assert_eq!(
+            parse("RL.SLIDE k 10 1000 BLOCK 5 BLOCK 5"),
+            Err(RlError::DuplicateOption { option: "BLOCK" })
+        );
     }
 
     #[test]

@@ -297,7 +297,7 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
         &["RL.REFUND", "THROTTLE", "k", "1", "1"],
         &["RL.PEEK", "FIXED", "k", "1", "1000", "BLOCK", "0"],
         &["RL.PEEK", "NOPE", "k", "1", "1000", "BLOCK", "100"],
-        &["RL.PEEK", "SLIDE", "k", "1", "1000", "OLDEST", "BLOCK", "1"],
+        &["RL.PEEK", "SLIDE", "k", "1", "1000", "OLDEST", "BLOCK", "0"],
         &["RL.PEEK", "FIXED", "k", "1"],
     ];
     // Seventeen keys, one more than RL.ALL takes.

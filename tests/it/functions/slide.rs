@@ -116,6 +116,30 @@ fn bad_lines() -> Vec<Vec<&'static str>> {
         vec!["RL.ALL", "1", "K", "SLIDE", "3", "0"],
     ];
     out.push(vec!["RL.SLIDE", "K", "10", "1000", "COST", "2", "COST"]);
+    out.extend([
+        vec!["RL.SLIDE", "K", "10", "1000", "BLOCK", "0"],
+        vec!["RL.SLIDE", "K", "10", "1000", "BLOCK"],
+        vec!["RL.SLIDE", "K", "10", "1000", "BLOCK", "1000000000001"],
+        vec!["RL.SLIDE", "K", "10", "1000", "BLOCK", "5", "block", "5"],
+        vec!["RL.SLIDE", "K", "10", "1000", "BLOCK", "-1", "COST", "11"],
+        vec!["RL.BLOCK", "SLIDE", "K"],
+        vec!["RL.BLOCK", "SLIDE", "K", "0"],
+        vec!["RL.BLOCK", "slide", "K", "5", "6"],
+        vec!["RL.UNBLOCK", "SLIDE", "K", "5"],
+        vec!["RL.REFUND", "SLIDE", "K", "3", "100", "BLOCK", "5"],
+        vec![
+            "RL.CHARGE",
+            "SLIDE",
+            "K",
+            "3",
+            "100",
+            "BLOCK",
+            "5",
+            "COST",
+            "1",
+        ],
+        vec!["RL.ALL", "1", "K", "SLIDE", "10", "1000", "BLOCK", "0"],
+    ]);
     out
 }
 
@@ -159,6 +183,35 @@ fn foreign_shapes() -> Vec<(Vec<Vec<&'static str>>, &'static str)> {
             FOREIGN,
         ),
         (vec![vec!["ZADD", "K", "+inf", "x"], ttl.clone()], FOREIGN),
+        // The block's member at a score no block ends at, the integer that
+        // stands for it, a block's member under rl's newest entry.
+        (
+            vec![vec!["ZADD", "K", "-5", "rl block"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "1.5", "rl block"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "+inf", "rl block"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "20000000000000", "rl block"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![vec!["ZADD", "K", "5", "-9223372036854775808"], ttl.clone()],
+            FOREIGN,
+        ),
+        (
+            vec![
+                vec!["ZADD", "K", "3", "rl block", "5", "5000000"],
+                ttl.clone(),
+            ],
+            FOREIGN,
+        ),
         (vec![vec!["ZADD", "K", "1e300", "x"], ttl.clone()], FOREIGN),
         (
             vec![
@@ -261,6 +314,19 @@ fn params_words(
     out
 }
 
+/// `BLOCK ms` now and then (streams on a stopped clock only: a block's end
+/// is an instant).
+fn block_option(rng: &mut XorShift, timing_free: bool) -> Vec<String> {
+    if timing_free || rng.below(6) != 0 {
+        return Vec::new();
+    }
+    let ms = *rng.pick(&[1u64, 50, 500, 3000, 100_000]);
+    vec![
+        rng.pick(&["BLOCK", "BLOCK", "block"]).to_string(),
+        ms.to_string(),
+    ]
+}
+
 /// How the two answers of a timing-dependent line are compared.
 type Compare = fn(&mut redis::Connection, &[&str]) -> Result<Value, String>;
 
@@ -291,7 +357,26 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                 let (l, w, cost, given) = random_params(&mut rng, timing_free);
                 let mut line = vec!["RL.SLIDE".to_string(), key.to_string()];
                 line.extend(params_words(l, w, cost, given, &mut rng));
+                line.extend(block_option(&mut rng, timing_free));
                 line
+            }
+            85..=90 if !timing_free => {
+                // By hand, a lift, or a charge (which keeps a block that
+                // holds), on a key that may hold any state (or none).
+                match rng.below(3) {
+                    0 => {
+                        let ms = *rng.pick(&[1u64, 200, 2000, 60_000]);
+                        let token = rng.pick(&["SLIDE", "slide"]).to_string();
+                        vec!["RL.BLOCK".into(), token, key.into(), ms.to_string()]
+                    }
+                    1 => vec!["RL.UNBLOCK".into(), "SLIDE".into(), key.into()],
+                    _ => {
+                        let (l, w, cost, given) = random_params(&mut rng, timing_free);
+                        let mut line = vec!["RL.CHARGE".into(), "SLIDE".into(), key.into()];
+                        line.extend(params_words(l, w, cost, given, &mut rng));
+                        line
+                    }
+                }
             }
             35..=44 => {
                 let (l, w, cost, given) = random_params(&mut rng, timing_free);
@@ -324,6 +409,7 @@ fn stream(server: &Server, seed: u64, steps: usize, compare: Compare, timing_fre
                     let cost = cost.min(1 + rng.below(3));
                     line.push("SLIDE".into());
                     line.extend(params_words(l, w, cost, given, &mut rng));
+                    line.extend(block_option(&mut rng, timing_free));
                 }
                 line
             }
@@ -558,6 +644,7 @@ fn require_everything(seen: &Tally, timing_free: bool) {
     ]);
     if !timing_free {
         seen.require(&[("removed", 4), ("prepared", 6)]);
+        seen.require(&[("blocked by hand", 3), ("unblocked", 1), ("charged", 2)]);
     }
 }
 
@@ -1382,4 +1469,82 @@ fn oldest_is_the_same_wait_on_both_editions() {
     assert_eq!(same4(&mut c, &peek("1")), [1, 3, 0, 1000, 50]);
     server.advance(50);
     assert_eq!(same4(&mut c, &peek("1")), [1, 4, 0, 1000, 0]);
+}
+
+/// `same`, answering one integer (RL.BLOCK, RL.UNBLOCK).
+fn one(c: &mut redis::Connection, line: &[&str]) -> i64 {
+    match same(c, line) {
+        Ok(Value::Int(n)) => n,
+        other => panic!("{line:?}: {other:?}"),
+    }
+}
+
+/// A block's life on a stopped clock, step by step, both editions alike
+/// (reply and state at every step): the breach, denials while it holds
+/// (with and without BLOCK, a peek, RL.ALL), a refund and a charge that
+/// keep it, its end, an ended block left out of the count, the admission
+/// that removes it with the stale entries evicted,
+/// and a block by hand after the clock stepped back (it ends past the
+/// newest entry).
+#[test]
+fn a_block_lives_and_ends_alike() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let t0 = server.clock_ms();
+    for _ in 0..2 {
+        assert_eq!(same4(&mut c, &["RL.SLIDE", "k", "2", "1000"])[0], 1);
+    }
+    let breach = ["RL.SLIDE", "k", "2", "1000", "BLOCK", "3000"];
+    assert_eq!(same4(&mut c, &breach), [0, 0, 3000, 3000]);
+    server.advance(100);
+    for line in [
+        &breach[..],
+        &["RL.SLIDE", "k", "100", "1000"],
+        &["RL.PEEK", "SLIDE", "k", "2", "1000"],
+        &["RL.PEEK", "SLIDE", "k", "2", "1000", "OLDEST"],
+    ] {
+        assert_eq!(same4(&mut c, line)[..4], [0, 0, 2900, 2900], "{line:?}");
+    }
+    let all = [
+        "RL.ALL", "2", "k", "o", "SLIDE", "5", "1000", "SLIDE", "5", "1000",
+    ];
+    same(&mut c, &all).unwrap();
+    assert_eq!(
+        same4(&mut c, &["RL.REFUND", "SLIDE", "k", "2", "1000"]),
+        [1, 0, 2900, 2900]
+    );
+    assert_eq!(
+        same4(
+            &mut c,
+            &["RL.CHARGE", "SLIDE", "k", "2", "1000", "COST", "3"]
+        ),
+        [3, 0, 2900, 2900]
+    );
+    // Its end: the log decides again; the entries have left the window.
+    server.advance(2900);
+    assert_eq!(same4(&mut c, &["RL.PEEK", "SLIDE", "k", "2", "1000"])[0], 1);
+    // The entries are stale, the block's member is not (it ends now): the
+    // count and the eviction leave it out; the admission removes it (the
+    // key lives until the block's end, so a stale member never outlives
+    // it but after a clock step).
+    assert_eq!(zcard(&mut c, "m:k"), 5);
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "2", "1000"]),
+        [1, 1, 0, 1000]
+    );
+    assert_eq!(zcard(&mut c, "m:k"), 1);
+    // The clock stepped back: entries ahead of it; a block by hand ends
+    // past the newest.
+    let ahead = server.clock_ms() + 5000;
+    let (s, m) = (ahead.to_string(), member(ahead, 0));
+    on_both(&mut c, "k", &["ZADD", "K", &s, &m]);
+    assert_eq!(one(&mut c, &["RL.BLOCK", "SLIDE", "k", "10"]), ahead + 1);
+    let now = server.clock_ms();
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "2", "1000"]),
+        [0, 0, ahead + 1 - now, ahead + 1 - now]
+    );
+    assert_eq!(one(&mut c, &["RL.UNBLOCK", "SLIDE", "k"]), 1);
+    assert_eq!(one(&mut c, &["RL.UNBLOCK", "SLIDE", "k"]), 0);
+    assert!(t0 < now);
 }
