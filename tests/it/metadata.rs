@@ -67,6 +67,7 @@ const COMMANDS: &[Expect] = &[
             Arg("limit", "integer", None, &[]),
             Arg("window", "integer", None, &[]),
             Arg("cost", "integer", Some("COST"), OPTIONAL),
+            Arg("ms", "integer", Some("BLOCK"), OPTIONAL),
             Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
             Arg("timeout_ms", "integer", Some("WAIT"), OPTIONAL),
         ],

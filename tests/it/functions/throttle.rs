@@ -248,11 +248,11 @@ fn bad_lines(k: &str) -> Vec<Vec<&str>> {
         vec!["RL.BLOCK", "FIXED", k],
         vec!["RL.BLOCK", "FIXED", k, "0"],
         vec!["RL.BLOCK", "THROTTLE", k, "1", "2"],
-        vec!["RL.BLOCK", "SLIDE", k, "5"],
+        vec!["RL.BLOCK", "COUNT", k, "5"],
         vec!["RL.BLOCK", "acquire", k, "5"],
         vec!["RL.BLOCK", "NOPE", k, "5"],
         vec!["RL.UNBLOCK", "FIXED", k, "5"],
-        vec!["RL.UNBLOCK", "SLIDE", k],
+        vec!["RL.UNBLOCK", "ACQUIRE", k],
         vec!["RL.ALL", "1", k, "FIXED", "10", "1000", "BLOCK", "0"],
     ]
 }
