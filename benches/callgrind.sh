@@ -72,8 +72,9 @@ declare -A ROWS=(
   [fixed]="RL.FIXED f:__rand_int__ 100 60000"
   # A denial by a block (RL.BLOCK below, before the warm-up): the one
   # value read, nothing counted or written.
-  [fixed_blocked]="RL.FIXED fb:hot 100 60000"
-  [throttle_blocked]="RL.THROTTLE tb:hot 10 100 60000"
+  [fixed_blocked]="RL.FIXED fxb:hot 100 60000"
+  [throttle_blocked]="RL.THROTTLE thb:hot 10 100 60000"
+  [buckets_blocked]="RL.BUCKETS bb:hot 100 60000"
   [count]="RL.COUNT c:__rand_int__ 60000 ok"
   [peek]="RL.PEEK SLIDE s:__rand_int__ 100 60000"
   [all]="RL.ALL 2 as:__rand_int__ at:__rand_int__ SLIDE 100 60000 THROTTLE 10 100 60000"
@@ -103,6 +104,9 @@ declare -A ROWS=(
   [fn_buckets_hot]="FCALL rl_buckets 1 fb:hot 100 60000"
   [fn_throttle]="FCALL rl_throttle 1 ft:__rand_int__ 10 100 60000"
   [fn_fixed]="FCALL rl_fixed 1 ff:__rand_int__ 100 60000"
+  # The blocked rows' calls through the library (rl_block below).
+  [fn_fixed_blocked]="FCALL rl_fixed 1 ffb:hot 100 60000"
+  [fn_throttle_blocked]="FCALL rl_throttle 1 ftb:hot 10 100 60000"
   [fn_count]="FCALL rl_count 1 fc:__rand_int__ 60000 ok"
   [fn_peek]="FCALL_RO rl_peek 1 fs:__rand_int__ SLIDE 100 60000"
   [fn_all]="FCALL rl_all 2 fas:__rand_int__ fat:__rand_int__ SLIDE 100 60000 THROTTLE 10 100 60000"
@@ -159,7 +163,7 @@ PAIRS=(
   "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE (no blockDuration) / RateLimiterRedis"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter cl_throttle "${PEERS[@]}")
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked buckets_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_fixed_blocked fn_throttle_blocked fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter cl_throttle "${PEERS[@]}")
 if [ -z "${RL_REDIS_CELL:-}" ]; then
   kept=()
   for r in "${rows[@]}"; do
@@ -192,8 +196,11 @@ for r in "${rows[@]}"; do
   fi
 done
 # The blocked rows' keys, blocked for a day.
-cli RL.BLOCK FIXED fb:hot 86400000 >/dev/null
-cli RL.BLOCK THROTTLE tb:hot 86400000 >/dev/null
+cli RL.BLOCK FIXED fxb:hot 86400000 >/dev/null
+cli RL.BLOCK THROTTLE thb:hot 86400000 >/dev/null
+cli RL.BLOCK BUCKETS bb:hot 86400000 >/dev/null
+cli FCALL rl_block 1 ffb:hot FIXED 86400000 >/dev/null
+cli FCALL rl_block 1 ftb:hot THROTTLE 86400000 >/dev/null
 # A row whose command fails would measure its error path: one call of each
 # first, on a key of its own (the number 0 for the placeholder: a ZADD
 # takes it as a score too), must not answer an error.

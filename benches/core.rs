@@ -70,6 +70,7 @@ fn filled_buckets(buckets: u64, per_bucket: u64, now: i64) -> MemoryHash {
         window_ms: buckets * PRECISION,
         precision: Some(PRECISION),
         cost: per_bucket,
+        block_ms: None,
     };
     for b in 0..buckets as i64 {
         let at = now - (buckets as i64 - 1 - b) * PRECISION as i64;
@@ -93,6 +94,7 @@ fn bucket_window(c: &mut Criterion) {
             window_ms,
             precision: Some(PRECISION),
             cost: 1,
+            block_ms: None,
         };
         let full = filled_buckets(buckets, 10, now);
         let cases = [

@@ -21,7 +21,8 @@
 //!
 //! `cargo bench --bench server -- worst` (or `RL_BENCH=worst`) runs only
 //! the worst cases (about 20 s on top of the build); `-- adapters` (or
-//! `RL_BENCH=adapters`) only the adapters' table; `-- page` only draws the
+//! `RL_BENCH=adapters`) only the adapters' table; `-- wait` (or `RL_BENCH=wait`)
+//! only WAIT's table (benches/wait/); `-- page` only draws the
 //! charts and blocks again from the tables in target/bench/.
 
 // The tests' server harness; the bench uses a part of it.
@@ -30,6 +31,7 @@ mod adapters;
 #[path = "../tests/it/harness/server.rs"]
 mod common;
 mod page;
+mod wait;
 mod worst;
 
 use std::collections::BTreeMap;
@@ -724,6 +726,7 @@ fn only() -> Option<&'static str> {
         Ok("worst") => Some("worst"),
         Ok("adapters") => Some("adapters"),
         Ok("page") => Some("page"),
+        Ok("wait") => Some("wait"),
         _ => None,
     };
     for arg in std::env::args().skip(1) {
@@ -732,10 +735,11 @@ fn only() -> Option<&'static str> {
             "worst" => only = Some("worst"),
             "adapters" => only = Some("adapters"),
             "page" => only = Some("page"),
+            "wait" => only = Some("wait"),
             // A filter meant for the criterion bench (`cargo bench -- x`
             // reaches every bench) runs everything here, as it always did.
             other => eprintln!(
-                "server bench: ignoring {other:?} (it takes `worst`, `adapters` or `page`)"
+                "server bench: ignoring {other:?} (it takes `worst`, `adapters`, `wait` or `page`)"
             ),
         }
     }
@@ -756,6 +760,23 @@ fn adapters_only() {
         adapters::adapters(&server, label, &mut md, &mut csv);
     }
     let dir = write_tables("adapters", &md, &csv);
+    println!("{md}\nwritten to {}", dir.display());
+}
+
+/// Only WAIT's table, on Redis 7.0 and Valkey 9.1 with the module.
+fn wait_only() {
+    let (mut md, mut csv) = (
+        String::new(),
+        String::from("server,regime,row,,,,value,,\n"),
+    );
+    for (flavor, label) in [
+        (Flavor::Redis7, "Redis 7.0"),
+        (Flavor::Valkey9Native, "Valkey 9.1"),
+    ] {
+        let server = Server::start(flavor);
+        wait::run(&server, label, &mut md, &mut csv);
+    }
+    let dir = write_tables("wait", &md, &csv);
     println!("{md}\nwritten to {}", dir.display());
 }
 
@@ -789,6 +810,7 @@ fn main() {
             println!("charts in target/bench/, blocks in {}", dir.display());
             return;
         }
+        Some("wait") => return wait_only(),
         Some(_) => return adapters_only(),
         None => {}
     }
@@ -840,6 +862,13 @@ fn main() {
         let at = md.len();
         adapters::adapters(&server, label, &mut md, &mut csv);
         page.add("adapters", what, &md[at..]);
+        let at = md.len();
+        wait::run(&server, label, &mut md, &mut csv);
+        page.add(
+            "wait",
+            "`cargo bench --bench server` (`-- wait` alone), `INFO memory` and main-thread CPU",
+            &md[at..],
+        );
         let at = md.len();
         let slide_memory = slide_memory(&mut c, label, &shas[0].1, &mut md, &mut csv, &mut mem);
         buckets_memory(&mut c, label, &shas[1].1, &mut md, &mut csv, &mut mem);

@@ -114,6 +114,13 @@ function E.upto_only(command)
     .. command .. "'")
 end
 
+-- A command that never denies (RL.PEEK, RL.REFUND, RL.CHARGE) refuses
+-- BLOCK by name (core/error.rs BlockOnlyInLimiters).
+function E.block_only(command)
+  fail("ERR BLOCK is an option of the limiters' own commands and their RL.ALL clauses only, not of '"
+    .. command .. "'")
+end
+
 function E.oldest_only_in_peek(command)
   fail('ERR OLDEST is an option of RL.PEEK SLIDE and RL.PEEK BUCKETS only, not of \'' .. command
     .. "'")
@@ -410,7 +417,14 @@ end
 -- units granted.
 local function grant_up_to(lim, key, req)
   local call = { now = now(), shares = { slides = 1, buckets = 1 }, writes = true }
-  local d, write = lim.decide(key, req, call)
+  -- The whole cost asked without BLOCK first (upto.rs without_block): a
+  -- breach would hide what fits (its remaining is 0).
+  local whole = req
+  if req.block ~= nil then
+    whole = lim.with_units(req, lim.units(req))
+    whole.block = nil
+  end
+  local d, write = lim.decide(key, whole, call)
   local granted = lim.units(req)
   if d.allowed ~= 1 then
     local fits = math.max(math.min(d.remaining, granted), 1)
@@ -480,8 +494,9 @@ LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
           RL.PEEK / RL.ALL hand it over); raises the command's errors,
           E.arity(...) for a wrong count.
   decide(key, req, call) -> decision, write
-          call = { now = now(), shares = { slides = n, buckets = n },
-                   writes = bool }: writes false for RL.PEEK.
+          call = { now = now(), shares = { slides = n, slide_cost = c,
+                   buckets = n }, writes = bool }: writes false for RL.PEEK
+                   (slide_cost: RL.ALL's SLIDE clauses' costs together).
           decision = { allowed (0|1), remaining, retry_after_ms,
                        reset_after_ms, lease = id or nil }
           write = nil, or a function that applies the admission (writes,
@@ -532,9 +547,9 @@ local Slide = {
   -- writes (members must fit in an i64).
   MAX_NOW_MS = 9223372036853,
   MEMBERS_PER_MS = 1000000,
-  -- slide/decide.rs EVICT_PER_CALL.
-  EVICT_PER_CALL = 256,
-  ONE = { slides = 1, buckets = 1 },
+  -- slide/decide.rs EVICT_PER_CALL: all of a call's logs together.
+  EVICT_PER_CALL = 128,
+  ONE = { slides = 1, slide_cost = 0, buckets = 1 },
   -- Six-digit member numbers as strings, kept for the first 1,000.
   SUFFIXES = {},
   SUFFIXES_KEPT = 1000,
@@ -740,9 +755,17 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
 end
 
 -- decide.rs `evict_budget`: the stale entries one admission may remove,
--- when the call decides `slides` sliding logs (RL.ALL shares 256).
-function Slide.budget(cost, slides)
-  return math.max(math.floor(Slide.EVICT_PER_CALL / math.max(slides, 1)), 2 * cost)
+-- when the call decides `shares.slides` sliding logs costing
+-- `shares.slide_cost` together (RL.ALL): cost + 1, and an equal part of
+-- what EVICT_PER_CALL leaves beyond the clauses' cost + 1 each. One log
+-- alone (`shares` nil): EVICT_PER_CALL.
+function Slide.budget(cost, shares)
+  if shares == nil or shares.slides <= 1 then
+    return Slide.EVICT_PER_CALL
+  end
+  local slides = shares.slides
+  local spare = Slide.EVICT_PER_CALL - math.max(shares.slide_cost or 0, cost) - slides
+  return cost + 1 + math.floor(math.max(spare, 0) / slides)
 end
 
 -- The wait until an entry at score `s` leaves (decide.rs): at least 1 ms.
@@ -918,7 +941,7 @@ end
 -- The limiter interface's decide (RL.PEEK, RL.ALL, RL.REFUND's peek).
 function Slide.decide(key, req, call, trim)
   local window = req.window
-  local max_evict = call.writes and Slide.budget(req.cost, call.shares.slides) or 0
+  local max_evict = call.writes and Slide.budget(req.cost, call.shares) or 0
   local allowed, remaining, retry, reset, members, at, evict, expiry =
     Slide.decide_at(key, req.limit, window, req.cost, call.now.ms, max_evict, call.writes, trim or 0)
   local decision = {
@@ -973,7 +996,7 @@ end
 function Slide.charge(key, req, call)
   local now, window, limit, cost = call.now.ms, req.window, req.limit, req.cost
   local cutoff = now - window
-  local max_evict = Slide.budget(cost, call.shares.slides)
+  local max_evict = Slide.budget(cost, call.shares)
   local expiry, last = Slide.open(key, 0)
   local newest, newest_member, stale, held, low, oldest =
     Slide.ends(key, last, now, cutoff, max_evict, 0)
@@ -1019,7 +1042,7 @@ LIMITERS.SLIDE = Slide
 -- written.
 function Slide.admit(key, limit, window, cost)
   local allowed, remaining, retry, reset, members, at, evict, expiry, taken =
-    Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost, 1), 'unchecked', 0)
+    Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost), 'unchecked', 0)
   if members ~= nil then
     Slide.write(key, members, at, evict, expiry, window, taken)
   end
@@ -1397,7 +1420,9 @@ end
 
 BK.KIND = { b = 'RL.BUCKETS', c = 'RL.COUNT' }
 
--- layout.rs `load`: nil for a missing key; errors for the other command's
+-- layout.rs `load_blocked`: the state (nil for a missing key, or one
+-- holding only a block) and the end of the block the header carries in its
+-- last item `b<until>` (RL.BUCKETS only); errors for the other command's
 -- key and for a hash rl did not write.
 function bk.load(key, exists, kind, raw)
   if not exists then
@@ -1406,9 +1431,30 @@ function bk.load(key, exists, kind, raw)
   if not raw then
     E.foreign_hash()
   end
-  -- Header::parse
+  -- Header::parse_blocked
   local items = bk.split(raw)
   local found = items[1]
+  local untl = nil
+  local last = items[#items]
+  if #items >= 2 and BK.KIND[found] ~= nil and last:byte(1) == 98 then
+    -- The block's end: at most 15 digits (exact in a double).
+    local neg, digits = bk.item_int(last:sub(2))
+    if neg == nil or #digits > 15 then
+      E.foreign_hash()
+    end
+    untl = neg and -tonumber(digits) or tonumber(digits)
+    items[#items] = nil
+    if #items == 1 then
+      -- A key RL.BLOCK made: the kind and the block alone.
+      if found ~= kind then
+        fail('ERR key holds ' .. BK.KIND[found] .. ' state, not ' .. BK.KIND[kind] .. ' state')
+      end
+      if kind ~= 'b' then
+        E.foreign_hash()
+      end
+      return nil, untl
+    end
+  end
   if #items < 4 or BK.KIND[found] == nil then
     E.foreign_hash()
   end
@@ -1431,6 +1477,9 @@ function bk.load(key, exists, kind, raw)
   end
   if found ~= kind then
     fail('ERR key holds ' .. BK.KIND[found] .. ' state, not ' .. BK.KIND[kind] .. ' state')
+  end
+  if untl ~= nil and kind ~= 'b' then
+    E.foreign_hash()
   end
   local names = {}
   if kind == 'c' then
@@ -1477,7 +1526,7 @@ function bk.load(key, exists, kind, raw)
     totals = totals,
     current = current,
     names = names,
-  }
+  }, untl
 end
 
 -- request.rs `check_precision_within`: `max` buckets (RL.BUCKETS' when
@@ -1702,7 +1751,7 @@ end
 
 -- ---- RL.BUCKETS
 
-BK.BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST' })
+BK.BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST', 'BLOCK' })
 BK.ONE = { slides = 1, buckets = 1 }
 
 -- request.rs `precision_option_within` (`max` as bk.check_precision's).
@@ -1832,7 +1881,7 @@ end
 
 local BUCKETS = {
   token = 'BUCKETS',
-  usage = 'BUCKETS key limit window [PRECISION ms] [COST cost]',
+  usage = 'BUCKETS key limit window [PRECISION ms] [COST cost] [BLOCK ms]',
 }
 
 -- `up_to` (RL.BUCKETS ... UPTO, the flag taken off): the cost may pass
@@ -1846,6 +1895,8 @@ function BUCKETS.parse(line, up_to)
     options(BK.BUCKETS_SYNTAX, line, function(token, value)
       if token == 'COST' then
         set_once(set, token, positive(value, token, BK.MAX_LIMIT))
+      elseif token == 'BLOCK' then
+        set_once(set, token, positive(value, token, MAX_BLOCK_MS))
       else
         bk.precision_option(value, window, set)
       end
@@ -1855,11 +1906,11 @@ function BUCKETS.parse(line, up_to)
   if cost > limit and not up_to then
     E.cost_above_limit()
   end
-  return { limit = limit, window = window, precision = set.PRECISION, cost = cost }
+  return { limit = limit, window = window, precision = set.PRECISION, cost = cost, block = set.BLOCK }
 end
 
 function BUCKETS.with_units(req, n)
-  return { limit = req.limit, window = req.window, precision = req.precision, cost = n }
+  return { limit = req.limit, window = req.window, precision = req.precision, cost = n, block = req.block }
 end
 
 function BUCKETS.units(req)
@@ -1867,13 +1918,41 @@ function BUCKETS.units(req)
 end
 
 function BUCKETS.unit(req)
-  return { limit = req.limit, window = req.window, precision = req.precision, cost = 1 }
+  return BUCKETS.with_units(req, 1)
 end
 
--- decide.rs `decide_within`, with RL.ALL's shared bound.
-function BUCKETS.decide(key, req, call)
+-- decide.rs `block_write`: HSET the header as stored (the kind alone for
+-- a missing key) with the block's item replaced, the key kept at least
+-- until the block's end.
+function bk.block_set(key, h, at, untl)
+  local base = h and (h:match('^(.*),b[^,]*$') or h) or 'b'
+  redis.call('HSET', key, 'h', base .. ',b' .. int(untl))
+  if at == nil or at < untl then
+    redis.call('PEXPIREAT', key, int(untl))
+  end
+end
+
+-- decide.rs `keep_block`: the write `w` keeping a block that holds at
+-- now_ms (a charge or a refund moves units, it grants no access).
+function bk.keep_block(w, untl, now_ms)
+  if block_left(untl, now_ms) then
+    w.header = w.header .. ',b' .. int(untl)
+    w.needed = math.max(w.needed, untl)
+  end
+end
+
+-- decide.rs `decide_within`, with RL.ALL's shared bound. A block that
+-- holds denies before any bucket is read (but for RL.CHARGE, `counting`:
+-- decide_state, the block left aside); a denial with BLOCK writes the
+-- block. Returns the decision, the write's function, and for RL.CHARGE
+-- the write as data, the key's expiry and the block's end.
+function BUCKETS.decide(key, req, call, counting)
   local exists, at, h = bk.open(key)
-  local state = bk.load(key, exists, 'b', h)
+  local state, untl = bk.load(key, exists, 'b', h)
+  local left = block_left(untl, call.now.ms)
+  if left ~= nil and not counting then
+    return { allowed = 0, remaining = 0, retry_after_ms = left, reset_after_ms = left, blocked = true }, nil
+  end
   local precision = bk.resolve_precision(req.window, req.precision, state)
   local shares = math.max(call.shares.buckets or 1, 1)
   local max_buckets = math.floor(BK.MAX_BUCKETS / shares)
@@ -1899,7 +1978,7 @@ function BUCKETS.decide(key, req, call)
     -- The write as data too, for RL.CHARGE.
     return d, function()
       bk.record(key, w, at)
-    end, w, at
+    end, w, at, untl
   end
   -- Denied: the oldest counted buckets first, until enough leaves.
   local newest = win.newest or win.target
@@ -1959,12 +2038,23 @@ function BUCKETS.decide(key, req, call)
   end
   local reset_at = bk.leaves_at(win, newest)
   retry_at = retry_at or reset_at
-  return {
+  local d = {
     allowed = 0,
     remaining = tonumber(bk.sat_sub(limit, held)),
     retry_after_ms = math.max(retry_at - now, 1),
     reset_after_ms = math.max(reset_at - now, 0),
-  }, nil
+  }
+  if req.block == nil then
+    return d, nil, nil, at, untl
+  end
+  -- block.rs breached: the breach answers as the block it sets.
+  d = { allowed = 0, remaining = 0, retry_after_ms = req.block, reset_after_ms = req.block }
+  if type(key) == 'table' then
+    return d, nil, nil, at, untl
+  end
+  return d, function()
+    bk.block_set(key, h, at, now + req.block)
+  end, nil, at, untl
 end
 
 -- refund.rs: cost back from the buckets that count under the window the
@@ -1974,7 +2064,7 @@ end
 -- the write leaves it, before the write.
 function BUCKETS.refund(key, req, call)
   local exists, at, h = bk.open(key)
-  local state = bk.load(key, exists, 'b', h)
+  local state, untl = bk.load(key, exists, 'b', h)
   local precision = bk.resolve_precision(req.window, req.precision, state)
   local win = bk.slide(key, state, req.window, precision, call.now.ms)
   local held = win.totals[1] or '0'
@@ -2027,6 +2117,8 @@ function BUCKETS.refund(key, req, call)
     needed = bk.leaves_at(win, newest),
     window = win.window,
   }
+  -- A block that holds stays: a refund gives back units, not access.
+  bk.keep_block(w, untl, call.now.ms)
   local after = BUCKETS.decide(bk.written(key, w), BUCKETS.unit(req),
     { now = call.now, shares = BK.ONE, writes = false })
   bk.record(key, w, at)
@@ -2039,16 +2131,18 @@ end
 -- the write leaves it, before the write.
 function BUCKETS.charge(key, req, call)
   local lifted = { limit = BK.MAX_LIMIT, window = req.window, precision = req.precision, cost = req.cost }
-  local d, _, w, at = BUCKETS.decide(key, lifted, call)
+  -- A block the key carries is kept, and counts nothing here.
+  local d, _, w, at, untl = BUCKETS.decide(key, lifted, call, true)
   local charged = req.cost
   if w == nil and d.remaining > 0 then
     charged = d.remaining
     lifted.cost = charged
-    d, _, w, at = BUCKETS.decide(key, lifted, call)
+    d, _, w, at, untl = BUCKETS.decide(key, lifted, call, true)
   end
   if w == nil then
     return 0
   end
+  bk.keep_block(w, untl, call.now.ms)
   local after = BUCKETS.decide(bk.written(key, w), BUCKETS.unit(req),
     { now = call.now, shares = BK.ONE, writes = false })
   bk.record(key, w, at)
@@ -2143,6 +2237,26 @@ function bk.fast_counts(key, bs)
   return out
 end
 
+-- The buckets of the set bits of `v` (a held set shifted right by `from`
+-- bits, below 2^53: bit i of the set is bucket newest - 1 - i), oldest
+-- (highest bit) first. Halving walks the bits without a power per bit.
+function bk.fast_buckets(v, from, newest)
+  local out, n, i = {}, 0, from
+  while v > 0 do
+    local b = v % 2
+    if b == 1 then
+      n = n + 1
+      out[n] = newest - 1 - i
+    end
+    v = (v - b) / 2
+    i = i + 1
+  end
+  for a = 1, (n - n % 2) / 2 do
+    out[a], out[n + 1 - a] = out[n + 1 - a], out[a]
+  end
+  return out
+end
+
 function bk.fast(key, args)
   if #args ~= 2 then
     return nil
@@ -2196,42 +2310,37 @@ function bk.fast(key, args)
   end
   if live < held then
     -- Oldest first, as the full path lists them.
-    for i = math.floor(math.log(held) / math.log(2)) + 1, first_stale, -1 do
-      if math.floor(held / 2 ^ i) % 2 == 1 then
-        stale[#stale + 1] = newest - 1 - i
-      end
-    end
+    stale = bk.fast_buckets((held - live) / 2 ^ first_stale, first_stale, newest)
   end
-  -- The live buckets, oldest first.
-  local lives = {}
-  if live > 0 then
-    for i = math.floor(math.log(live) / math.log(2)) + 1, 0, -1 do
-      if math.floor(live / 2 ^ i) % 2 == 1 then
-        lives[#lives + 1] = newest - 1 - i
-      end
-    end
-  end
+  -- The live buckets, oldest first: listed only when a sum or a denial
+  -- reads them (with nothing stale, the header's total is the window's).
+  local lives
   local sum
   if live_from > newest then
     sum = 0
-  elseif #stale <= #lives then
-    local cs = bk.fast_counts(key, stale)
-    if cs == nil then
-      return nil
-    end
+  elseif #stale == 0 then
     sum = total
-    for i = 1, #cs do
-      sum = sum - cs[i]
-    end
-    sum = math.max(sum, 0)
   else
-    local cs = bk.fast_counts(key, lives)
-    if cs == nil then
-      return nil
-    end
-    sum = cur
-    for i = 1, #cs do
-      sum = sum + cs[i]
+    lives = bk.fast_buckets(live, 0, newest)
+    if #stale <= #lives then
+      local cs = bk.fast_counts(key, stale)
+      if cs == nil then
+        return nil
+      end
+      sum = total
+      for i = 1, #cs do
+        sum = sum - cs[i]
+      end
+      sum = math.max(sum, 0)
+    else
+      local cs = bk.fast_counts(key, lives)
+      if cs == nil then
+        return nil
+      end
+      sum = cur
+      for i = 1, #cs do
+        sum = sum + cs[i]
+      end
     end
   end
   target = math.max(target, newest)
@@ -2273,6 +2382,7 @@ function bk.fast(key, args)
   end
   -- Denied: the oldest counted buckets first, until enough leaves.
   local need = sum + 1 - limit
+  lives = lives or bk.fast_buckets(live, 0, newest)
   local cs = bk.fast_counts(key, lives)
   if cs == nil then
     return nil
@@ -2777,6 +2887,8 @@ local function sf_throttle_decide(key, req, call)
       sf_throttle_write(key, new_tat)
     end
   elseif allowed == 0 and req.block ~= nil then
+    -- block.rs breached: the breach answers as the block it sets.
+    decision = { allowed = 0, remaining = 0, retry_after_ms = req.block, reset_after_ms = req.block }
     write = function()
       sf_throttle_block(key, tat or int(call.now.us), call.now.ms + req.block)
     end
@@ -2867,8 +2979,10 @@ LIMITERS.THROTTLE = {
   unit = function(req)
     return { rate = req.rate, quantity = 1 }
   end,
+  -- The same request for n units, its BLOCK kept (UPTO's denial of one
+  -- unit blocks as the whole call would: core's `..*self`).
   with_units = function(req, n)
-    return { rate = req.rate, quantity = n }
+    return { rate = req.rate, quantity = n, block = req.block }
   end,
   refund = sf_throttle_refund,
   charge = sf_throttle_charge,
@@ -2911,6 +3025,8 @@ local function sf_throttle_command(key, line, cell)
   local reply = sf_throttle_reply(key, tat, now_us, t, tau, limit, q, cell)
   if block ~= nil and reply[1] == 0 then
     sf_throttle_block(key, tat or int(now_us), now_ms + block)
+    -- block.rs breached: the breach answers as the block it sets.
+    return { 0, 0, block, block }
   end
   return reply
 end
@@ -3082,7 +3198,8 @@ local function sf_fixed_core(key, limit, window, cost, now_ms)
 end
 
 -- The limiter interface's decide: sf_fixed_core at call.now.ms. A denial
--- with BLOCK writes the block, the count and end as they are.
+-- with BLOCK writes the block, the count and end as they are, and answers
+-- as the block does.
 local function sf_fixed_decide(key, req, call)
   local now_ms = call.now.ms
   local allowed, remaining, retry, reset, after, at, blocked =
@@ -3093,6 +3210,8 @@ local function sf_fixed_decide(key, req, call)
     if blocked or req.block == nil then
       return decision, nil
     end
+    -- block.rs breached: the breach answers as the block it sets.
+    decision = { allowed = 0, remaining = 0, retry_after_ms = req.block, reset_after_ms = req.block }
     return decision, function()
       sf_blocked_set(key, int(after), at, now_ms + req.block)
     end
@@ -3153,8 +3272,10 @@ LIMITERS.FIXED = {
   unit = function(req)
     return { limit = req.limit, window = req.window, cost = 1 }
   end,
+  -- The same request for n units, its BLOCK kept (UPTO's denial of one
+  -- unit blocks as the whole call would: core's `..*self`).
   with_units = function(req, n)
-    return { limit = req.limit, window = req.window, cost = n }
+    return { limit = req.limit, window = req.window, cost = n, block = req.block }
   end,
   refund = sf_fixed_refund,
   charge = sf_fixed_charge,
@@ -3167,6 +3288,8 @@ local function sf_rl_fixed(key, limit, window, cost, block)
     sf_fixed_set(key, after, at)
   elseif block ~= nil and not blocked then
     sf_blocked_set(key, int(after), at, now_ms + block)
+    -- block.rs breached: the breach answers as the block it sets.
+    return { 0, 0, block, block }
   end
   return { allowed, remaining, retry, reset }
 end
@@ -3750,6 +3873,18 @@ local function parse_limited(line, called, with_key, usage)
   reraise(req)
 end
 
+-- core/any.rs refuse_block: BLOCK anywhere after the key of a settling
+-- command (RL.REFUND, RL.CHARGE, which never deny), refused by name
+-- before the limiter's parser runs. RL.PEEK takes it (a peek answers what
+-- the call with that very line would).
+local function refuse_block(clause, command)
+  for i = 3, #clause do
+    if clause[i]:upper() == 'BLOCK' then
+      E.block_only(command)
+    end
+  end
+end
+
 -- `<limiter> key <parameters>` (RL.PEEK, RL.REFUND), as `clause`: the
 -- limiter's token first, then the key and its parameters (the shape its
 -- parser takes). The named limiter and its request, parsed by its own
@@ -3812,6 +3947,10 @@ local function peek(key, clause)
   return reply4(d)
 end
 
+local function refund_usage(lim)
+  return (lim.usage:gsub(' %[BLOCK ms%]', ''))
+end
+
 -- RL.REFUND <limiter> key <parameters>
 local function refund(key, clause)
   if clause[1] == nil then
@@ -3822,7 +3961,9 @@ local function refund(key, clause)
   if clause[1]:upper() == 'ACQUIRE' then
     fail('ERR RL.REFUND does not apply to ACQUIRE (a lease is given back with RL.RELEASE)')
   end
-  local lim, req = parse_named(clause, 'rl.refund')
+  refuse_block(clause, 'rl.refund')
+  -- The usage offers the limiter's parameters without the BLOCK it refuses.
+  local lim, req = parse_limited(clause, 'rl.refund', true, refund_usage)
   local t = now()
   -- The peek after: decided before the write where the write leaves
   -- fields or entries it did not read (SLIDE, BUCKETS); a string limiter
@@ -3838,7 +3979,8 @@ local MAX_CHARGE = { SLIDE = 100, BUCKETS = BK.MAX_LIMIT, THROTTLE = SF.MAX_UNIT
 
 -- The limiter as RL.CHARGE takes it: its parameters without its units.
 local function charge_usage(lim)
-  return (lim.usage:gsub(' %[COST cost%]', ''):gsub(' %[quantity%]', '')) .. ' COST cost'
+  return (lim.usage:gsub(' %[COST cost%]', ''):gsub(' %[quantity%]', ''):gsub(' %[BLOCK ms%]', ''))
+    .. ' COST cost'
 end
 
 -- RL.CHARGE <limiter> key <parameters> COST n (core/charge.rs): the
@@ -3876,6 +4018,9 @@ local function charge(key, clause)
       line[#line + 1] = clause[i]
     end
   end
+  -- Before THROTTLE's quantity check, which would count BLOCK ms as
+  -- parameters and answer with the usage.
+  refuse_block(line, 'rl.charge')
   -- THROTTLE's own units (quantity) are the charge's COST.
   if lim.token == 'THROTTLE' and #line > 5 then
     fail("ERR wrong number of arguments for 'rl.charge' command (expected " .. charge_usage(lim) .. ')')
@@ -3940,7 +4085,7 @@ local function all(keys, line)
     fail('ERR numkeys is ' .. numkeys .. ' but ' .. given .. ' (one per key)')
   end
   local clauses = {}
-  local shares = { slides = 0, buckets = 0 }
+  local shares = { slides = 0, slide_cost = 0, buckets = 0 }
   for i, start in ipairs(starts) do
     local stop = (starts[i + 1] or #line + 1) - 1
     local clause = { line[start], keys[i] }
@@ -3967,6 +4112,7 @@ local function all(keys, line)
   if slide_cost > MAX_SLIDE_COST then
     fail('ERR the SLIDE clauses\' COST must add up to at most ' .. MAX_SLIDE_COST)
   end
+  shares.slide_cost = slide_cost
   -- Decide every clause first: all keys read, nothing written.
   local call = { now = now(), shares = shares, writes = true }
   local allowed, retry = 1, 0
@@ -4013,8 +4159,8 @@ local function blockable(token, command)
   if lim == nil then
     unknown_limiter(token)
   end
-  if lim.token ~= 'THROTTLE' and lim.token ~= 'FIXED' then
-    fail('ERR ' .. command .. ' does not apply to ' .. lim.token .. ' (it blocks THROTTLE or FIXED)')
+  if lim.token ~= 'BUCKETS' and lim.token ~= 'THROTTLE' and lim.token ~= 'FIXED' then
+    fail('ERR ' .. command .. ' does not apply to ' .. lim.token .. ' (it blocks BUCKETS, THROTTLE or FIXED)')
   end
   return lim
 end
@@ -4048,6 +4194,13 @@ local function rl_block(key, clause)
   local ms = positive(clause[3], 'ms', MAX_BLOCK_MS)
   local t = now()
   local untl = t.ms + ms
+  if lim.token == 'BUCKETS' then
+    -- block.rs `hash::block`: checked as RL.BUCKETS checks the key.
+    local exists, at, h = bk.open(key)
+    bk.load(key, exists, 'b', h)
+    bk.block_set(key, h, at, untl)
+    return untl
+  end
   local value, own = string_state(lim.token, key, t)
   if value == nil and lim.token == 'THROTTLE' then
     value = int(t.us)
@@ -4065,6 +4218,21 @@ local function rl_unblock(key, clause)
   end
   local lim = blockable(clause[1], 'RL.UNBLOCK')
   local t = now()
+  if lim.token == 'BUCKETS' then
+    -- block.rs `hash::unblock`: the header without its block (the expiry
+    -- kept), or the key deleted when the block was all it held.
+    local exists, _, h = bk.open(key)
+    local state, untl = bk.load(key, exists, 'b', h)
+    if block_left(untl, t.ms) == nil then
+      return 0
+    end
+    if state == nil then
+      redis.call('DEL', key)
+    else
+      redis.call('HSET', key, 'h', h:match('^(.*),b[^,]*$'))
+    end
+    return 1
+  end
   local value, own, untl = string_state(lim.token, key, t)
   if value == nil or block_left(untl, t.ms) == nil then
     return 0

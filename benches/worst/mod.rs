@@ -15,7 +15,7 @@
 //!   `COST 100` calls (window 10 min, so none leaves while it fills). Live,
 //!   it takes the last admissions and the denials. Then, after a pause of
 //!   1 s, the same entries have all left a 1 s window: the stale backlog,
-//!   of which an admission removes at most max(256, 2 x COST).
+//!   of which an admission removes at most 128.
 //! - RL.BUCKETS / RL.COUNT / RL.TOTALS / RL.PEEK BUCKETS: hashes written
 //!   with HSET in rl's layout (header `h`, bucket fields by index, a TTL),
 //!   250 buckets of 1 s for a 250 s window (RL.COUNT, RL.TOTALS: 100 for
@@ -29,8 +29,9 @@
 //!   of 100,000 held, denied at a limit lowered to 1 (each clause's wait
 //!   read by rank).
 //! - RL.ALL: 8 clauses on 8 such keys. For SLIDE clauses the removal
-//!   budget is shared, max(256 / 8, 2 x COST) each: most removals when one
-//!   clause takes COST 93 and the 7 others 1 (186 + 7 x 32 = 410).
+//!   budget of 128 is shared, each clause COST + 1 and an equal part of
+//!   the rest: with one clause at COST 93 and the 7 others at 1, 96 + 7 x 4
+//!   = 124 removals and 100 entries added.
 //!
 //! Then the same cases once more through the function edition
 //! (`functions/rl.lua`, `FCALL`) on servers without the module: the same
@@ -58,8 +59,9 @@ const BOUND_US: u64 = 1_000;
 
 const SLIDE_MAX_LIMIT: u64 = 1_000_000;
 const SLIDE_MAX_COST: u64 = 100;
-/// Stale entries one call may remove, at least (`sliding_log::EVICT_PER_CALL`).
-const SLIDE_EVICT: u64 = 256;
+/// Stale entries one call may remove, all its logs together
+/// (`slide::decide::EVICT_PER_CALL`).
+const SLIDE_EVICT: u64 = 128;
 /// Window while the sorted sets fill (nothing leaves), and the one under
 /// which, a second later, everything has left.
 const SLIDE_LIVE_WINDOW: u64 = 600_000;
@@ -717,7 +719,7 @@ fn slide_cases(c: &mut Connection, out: &mut Vec<Measured>) {
             "RL.SLIDE {big} {SLIDE_MAX_LIMIT} {SLIDE_STALE_WINDOW} COST {cost}"
         ));
         let mut before = zcard(c, big);
-        let removes = SLIDE_EVICT.max(2 * cost);
+        let removes = SLIDE_EVICT;
         case(
             out,
             "RL.SLIDE",
@@ -751,8 +753,9 @@ fn slide_cases(c: &mut Connection, out: &mut Vec<Measured>) {
         &mut allowed(0, "denial behind the backlog"),
     );
     // One clause takes all the cost the SLIDE clauses may share (100 in
-    // all) but for the 7 others' 1 each: it may remove 2 x 93, each other
-    // clause its share of the call's 256 (32): 410 removals, 100 entries.
+    // all) but for the 7 others' 1 each: each clause may remove its cost + 1
+    // and an equal part of what the call's 128 leaves ((128 - 108) / 8 = 2):
+    // 96 + 7 x 4 = 124 removals, 100 entries.
     let stale_all = all_line(&others, |i| {
         let cost = if i == 0 {
             SLIDE_MAX_COST - (CLAUSES as u64 - 1)
@@ -766,7 +769,7 @@ fn slide_cases(c: &mut Connection, out: &mut Vec<Measured>) {
     case(
         out,
         "RL.ALL",
-        "8 SLIDE clauses (COST 93 + 7 x 1) on stale backlogs (10^6, 7 x 20,000): 410 removals"
+        "8 SLIDE clauses (COST 93 + 7 x 1) on stale backlogs (10^6, 7 x 20,000): 124 removals"
             .into(),
         c,
         none,
@@ -774,8 +777,8 @@ fn slide_cases(c: &mut Connection, out: &mut Vec<Measured>) {
         &mut |c, r| {
             assert_eq!(int(&items(r)[0]), 1, "RL.ALL stale slide: {r:?}");
             let now = total(c);
-            let others = CLAUSES as u64 - 1;
-            let removals = 2 * (SLIDE_MAX_COST - others) + others * (SLIDE_EVICT / CLAUSES as u64);
+            let spare = (SLIDE_EVICT - SLIDE_MAX_COST - CLAUSES as u64) / CLAUSES as u64;
+            let removals = SLIDE_MAX_COST + CLAUSES as u64 * (1 + spare);
             assert_eq!(
                 before + SLIDE_MAX_COST - now,
                 removals,

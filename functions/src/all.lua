@@ -38,6 +38,18 @@ local function parse_limited(line, called, with_key, usage)
   reraise(req)
 end
 
+-- core/any.rs refuse_block: BLOCK anywhere after the key of a settling
+-- command (RL.REFUND, RL.CHARGE, which never deny), refused by name
+-- before the limiter's parser runs. RL.PEEK takes it (a peek answers what
+-- the call with that very line would).
+local function refuse_block(clause, command)
+  for i = 3, #clause do
+    if clause[i]:upper() == 'BLOCK' then
+      E.block_only(command)
+    end
+  end
+end
+
 -- `<limiter> key <parameters>` (RL.PEEK, RL.REFUND), as `clause`: the
 -- limiter's token first, then the key and its parameters (the shape its
 -- parser takes). The named limiter and its request, parsed by its own
@@ -100,6 +112,10 @@ local function peek(key, clause)
   return reply4(d)
 end
 
+local function refund_usage(lim)
+  return (lim.usage:gsub(' %[BLOCK ms%]', ''))
+end
+
 -- RL.REFUND <limiter> key <parameters>
 local function refund(key, clause)
   if clause[1] == nil then
@@ -110,7 +126,9 @@ local function refund(key, clause)
   if clause[1]:upper() == 'ACQUIRE' then
     fail('ERR RL.REFUND does not apply to ACQUIRE (a lease is given back with RL.RELEASE)')
   end
-  local lim, req = parse_named(clause, 'rl.refund')
+  refuse_block(clause, 'rl.refund')
+  -- The usage offers the limiter's parameters without the BLOCK it refuses.
+  local lim, req = parse_limited(clause, 'rl.refund', true, refund_usage)
   local t = now()
   -- The peek after: decided before the write where the write leaves
   -- fields or entries it did not read (SLIDE, BUCKETS); a string limiter
@@ -126,7 +144,8 @@ local MAX_CHARGE = { SLIDE = 100, BUCKETS = BK.MAX_LIMIT, THROTTLE = SF.MAX_UNIT
 
 -- The limiter as RL.CHARGE takes it: its parameters without its units.
 local function charge_usage(lim)
-  return (lim.usage:gsub(' %[COST cost%]', ''):gsub(' %[quantity%]', '')) .. ' COST cost'
+  return (lim.usage:gsub(' %[COST cost%]', ''):gsub(' %[quantity%]', ''):gsub(' %[BLOCK ms%]', ''))
+    .. ' COST cost'
 end
 
 -- RL.CHARGE <limiter> key <parameters> COST n (core/charge.rs): the
@@ -164,6 +183,9 @@ local function charge(key, clause)
       line[#line + 1] = clause[i]
     end
   end
+  -- Before THROTTLE's quantity check, which would count BLOCK ms as
+  -- parameters and answer with the usage.
+  refuse_block(line, 'rl.charge')
   -- THROTTLE's own units (quantity) are the charge's COST.
   if lim.token == 'THROTTLE' and #line > 5 then
     fail("ERR wrong number of arguments for 'rl.charge' command (expected " .. charge_usage(lim) .. ')')
@@ -228,7 +250,7 @@ local function all(keys, line)
     fail('ERR numkeys is ' .. numkeys .. ' but ' .. given .. ' (one per key)')
   end
   local clauses = {}
-  local shares = { slides = 0, buckets = 0 }
+  local shares = { slides = 0, slide_cost = 0, buckets = 0 }
   for i, start in ipairs(starts) do
     local stop = (starts[i + 1] or #line + 1) - 1
     local clause = { line[start], keys[i] }
@@ -255,6 +277,7 @@ local function all(keys, line)
   if slide_cost > MAX_SLIDE_COST then
     fail('ERR the SLIDE clauses\' COST must add up to at most ' .. MAX_SLIDE_COST)
   end
+  shares.slide_cost = slide_cost
   -- Decide every clause first: all keys read, nothing written.
   local call = { now = now(), shares = shares, writes = true }
   local allowed, retry = 1, 0

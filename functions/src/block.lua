@@ -8,8 +8,8 @@ local function blockable(token, command)
   if lim == nil then
     unknown_limiter(token)
   end
-  if lim.token ~= 'THROTTLE' and lim.token ~= 'FIXED' then
-    fail('ERR ' .. command .. ' does not apply to ' .. lim.token .. ' (it blocks THROTTLE or FIXED)')
+  if lim.token ~= 'BUCKETS' and lim.token ~= 'THROTTLE' and lim.token ~= 'FIXED' then
+    fail('ERR ' .. command .. ' does not apply to ' .. lim.token .. ' (it blocks BUCKETS, THROTTLE or FIXED)')
   end
   return lim
 end
@@ -43,6 +43,13 @@ local function rl_block(key, clause)
   local ms = positive(clause[3], 'ms', MAX_BLOCK_MS)
   local t = now()
   local untl = t.ms + ms
+  if lim.token == 'BUCKETS' then
+    -- block.rs `hash::block`: checked as RL.BUCKETS checks the key.
+    local exists, at, h = bk.open(key)
+    bk.load(key, exists, 'b', h)
+    bk.block_set(key, h, at, untl)
+    return untl
+  end
   local value, own = string_state(lim.token, key, t)
   if value == nil and lim.token == 'THROTTLE' then
     value = int(t.us)
@@ -60,6 +67,21 @@ local function rl_unblock(key, clause)
   end
   local lim = blockable(clause[1], 'RL.UNBLOCK')
   local t = now()
+  if lim.token == 'BUCKETS' then
+    -- block.rs `hash::unblock`: the header without its block (the expiry
+    -- kept), or the key deleted when the block was all it held.
+    local exists, _, h = bk.open(key)
+    local state, untl = bk.load(key, exists, 'b', h)
+    if block_left(untl, t.ms) == nil then
+      return 0
+    end
+    if state == nil then
+      redis.call('DEL', key)
+    else
+      redis.call('HSET', key, 'h', h:match('^(.*),b[^,]*$'))
+    end
+    return 1
+  end
   local value, own, untl = string_state(lim.token, key, t)
   if value == nil or block_left(untl, t.ms) == nil then
     return 0

@@ -118,7 +118,8 @@ local function sf_fixed_core(key, limit, window, cost, now_ms)
 end
 
 -- The limiter interface's decide: sf_fixed_core at call.now.ms. A denial
--- with BLOCK writes the block, the count and end as they are.
+-- with BLOCK writes the block, the count and end as they are, and answers
+-- as the block does.
 local function sf_fixed_decide(key, req, call)
   local now_ms = call.now.ms
   local allowed, remaining, retry, reset, after, at, blocked =
@@ -129,6 +130,8 @@ local function sf_fixed_decide(key, req, call)
     if blocked or req.block == nil then
       return decision, nil
     end
+    -- block.rs breached: the breach answers as the block it sets.
+    decision = { allowed = 0, remaining = 0, retry_after_ms = req.block, reset_after_ms = req.block }
     return decision, function()
       sf_blocked_set(key, int(after), at, now_ms + req.block)
     end
@@ -189,8 +192,10 @@ LIMITERS.FIXED = {
   unit = function(req)
     return { limit = req.limit, window = req.window, cost = 1 }
   end,
+  -- The same request for n units, its BLOCK kept (UPTO's denial of one
+  -- unit blocks as the whole call would: core's `..*self`).
   with_units = function(req, n)
-    return { limit = req.limit, window = req.window, cost = n }
+    return { limit = req.limit, window = req.window, cost = n, block = req.block }
   end,
   refund = sf_fixed_refund,
   charge = sf_fixed_charge,
@@ -203,6 +208,8 @@ local function sf_rl_fixed(key, limit, window, cost, block)
     sf_fixed_set(key, after, at)
   elseif block ~= nil and not blocked then
     sf_blocked_set(key, int(after), at, now_ms + block)
+    -- block.rs breached: the breach answers as the block it sets.
+    return { 0, 0, block, block }
   end
   return { allowed, remaining, retry, reset }
 end

@@ -19,9 +19,9 @@ local Slide = {
   -- writes (members must fit in an i64).
   MAX_NOW_MS = 9223372036853,
   MEMBERS_PER_MS = 1000000,
-  -- slide/decide.rs EVICT_PER_CALL.
-  EVICT_PER_CALL = 256,
-  ONE = { slides = 1, buckets = 1 },
+  -- slide/decide.rs EVICT_PER_CALL: all of a call's logs together.
+  EVICT_PER_CALL = 128,
+  ONE = { slides = 1, slide_cost = 0, buckets = 1 },
   -- Six-digit member numbers as strings, kept for the first 1,000.
   SUFFIXES = {},
   SUFFIXES_KEPT = 1000,
@@ -227,9 +227,17 @@ function Slide.ends(key, last, now, cutoff, max_read, trim)
 end
 
 -- decide.rs `evict_budget`: the stale entries one admission may remove,
--- when the call decides `slides` sliding logs (RL.ALL shares 256).
-function Slide.budget(cost, slides)
-  return math.max(math.floor(Slide.EVICT_PER_CALL / math.max(slides, 1)), 2 * cost)
+-- when the call decides `shares.slides` sliding logs costing
+-- `shares.slide_cost` together (RL.ALL): cost + 1, and an equal part of
+-- what EVICT_PER_CALL leaves beyond the clauses' cost + 1 each. One log
+-- alone (`shares` nil): EVICT_PER_CALL.
+function Slide.budget(cost, shares)
+  if shares == nil or shares.slides <= 1 then
+    return Slide.EVICT_PER_CALL
+  end
+  local slides = shares.slides
+  local spare = Slide.EVICT_PER_CALL - math.max(shares.slide_cost or 0, cost) - slides
+  return cost + 1 + math.floor(math.max(spare, 0) / slides)
 end
 
 -- The wait until an entry at score `s` leaves (decide.rs): at least 1 ms.
@@ -405,7 +413,7 @@ end
 -- The limiter interface's decide (RL.PEEK, RL.ALL, RL.REFUND's peek).
 function Slide.decide(key, req, call, trim)
   local window = req.window
-  local max_evict = call.writes and Slide.budget(req.cost, call.shares.slides) or 0
+  local max_evict = call.writes and Slide.budget(req.cost, call.shares) or 0
   local allowed, remaining, retry, reset, members, at, evict, expiry =
     Slide.decide_at(key, req.limit, window, req.cost, call.now.ms, max_evict, call.writes, trim or 0)
   local decision = {
@@ -460,7 +468,7 @@ end
 function Slide.charge(key, req, call)
   local now, window, limit, cost = call.now.ms, req.window, req.limit, req.cost
   local cutoff = now - window
-  local max_evict = Slide.budget(cost, call.shares.slides)
+  local max_evict = Slide.budget(cost, call.shares)
   local expiry, last = Slide.open(key, 0)
   local newest, newest_member, stale, held, low, oldest =
     Slide.ends(key, last, now, cutoff, max_evict, 0)
@@ -506,7 +514,7 @@ LIMITERS.SLIDE = Slide
 -- written.
 function Slide.admit(key, limit, window, cost)
   local allowed, remaining, retry, reset, members, at, evict, expiry, taken =
-    Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost, 1), 'unchecked', 0)
+    Slide.decide_at(key, limit, window, cost, (clock()), Slide.budget(cost), 'unchecked', 0)
   if members ~= nil then
     Slide.write(key, members, at, evict, expiry, window, taken)
   end

@@ -366,6 +366,8 @@ local function sf_throttle_decide(key, req, call)
       sf_throttle_write(key, new_tat)
     end
   elseif allowed == 0 and req.block ~= nil then
+    -- block.rs breached: the breach answers as the block it sets.
+    decision = { allowed = 0, remaining = 0, retry_after_ms = req.block, reset_after_ms = req.block }
     write = function()
       sf_throttle_block(key, tat or int(call.now.us), call.now.ms + req.block)
     end
@@ -456,8 +458,10 @@ LIMITERS.THROTTLE = {
   unit = function(req)
     return { rate = req.rate, quantity = 1 }
   end,
+  -- The same request for n units, its BLOCK kept (UPTO's denial of one
+  -- unit blocks as the whole call would: core's `..*self`).
   with_units = function(req, n)
-    return { rate = req.rate, quantity = n }
+    return { rate = req.rate, quantity = n, block = req.block }
   end,
   refund = sf_throttle_refund,
   charge = sf_throttle_charge,
@@ -500,6 +504,8 @@ local function sf_throttle_command(key, line, cell)
   local reply = sf_throttle_reply(key, tat, now_us, t, tau, limit, q, cell)
   if block ~= nil and reply[1] == 0 then
     sf_throttle_block(key, tat or int(now_us), now_ms + block)
+    -- block.rs breached: the breach answers as the block it sets.
+    return { 0, 0, block, block }
   end
   return reply
 end

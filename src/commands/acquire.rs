@@ -1,6 +1,6 @@
 //! `RL.ACQUIRE key limit lease_ms [ID id] [WAIT timeout_ms]`: takes one of
 //! `limit` slots until `now + lease_ms`; with `WAIT`, a caller finding none
-//! free waits for one (src/host/wait.rs).
+//! free waits for one (src/host/wait/).
 
 use crate::command;
 use crate::core::any::LimitRequest;

@@ -11,6 +11,7 @@ use crate::host::context::CommandCtx;
 use crate::host::limit;
 use crate::host::registry::KeyAccess;
 use crate::host::reply::Reply;
+use crate::host::wait;
 
 fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     if cmd.keys_position_request() {
@@ -34,7 +35,9 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     // Decide every clause first: all keys read, nothing written.
     let mut decided = Vec::with_capacity(req.clauses.len());
     for (i, clause) in req.clauses.iter().enumerate() {
-        let d = limit::decide_any(cmd, clause, ALL_FIRST_KEY + i, &call)
+        // A slot a release just handed to a waiter is held for it.
+        let clause = wait::honouring_reserved(cmd, clause, ALL_FIRST_KEY + i);
+        let d = limit::decide_any(cmd, &clause, ALL_FIRST_KEY + i, &call)
             .map_err(|e| e.in_clause(i + 1))?;
         decided.push(d);
     }

@@ -9,6 +9,7 @@ use crate::host::context::CommandCtx;
 use crate::host::limit;
 use crate::host::registry::KeyAccess;
 use crate::host::reply::Reply;
+use crate::host::wait;
 
 fn peek(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
     let req = parse_peek(args)?;
@@ -18,7 +19,9 @@ fn peek(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
         let (decision, wait) = limit::peek_oldest(cmd, &req.limit, PEEK_KEY)?;
         return Ok(Reply::DecisionOldest(decision, wait));
     }
-    Ok(Reply::Decision(limit::peek_any(cmd, &req.limit, PEEK_KEY)?))
+    // What RL.ACQUIRE would answer: a slot handed to a woken waiter is held.
+    let limit = wait::honouring_reserved(cmd, &req.limit, PEEK_KEY);
+    Ok(Reply::Decision(limit::peek_any(cmd, &limit, PEEK_KEY)?))
 }
 
 command!(PEEK_COMMAND = {

@@ -68,8 +68,12 @@ impl Algorithm {
     /// How the limiter is spelled after `RL.PEEK` (`SLIDE key limit window
     /// [COST cost]`) or in an `RL.ALL` clause, whose key is listed apart.
     fn usage(self, with_key: bool) -> String {
-        // UPTO is an option of the limiter's own command only.
-        let line = self.syntax().synopsis().replace(" [UPTO]", "");
+        // UPTO and WAIT are options of the limiter's own command only.
+        let line = self
+            .syntax()
+            .synopsis()
+            .replace(" [UPTO]", "")
+            .replace(super::wait::USAGE, "");
         let line = line.strip_prefix("RL.").unwrap_or(&line);
         if with_key {
             line.to_string()
@@ -149,6 +153,23 @@ pub const NAMED_LIMITER_KEY: usize = 2;
 pub fn parse_named(args: &[&[u8]], command: &Syntax) -> Result<LimitRequest, RlError> {
     command.check_count(args.len())?;
     LimitRequest::parse(&args[1..], command, true)
+}
+
+/// `BLOCK` anywhere after the key of the settling commands (`RL.REFUND`,
+/// `RL.CHARGE`): refused by name. Neither denies, so a block could never
+/// start there; taking the limiter's line whole and ignoring it would let
+/// a caller believe a charge past the limit blocks the key. Checked
+/// before the limiter's parser (no word of a limiter's parameters is
+/// spelled `BLOCK`). `RL.PEEK` takes it: a peek answers what the call
+/// with that very line would.
+pub fn refuse_block(args: &[&[u8]], command: &Syntax) -> Result<(), RlError> {
+    let block = |a: &&[u8]| a.eq_ignore_ascii_case(b"BLOCK");
+    match args.iter().skip(NAMED_LIMITER_KEY + 1).any(block) {
+        true => Err(RlError::BlockOnlyInLimiters {
+            command: command.name().to_string(),
+        }),
+        false => Ok(()),
+    }
 }
 
 /// Request lines for the tests of the commands that name a limiter.

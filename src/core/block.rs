@@ -3,12 +3,14 @@
 //!
 //! A block is one absolute instant, the ms it ends (`until`), kept in the
 //! limiter's own key beside its state (the layouts are in each storage
-//! kind's file: `string_key.rs` for THROTTLE and FIXED). While `now <
+//! kind's file: `string_key.rs` for THROTTLE and FIXED, `buckets/layout.rs`
+//! for BUCKETS). While `now <
 //! until` every call on the key is denied before its state is read or
 //! counted, with `retry_after_ms = until - now`; the end never moves while
 //! the block holds (denials write nothing), so a client may cache it. The
 //! first denial of a call that carries `BLOCK ms` writes the block, ending
-//! at `now + ms`; the state itself stays as it was.
+//! at `now + ms`, and answers as the block does ([`breached`]); the state
+//! itself stays as it was.
 
 use super::any::{Algorithm, NAMED_LIMITER_KEY};
 use super::args::{positive, MAX_WINDOW_MS};
@@ -36,6 +38,20 @@ pub fn holds(until_ms: Option<i64>, now_ms: i64) -> Option<Decision> {
         reset_after_ms: left,
         blocked: true,
     })
+}
+
+/// What the denial that sets a block of `ms` answers: the block's own
+/// denial, as every later call gets it until the block ends, so a caller
+/// that waits its `retry_after_ms` is not denied again by the block its
+/// breach set (and `WAIT` waits for the block's end, or not at all).
+pub fn breached(ms: u64) -> Decision {
+    Decision {
+        allowed: false,
+        remaining: 0,
+        retry_after_ms: ms,
+        reset_after_ms: ms,
+        blocked: false,
+    }
 }
 
 /// The end of a block that holds at `now`, `None` for none or one whose
@@ -81,7 +97,7 @@ pub const UNBLOCK: Syntax = Syntax {
 /// The limiters a block applies to: those with a `BLOCK` option.
 fn blockable(token: &[u8], command: &'static str) -> Result<Algorithm, RlError> {
     match Algorithm::from_token(token) {
-        Some(a @ (Algorithm::Throttle | Algorithm::Fixed)) => Ok(a),
+        Some(a @ (Algorithm::Buckets | Algorithm::Throttle | Algorithm::Fixed)) => Ok(a),
         Some(a) => Err(RlError::NotBlockable {
             command,
             limiter: a.token(),
@@ -205,6 +221,58 @@ pub mod string {
             return Ok(Some(StringChange::Delete));
         }
         Ok(Some(StringChange::Set(plain)))
+    }
+}
+
+/// What `RL.UNBLOCK` does to a bucket hash: the header written back
+/// without its block (the key's expiry kept: it covers the block's end,
+/// and the hash does not store its window), or the key deleted when the
+/// block was all it held (`RL.BLOCK` on a missing key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HashChange {
+    Set(Box<crate::core::buckets::layout::HashWrite>),
+    Delete,
+}
+
+/// `RL.BLOCK` and `RL.UNBLOCK` over RL.BUCKETS' hash.
+pub mod hash {
+    use super::HashChange;
+    use crate::core::buckets::decide::block_write;
+    use crate::core::buckets::layout::{
+        load_blocked, without_block, HashView, HashWrite, Kind, FIELD_HEADER,
+    };
+    use crate::core::error::RlError;
+    use crate::core::expiry::Expiry;
+
+    /// `RL.BLOCK`: the header as it is, blocked until `until`, after the
+    /// checks RL.BUCKETS makes of the key (a hash rl did not write, or
+    /// RL.COUNT's, is refused untouched).
+    pub fn block(view: &mut impl HashView, until: i64) -> Result<HashWrite, RlError> {
+        load_blocked(view, Kind::Buckets)?;
+        Ok(block_write(view, until))
+    }
+
+    /// `RL.UNBLOCK`: the change that lifts a block holding at `now_ms`;
+    /// `None` when none holds (nothing to write).
+    pub fn unblock(view: &mut impl HashView, now_ms: i64) -> Result<Option<HashChange>, RlError> {
+        let (state, until) = load_blocked(view, Kind::Buckets)?;
+        if super::in_force(until, now_ms).is_none() {
+            return Ok(None);
+        }
+        if state.is_none() {
+            return Ok(Some(HashChange::Delete));
+        }
+        let stored = view.get(FIELD_HEADER).unwrap_or_default();
+        Ok(Some(HashChange::Set(Box::new(HashWrite {
+            header: without_block(&stored).into(),
+            fields: Default::default(),
+            delete: Vec::new(),
+            // The expiry stays as it is: any key of rl's has one.
+            expiry: Expiry {
+                needed_ms: i64::MIN,
+                slack_ms: 0,
+            },
+        }))))
     }
 }
 
@@ -353,6 +421,8 @@ mod tests {
             assert!(run(&mut s, &r, 10_001).allowed);
             let first = run(&mut s, &r, 10_002);
             assert_eq!((first.allowed, first.blocked), (false, false));
+            // The breach answers the block's wait, not the window's 998 ms.
+            assert_eq!(first.to_reply(), [0, 0, 5_000, 5_000]);
             assert_eq!(s.value.as_deref(), Some(&b"2e11000b15002"[..]));
             assert_eq!(s.expire_at_ms, Some(15_002));
             let before = s.clone();
@@ -415,7 +485,7 @@ mod tests {
             let mut s = MemoryString::default();
             assert!(run(&mut s, &r, now).allowed);
             let tat = (now + 1000) * 1000;
-            assert!(!run(&mut s, &r, now + 1).allowed);
+            assert_eq!(run(&mut s, &r, now + 1).to_reply(), [0, 0, 60_000, 60_000]);
             let want = format!("{tat}e{}b{}", now + 1000, now + 60_001);
             assert_eq!(s.value.as_deref(), Some(want.as_bytes()));
             assert_eq!(s.expire_at_ms, Some(now + 60_001));

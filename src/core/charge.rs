@@ -11,7 +11,7 @@
 //! units recorded and what `RL.PEEK` answers for one unit right after,
 //! decided before anything is written.
 
-use super::any::{parse_named, Algorithm, LimitRequest, NAMED_LIMITER_KEY};
+use super::any::{parse_named, refuse_block, Algorithm, LimitRequest, NAMED_LIMITER_KEY};
 use super::args::positive;
 use super::decision::Decision;
 use super::error::{token_text, RlError};
@@ -53,7 +53,9 @@ fn usage(algorithm: Algorithm) -> String {
     let line = line
         .replace(" [COST cost]", "")
         .replace(" [quantity]", "")
-        .replace(" [UPTO]", "");
+        .replace(" [UPTO]", "")
+        .replace(" [BLOCK ms]", "")
+        .replace(super::wait::USAGE, "");
     format!("{line} COST cost")
 }
 
@@ -85,6 +87,9 @@ pub fn parse_charge(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
         .ok_or(RlError::MissingValue { option: "COST" })?;
     let units = positive(value, "COST", max_charge(algorithm))?;
     let line: Vec<&[u8]> = args[..at].iter().chain(&args[at + 2..]).copied().collect();
+    // Before THROTTLE's quantity check, which would count `BLOCK ms` as
+    // parameters and answer with the usage.
+    refuse_block(&line, &CHARGE)?;
     // THROTTLE's own units (`quantity`) are the charge's COST.
     let takes_quantity = algorithm == Algorithm::Throttle && line.len() > 6;
     let arity = || RlError::LimiterArity {
@@ -170,6 +175,7 @@ mod tests {
             window_ms: 1000,
             precision: Some(100),
             cost: 2_000,
+            block_ms: None,
         });
         let cases = [
             ("RL.CHARGE SLIDE k 10 1000 COST 3", slide(10, 1000, 3)),
@@ -236,11 +242,25 @@ mod tests {
             ),
             (
                 "RL.CHARGE FIXED k 10 COST 5",
-                arity("FIXED key limit window [BLOCK ms] COST cost"),
+                arity("FIXED key limit window COST cost"),
             ),
             (
                 "RL.CHARGE THROTTLE k 4 5 1000 2 COST 5",
-                arity("THROTTLE key max_burst count period [BLOCK ms] COST cost"),
+                arity("THROTTLE key max_burst count period COST cost"),
+            ),
+            // A charge never denies: BLOCK is refused by name, before
+            // THROTTLE's quantity check and whatever its value.
+            (
+                "RL.CHARGE THROTTLE k 4 5 1000 BLOCK 100 COST 5",
+                RlError::BlockOnlyInLimiters {
+                    command: "rl.charge".into(),
+                },
+            ),
+            (
+                "RL.CHARGE FIXED k 10 1000 COST 5 block x",
+                RlError::BlockOnlyInLimiters {
+                    command: "rl.charge".into(),
+                },
             ),
             (
                 "RL.CHARGE BUCKETS k 10 1000 PRECISION 1001 COST 5",

@@ -86,6 +86,9 @@ pub enum RlError {
     /// `UPTO` given to a command other than the limiters' own (`command`
     /// as the error names it).
     UptoOnlyInLimiters { command: String },
+    /// `BLOCK ms` given to a settling command, which never denies
+    /// (`RL.REFUND`, `RL.CHARGE`; `command` as the error names it).
+    BlockOnlyInLimiters { command: String },
     /// A lease id (`ID`, or `lease`) that rl could not store as one.
     BadLeaseId { arg: &'static str },
     /// `OLDEST` given to a command or limiter other than `RL.PEEK SLIDE`
@@ -220,7 +223,7 @@ impl fmt::Display for RlError {
             ),
             RlError::NotBlockable { command, limiter } => write!(
                 f,
-                "ERR {command} does not apply to {limiter} (it blocks THROTTLE or FIXED)"
+                "ERR {command} does not apply to {limiter} (it blocks BUCKETS, THROTTLE or FIXED)"
             ),
             RlError::NotChargeable { limiter } => write!(
                 f,
@@ -229,6 +232,10 @@ impl fmt::Display for RlError {
             RlError::UptoOnlyInLimiters { command } => write!(
                 f,
                 "ERR UPTO is an option of RL.SLIDE, RL.BUCKETS, RL.THROTTLE and RL.FIXED only, not of '{command}'"
+            ),
+            RlError::BlockOnlyInLimiters { command } => write!(
+                f,
+                "ERR BLOCK is an option of the limiters' own commands and their RL.ALL clauses only, not of '{command}'"
             ),
             RlError::ChargeNeedsCost => {
                 write!(f, "ERR RL.CHARGE needs COST n, the units to charge")
@@ -429,6 +436,12 @@ mod tests {
                     command: "rl.peek".into(),
                 },
                 "ERR UPTO is an option of RL.SLIDE, RL.BUCKETS, RL.THROTTLE and RL.FIXED only, not of 'rl.peek'",
+            ),
+            (
+                RlError::BlockOnlyInLimiters {
+                    command: "rl.charge".into(),
+                },
+                "ERR BLOCK is an option of the limiters' own commands and their RL.ALL clauses only, not of 'rl.charge'",
             ),
             (
                 RlError::ChargeNeedsCost,

@@ -22,6 +22,9 @@ pub struct Now {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shares {
     pub slides: u64,
+    /// The sliding logs' costs together (RL.ALL's SLIDE clauses); 0 for a
+    /// call of one limiter, whose cost is its own.
+    pub slide_cost: u64,
     pub buckets: u64,
 }
 
@@ -29,6 +32,7 @@ impl Shares {
     /// A call that decides one limiter.
     pub const ONE: Shares = Shares {
         slides: 1,
+        slide_cost: 0,
         buckets: 1,
     };
 }

@@ -25,6 +25,8 @@ pub mod limiter;
 pub mod load_options;
 pub mod peek;
 pub mod prefixes;
+#[cfg(test)]
+mod properties;
 pub mod refund;
 pub mod slide;
 pub mod string_key;

@@ -85,6 +85,7 @@ mod tests {
             window_ms: 1000,
             precision: Some(100),
             cost: 2,
+            block_ms: None,
         });
         let cases = [
             ("RL.PEEK SLIDE k 10 1000", slide(10, 1000, 1)),
@@ -114,6 +115,7 @@ mod tests {
             window_ms: 1000,
             precision: Some(100),
             cost: 2,
+            block_ms: None,
         });
         let cases = [
             ("RL.PEEK SLIDE k 10 1000 OLDEST", slide(10, 1000, 1)),

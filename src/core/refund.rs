@@ -5,7 +5,9 @@
 //! storage kind (`slide/refund.rs`, `buckets/refund.rs`, ...), as a
 //! [`Limiter`](super::limiter::Limiter) whose answer is the units given back.
 
-use super::any::{parse_named, Algorithm, LimitRequest, NAMED_LIMITER_ARGS, NAMED_LIMITER_KEY};
+use super::any::{
+    parse_named, refuse_block, Algorithm, LimitRequest, NAMED_LIMITER_ARGS, NAMED_LIMITER_KEY,
+};
 use super::charge::{Charge, Charged};
 use super::decision::Decision;
 use super::error::RlError;
@@ -31,7 +33,15 @@ pub fn parse_refund(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
     if Algorithm::from_token(args[1]) == Some(Algorithm::Acquire) {
         return Err(RlError::NotRefundable { limiter: "ACQUIRE" });
     }
-    parse_named(args, &REFUND)
+    refuse_block(args, &REFUND)?;
+    // The usage offers the limiter's parameters without the BLOCK it refuses.
+    parse_named(args, &REFUND).map_err(|e| match e {
+        RlError::LimiterArity { command, usage } => RlError::LimiterArity {
+            command,
+            usage: usage.replace(" [BLOCK ms]", ""),
+        },
+        e => e,
+    })
 }
 
 /// A limiter request as `RL.REFUND` reads it.
@@ -40,6 +50,12 @@ pub trait Units: Copy {
     fn units(&self) -> u64;
     /// The same request for `n` units (`UPTO`'s grant of what fits).
     fn with_units(&self, n: u64) -> Self;
+    /// The same request without `BLOCK`: what `UPTO` asks first, whose
+    /// denial must carry the limiter's own figures (how much fits), not a
+    /// breach's.
+    fn without_block(&self) -> Self {
+        *self
+    }
     /// The same request for one unit: what `RL.REFUND` reports on after
     /// giving back (as `RL.PEEK` would answer for it).
     fn unit(&self) -> Self {
@@ -173,6 +189,7 @@ mod tests {
             window_ms: 1000,
             precision: Some(100),
             cost: 2,
+            block_ms: None,
         });
         let cases = [
             ("RL.REFUND SLIDE k 10 1000", slide(10, 1000, 1)),
@@ -203,7 +220,14 @@ mod tests {
                 "RL.REFUND FIXED k 10",
                 RlError::LimiterArity {
                     command: "rl.refund",
-                    usage: "FIXED key limit window [COST cost] [BLOCK ms]".into(),
+                    usage: "FIXED key limit window [COST cost]".into(),
+                },
+            ),
+            // A refund never denies: BLOCK is refused by name.
+            (
+                "RL.REFUND FIXED k 10 1000 BLOCK 100",
+                RlError::BlockOnlyInLimiters {
+                    command: "rl.refund".into(),
                 },
             ),
             ("RL.REFUND SLIDE k 10 1000 COST 11", RlError::CostAboveLimit),

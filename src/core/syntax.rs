@@ -136,6 +136,12 @@ impl Syntax {
                     command: self.name().to_string(),
                 });
             }
+            // The waiting commands take WAIT off their line first
+            // (`wait::split`): a parser never reads it as an option, and
+            // elsewhere it is unknown, as the function edition says too.
+            if given.eq_ignore_ascii_case(super::wait::TOKEN.as_bytes()) {
+                return Err(RlError::UnknownOption(super::error::token_text(given)));
+            }
             let token = self
                 .args
                 .iter()
@@ -170,7 +176,8 @@ pub(crate) mod tests {
         parse(&words.iter().map(|w| w.as_bytes()).collect::<Vec<_>>())
             .unwrap_or_else(|e| panic!("{valid}: {e}"));
         for (i, arg) in syntax.args.iter().enumerate() {
-            if arg.kind != ArgKind::Integer {
+            // WAIT never reaches a parser: the host takes it off first.
+            if arg.kind != ArgKind::Integer || arg.token == crate::core::wait::ARG.token {
                 continue;
             }
             let name = arg.name.to_str().unwrap();

@@ -80,7 +80,8 @@ where
     /// whose wait is until one fits.
     fn decide(&self, view: &mut V, call: &Call) -> Result<Outcome<R::Write, Granted>, RlError> {
         let req = &self.0;
-        let whole = req.decide(view, call)?;
+        // Without BLOCK: a breach would hide what fits (its remaining is 0).
+        let whole = req.without_block().decide(view, call)?;
         if whole.decision.allowed {
             return Ok(Outcome {
                 decision: Granted {
@@ -142,28 +143,44 @@ mod tests {
         );
     }
 
+    /// `RL.FIXED k 10 1000 COST cost [BLOCK ms] UPTO` at `now`, applied.
+    fn fixed_upto(s: &mut MemoryString, cost: u64, block_ms: Option<u64>, now: i64) -> [i64; 5] {
+        let r = FixedRequest {
+            limit: 10,
+            window_ms: 1000,
+            cost,
+            block_ms,
+        };
+        let out = UpTo(r).decide(s, &at(now)).unwrap();
+        if let Some(w) = &out.write {
+            s.apply(w);
+        }
+        out.decision.to_reply()
+    }
+
     #[test]
     fn a_partial_grant_takes_what_fits_or_waits_for_one_unit() {
         // limit 10 per 1000 ms: 7 taken, then 5 asked: 3 granted.
         let mut s = MemoryString::default();
-        let take = |s: &mut MemoryString, cost: u64, now: i64| {
-            let r = FixedRequest {
-                limit: 10,
-                window_ms: 1000,
-                cost,
-                block_ms: None,
-            };
-            let out = UpTo(r).decide(s, &at(now)).unwrap();
-            if let Some(w) = &out.write {
-                s.apply(w);
-            }
-            out.decision.to_reply()
-        };
+        let take = |s: &mut MemoryString, cost, now| fixed_upto(s, cost, None, now);
         assert_eq!(take(&mut s, 7, 0), [1, 3, 0, 1000, 7]);
         assert_eq!(take(&mut s, 5, 100), [1, 0, 0, 900, 3]);
         assert_eq!(take(&mut s, 5, 200), [0, 0, 800, 800, 0]);
         // A cost past the limit takes a whole window's worth.
         assert_eq!(take(&mut s, 25, 1000), [1, 0, 0, 1000, 10]);
+    }
+
+    #[test]
+    fn with_block_a_partial_grant_takes_what_fits_and_only_none_fitting_blocks() {
+        let mut s = MemoryString::default();
+        let take = |s: &mut MemoryString, cost, now| fixed_upto(s, cost, Some(5000), now);
+        assert_eq!(take(&mut s, 7, 0), [1, 3, 0, 1000, 7]);
+        // All 3 that fit, not 1: the breach's remaining 0 is not what fits.
+        assert_eq!(take(&mut s, 5, 100), [1, 0, 0, 900, 3]);
+        assert_eq!(s.value.as_deref(), Some(&b"10"[..]));
+        // None fits: the breach, which blocks and answers as the block.
+        assert_eq!(take(&mut s, 5, 200), [0, 0, 5000, 5000, 0]);
+        assert_eq!(s.value.as_deref(), Some(&b"10e1000b5200"[..]));
     }
 
     #[test]
@@ -214,7 +231,7 @@ mod tests {
                 let fits_log = limit - counted(&in_log);
                 let fits_hash = limit - counted(&in_hash);
                 let r = SlideRequest { limit, window_ms: window, cost };
-                let b = BucketsRequest { limit, window_ms: window, precision: Some(1), cost };
+                let b = BucketsRequest { limit, window_ms: window, precision: Some(1), cost, block_ms: None };
                 if upto {
                     let out = UpTo(r).decide(&mut log, &at(now)).unwrap();
                     if let Some(w) = &out.write {

@@ -1,16 +1,32 @@
 //! `WAIT timeout_ms`: the option that makes a denied call wait for its
 //! admission instead of answering the denial (module only; the host holds
-//! the client, `src/host/wait.rs`). Here: taking the option off a command
+//! the client, `src/host/wait/`). Here: taking the option off a command
 //! line before the limiter's own parser runs, its bounds and its errors.
 
 use std::fmt;
 
 use super::args::non_negative;
 use super::error::RlError;
-use super::syntax::Syntax;
+use super::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// The option's token.
 pub const TOKEN: &str = "WAIT";
+
+/// The option as the waiting commands declare it, last of their arguments,
+/// so `COMMAND DOCS` lists it. Their host takes it off the line before the
+/// limiter's parser runs ([`split`]); a parser that meets it anyway (in
+/// `RL.PEEK`, `RL.ALL`, `RL.CHARGE`, beside `UPTO`) refuses it as an
+/// unknown option (`Syntax::for_each_option`).
+pub const ARG: ArgSpec = ArgSpec {
+    name: c"timeout_ms",
+    kind: ArgKind::Integer,
+    token: Some(c"WAIT"),
+    optional: true,
+};
+
+/// How the option reads in a usage line, for the commands that borrow a
+/// limiter's usage without it.
+pub const USAGE: &str = " [WAIT timeout_ms]";
 
 /// Longest wait, in ms (10 minutes). A waiting client holds a connection
 /// and a little memory (see docs/performance.md); a longer wait is a job
@@ -32,6 +48,9 @@ pub enum WaitError {
     KeyFull { max: usize },
     /// The server already has [`MAX_WAITERS`] waiting clients.
     ServerFull { max: usize },
+    /// In a cluster, the key a client waited on left this server (deleted,
+    /// or migrated to another node) before its turn came.
+    KeyLeft,
 }
 
 impl fmt::Display for WaitError {
@@ -44,6 +63,10 @@ impl fmt::Display for WaitError {
             WaitError::ServerFull { max } => write!(
                 f,
                 "ERR {max} clients already wait on this server, the most that may: retry later, or without WAIT"
+            ),
+            WaitError::KeyLeft => write!(
+                f,
+                "UNBLOCKED the key left this server while the client waited (deleted, or migrated to another node): nothing recorded, retry on the key's owner"
             ),
         }
     }
@@ -235,6 +258,36 @@ mod tests {
     }
 
     #[test]
+    fn a_parser_that_meets_wait_refuses_it_as_unknown() {
+        use crate::core::any::LimitRequest;
+        use crate::core::lease::request::AcquireRequest;
+        use crate::core::peek::PEEK;
+        let unknown = RlError::UnknownOption("WAIT".into());
+        // Declared (for COMMAND DOCS), yet never read as an option: the
+        // value after it is no lease id.
+        assert_eq!(
+            AcquireRequest::parse(&words("RL.ACQUIRE k 4 1000 WAIT 5")),
+            Err(unknown.clone())
+        );
+        for line in [
+            "ACQUIRE k 4 1000 WAIT 5",
+            "SLIDE k 10 1000 WAIT 5",
+            "BUCKETS k 10 1000 WAIT 5",
+            "FIXED k 10 1000 WAIT 5",
+        ] {
+            assert_eq!(
+                LimitRequest::parse(&words(line), &PEEK, true),
+                Err(unknown.clone()),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            ACQUIRE.synopsis(),
+            "RL.ACQUIRE key limit lease_ms [ID id] [WAIT timeout_ms]"
+        );
+    }
+
+    #[test]
     fn each_refusal_has_its_text() {
         assert_eq!(
             RlError::Wait(WaitError::KeyFull { max: 1000 }).to_string(),
@@ -243,6 +296,10 @@ mod tests {
         assert_eq!(
             RlError::Wait(WaitError::ServerFull { max: 100000 }).to_string(),
             "ERR 100000 clients already wait on this server, the most that may: retry later, or without WAIT"
+        );
+        assert_eq!(
+            RlError::Wait(WaitError::KeyLeft).to_string(),
+            "UNBLOCKED the key left this server while the client waited (deleted, or migrated to another node): nothing recorded, retry on the key's owner"
         );
     }
 }

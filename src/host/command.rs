@@ -90,7 +90,12 @@ pub fn run(ctx: *mut ffi::Ctx, argv: *mut *mut ffi::Str, argc: c_int, spec: &Com
 /// of [`run`] so a call with neither pays one load.
 #[cold]
 #[inline(never)]
-fn after_call(argv: *mut *mut ffi::Str, argc: c_int, spec: &CommandSpec, outcome: Ended) {
+pub(crate) fn after_call(
+    argv: *mut *mut ffi::Str,
+    argc: c_int,
+    spec: &CommandSpec,
+    outcome: Ended,
+) {
     // An error after the shadow admission (a failed write) is an error.
     let shadowed = metrics::take_shadowed() && outcome == Ended::Admitted;
     if shadowed {

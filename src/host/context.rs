@@ -70,11 +70,25 @@ impl CommandCtx {
     /// (`zadd`, `expire`, ...), so subscribers see rl's writes like any other.
     /// Costs one flag test when notifications are off.
     pub fn notify(&self, class: std::os::raw::c_int, event: &std::ffi::CStr, key_index: usize) {
+        // The server calls its subscribers (rl's own, `wait::subscribe`)
+        // inside this call: they tell rl's events from others' by the flag.
+        OWN_EVENT.with(|own| own.set(true));
         // SAFETY: ctx, the event text and the key name are valid for this call.
         unsafe {
             api!(NotifyKeyspaceEvent)(self.raw, class, event.as_ptr(), self.raw_arg(key_index));
         }
+        OWN_EVENT.with(|own| own.set(false));
     }
+}
+
+thread_local! {
+    // Set while rl fires a keyspace event (main thread only).
+    static OWN_EVENT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the keyspace event being delivered is one rl fired.
+pub(crate) fn own_event() -> bool {
+    OWN_EVENT.with(|own| own.get())
 }
 
 /// The bytes of a server string, borrowed for the command call.

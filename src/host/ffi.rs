@@ -127,7 +127,7 @@ pub const REPLY_ARRAY: c_int = raw::REDISMODULE_REPLY_ARRAY as c_int;
 /// A module config that `CONFIG SET` may change at run time.
 pub const CONFIG_DEFAULT: std::os::raw::c_uint = raw::REDISMODULE_CONFIG_DEFAULT;
 pub const CMD_KEY_VARIABLE_FLAGS: u64 = raw::REDISMODULE_CMD_KEY_VARIABLE_FLAGS as u64;
-/// What `WAIT` (src/host/wait.rs) needs: a blocked client's handle, a
+/// What `WAIT` (src/host/wait/) needs: a blocked client's handle, a
 /// timer's period, and the context flags under which a call may not block.
 pub use binding::raw::RedisModuleBlockedClient as BlockedClient;
 pub type Mstime = raw::mstime_t;
@@ -136,6 +136,7 @@ pub const CTX_FLAGS_LUA: c_int = raw::REDISMODULE_CTX_FLAGS_LUA as c_int;
 pub const CTX_FLAGS_REPLICATED: c_int = raw::REDISMODULE_CTX_FLAGS_REPLICATED as c_int;
 pub const CTX_FLAGS_SLAVE: c_int = raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int;
 pub const CTX_FLAGS_DENY_BLOCKING: c_int = raw::REDISMODULE_CTX_FLAGS_DENY_BLOCKING as c_int;
+pub const CTX_FLAGS_CLUSTER: c_int = raw::REDISMODULE_CTX_FLAGS_CLUSTER as c_int;
 
 /// Why the module did not start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

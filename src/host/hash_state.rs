@@ -15,6 +15,7 @@ use super::kept_strings;
 use super::key::{Access, KeyKind, OpenKey};
 use super::replicate;
 use super::store::Store;
+use crate::core::block::HashChange;
 use crate::core::buckets::layout::{Bytes, HashView, HashWrite, FIELD_HEADER};
 use crate::core::error::RlError;
 
@@ -147,6 +148,26 @@ impl<'a> Store<'a> for HashState<'a> {
 }
 
 impl HashState<'_> {
+    /// Applies `RL.UNBLOCK`'s change: the header written back, or the key
+    /// (holding only a block) deleted, replicated as `DEL`.
+    pub fn change(&mut self, change: &HashChange) -> Result<(), RlError> {
+        match change {
+            HashChange::Set(w) => self.record(w),
+            HashChange::Delete => {
+                self.scanned = None;
+                let (raw, cmd, index) = (self.key.raw, self.key.cmd, self.key.index);
+                // SAFETY: the key is open for writing and exists.
+                if unsafe { api!(DeleteKey)(raw) } != OK {
+                    return Err(RlError::Internal("could not delete the key"));
+                }
+                cmd.signal_modified(index);
+                cmd.notify(ffi::NOTIFY_GENERIC, c"del", index);
+                replicate::del(cmd, index);
+                Ok(())
+            }
+        }
+    }
+
     /// Every field and value of the hash, when it has at most
     /// [`SCAN_MAX_FIELDS`] fields (bounded work); `None` otherwise.
     fn scan(&self) -> Option<Scanned> {

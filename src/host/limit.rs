@@ -238,7 +238,8 @@ pub trait Pending {
     fn finish(self: Box<Self>) -> Result<(), RlError>;
     /// Records no admission (another clause denied); tells this one's
     /// denial, if it denied, and records the block it sets, if any: a
-    /// clause's own breach blocks its key whatever the other clauses say.
+    /// clause's own breach blocks its key whatever the other clauses say,
+    /// shadowed or not.
     fn abandon(self: Box<Self>) -> Result<(), RlError>;
     /// Whether the clause denied and shadow mode admitted it instead (its
     /// decision is then the shadow answer).
@@ -274,6 +275,12 @@ impl<'a, S: Store<'a>, A: Decides> Pending for Decided<'a, S, A> {
 
     fn abandon(mut self: Box<Self>) -> Result<(), RlError> {
         if self.shadowed {
+            // Shadow mode records what enforcement would: a denying clause
+            // with BLOCK blocks its own key even though another clause
+            // denies the call (its write is that block, or nothing).
+            if let Some(write) = &self.outcome.write {
+                self.store.record(write)?;
+            }
             self.cmd.notify_shadow(self.key);
         } else if self.outcome.decision.denied() {
             // A denied clause plans no write but its block.
@@ -389,6 +396,11 @@ pub fn block_any(cmd: &CommandCtx, req: &BlockRequest, key: usize) -> Result<i64
             let write = block::string::block(req.limiter, &s, now, until)?;
             s.record(&write)?;
         }
+        Algorithm::Buckets => {
+            let mut h = HashState::open(cmd, key, Access::Write)?;
+            let write = block::hash::block(&mut h, until)?;
+            h.record(&write)?;
+        }
         _ => return Err(RlError::Internal("RL.BLOCK of a limiter without blocks")),
     }
     Ok(until)
@@ -405,6 +417,13 @@ pub fn unblock_any(cmd: &CommandCtx, req: &UnblockRequest, key: usize) -> Result
                 return Ok(false);
             };
             s.change(&change)?;
+        }
+        Algorithm::Buckets => {
+            let mut h = HashState::open(cmd, key, Access::Write)?;
+            let Some(change) = block::hash::unblock(&mut h, now.ms)? else {
+                return Ok(false);
+            };
+            h.change(&change)?;
         }
         _ => return Err(RlError::Internal("RL.UNBLOCK of a limiter without blocks")),
     }

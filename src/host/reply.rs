@@ -47,7 +47,7 @@ pub enum Reply {
     /// Nothing: the call only reported its keys to the server.
     KeysReported,
     /// Nothing yet: the client waits (`WAIT`); its reply comes when the
-    /// wait ends (src/host/wait.rs).
+    /// wait ends (src/host/wait/).
     Held,
 }
 

@@ -281,11 +281,29 @@ fn errors_name_the_problem_and_leave_the_key() {
             ),
             (
                 &["RL.CHARGE", "FIXED", "ok", "10", "COST", "5"],
-                "ERR wrong number of arguments for 'rl.charge' command (expected FIXED key limit window [BLOCK ms] COST cost)",
+                "ERR wrong number of arguments for 'rl.charge' command (expected FIXED key limit window COST cost)",
             ),
             (
                 &["RL.CHARGE", "THROTTLE", "ok", "1", "1", "1000", "1", "COST", "5"],
-                "ERR wrong number of arguments for 'rl.charge' command (expected THROTTLE key max_burst count period [BLOCK ms] COST cost)",
+                "ERR wrong number of arguments for 'rl.charge' command (expected THROTTLE key max_burst count period COST cost)",
+            ),
+            // A charge never denies, so it never blocks: BLOCK is
+            // refused by name (RL.REFUND likewise), the key untouched.
+            (
+                &["RL.CHARGE", "FIXED", "ok", "10", LONG, "BLOCK", "1000", "COST", "3"],
+                "ERR BLOCK is an option of the limiters' own commands and their RL.ALL clauses only, not of 'rl.charge'",
+            ),
+            (
+                &["RL.CHARGE", "THROTTLE", "ok", "1", "1", "1000", "COST", "3", "BLOCK", "10"],
+                "ERR BLOCK is an option of the limiters' own commands and their RL.ALL clauses only, not of 'rl.charge'",
+            ),
+            (
+                &["RL.REFUND", "FIXED", "ok", "10", LONG, "BLOCK", "1000"],
+                "ERR BLOCK is an option of the limiters' own commands and their RL.ALL clauses only, not of 'rl.refund'",
+            ),
+            (
+                &["RL.REFUND", "FIXED", "ok", "10"],
+                "ERR wrong number of arguments for 'rl.refund' command (expected FIXED key limit window [COST cost])",
             ),
             (
                 &["RL.CHARGE", "LEAKY", "ok", "COST", "1"],

@@ -1,6 +1,6 @@
-//! Hostile argument vectors against every command (RL.PEEK, RL.REFUND and
-//! RL.ALL with every limiter and clause form, the lease commands with
-//! their ids): at least 10,000 per
+//! Hostile argument vectors against every command (RL.PEEK, RL.REFUND,
+//! RL.CHARGE, RL.BLOCK, RL.UNBLOCK and RL.ALL with every limiter and clause
+//! form, BLOCK and UPTO options, the lease commands with their ids): at least 10,000 per
 //! server, from a seeded generator (set `RL_FUZZ_SEED` to replay another
 //! seed): random argument counts, empty strings, binary bytes, huge and
 //! negative numbers, floats, unknown options, options given twice. Each
@@ -30,11 +30,15 @@ const NAMES: &[&str] = &[
     "RL.ACQUIRE",
     "RL.RELEASE",
     "RL.RENEW",
+    "RL.BLOCK",
+    "RL.UNBLOCK",
+    "RL.CHARGE",
     "rl.slide",
     "Rl.Buckets",
     "cl.throttle",
     "rl.all",
     "Rl.Acquire",
+    "rl.charge",
 ];
 
 /// The limiters RL.PEEK, RL.REFUND and RL.ALL name, and words that are not
@@ -88,7 +92,9 @@ fn foreign_keys(rng: &mut XorShift) -> Vec<(String, Vec<Vec<String>>)> {
             "RL.SLIDE" | "RL.ACQUIRE" | "RL.RELEASE" | "RL.RENEW" => 0,
             "RL.BUCKETS" | "RL.COUNT" | "RL.TOTALS" => 1,
             // These read every layout, by the limiter they name.
-            "RL.PEEK" | "RL.REFUND" | "RL.ALL" => rng.below(3),
+            "RL.PEEK" | "RL.REFUND" | "RL.ALL" | "RL.CHARGE" | "RL.BLOCK" | "RL.UNBLOCK" => {
+                rng.below(3)
+            }
             _ => 2,
         };
         match kind {
@@ -195,6 +201,9 @@ fn arg(rng: &mut XorShift) -> Vec<u8> {
                 "SLIDE",
                 "ACQUIRE",
                 "FIXED",
+                "BLOCK",
+                "UPTO",
+                "block",
             ])
             .as_bytes()
             .to_vec(),
@@ -227,7 +236,8 @@ fn template(name: &str, rng: &mut XorShift) -> Vec<Vec<u8>> {
         "RL.THROTTLE" | "THROTTLE" => vec![small(rng), small(rng), window(rng)],
         "CL.THROTTLE" => vec![small(rng), small(rng), small(rng)],
         "RL.RELEASE" => vec![],
-        "RL.RENEW" => vec![window(rng)],
+        "RL.RENEW" | "RL.BLOCK" => vec![window(rng)],
+        "RL.UNBLOCK" => vec![],
         _ => vec![small(rng), window(rng)],
     };
     match (name.to_ascii_uppercase().as_str(), rng.below(3)) {
@@ -235,6 +245,20 @@ fn template(name: &str, rng: &mut XorShift) -> Vec<Vec<u8>> {
         ("BUCKETS", 1) => args.extend(["PRECISION".into(), (1 + rng.below(300)).to_string()]),
         ("THROTTLE", 0) => args.push(rng.below(4).to_string()),
         _ => {}
+    }
+    // The limiters with blocks block now and then (their own commands,
+    // their clauses; refused by name elsewhere), and their own commands
+    // grant in part.
+    let upper = name.to_ascii_uppercase();
+    if ["RL.THROTTLE", "RL.FIXED", "THROTTLE", "FIXED"].contains(&upper.as_str())
+        && rng.below(6) == 0
+    {
+        args.extend(["BLOCK".into(), window(rng)]);
+    }
+    if ["RL.SLIDE", "RL.BUCKETS", "RL.THROTTLE", "RL.FIXED"].contains(&upper.as_str())
+        && rng.below(6) == 0
+    {
+        args.push("UPTO".into());
     }
     let mut args: Vec<Vec<u8>> = args.into_iter().map(String::into_bytes).collect();
     match name.to_ascii_uppercase().as_str() {
@@ -307,11 +331,33 @@ fn command(rng: &mut XorShift) -> Vec<Vec<u8>> {
         return line; // no key at all
     }
     match upper.as_str() {
-        "RL.PEEK" | "RL.REFUND" => {
-            let limiter = *rng.pick(LIMITERS);
+        "RL.PEEK" | "RL.REFUND" | "RL.CHARGE" | "RL.BLOCK" | "RL.UNBLOCK" => {
+            // RL.BLOCK and RL.UNBLOCK mostly name a limiter with blocks.
+            let limiter = match upper.as_str() {
+                "RL.BLOCK" | "RL.UNBLOCK" if rng.below(2) == 0 => *rng.pick(&["THROTTLE", "FIXED"]),
+                _ => *rng.pick(LIMITERS),
+            };
             line.push(limiter.as_bytes().to_vec());
             line.push(key(keys_of(limiter, name), rng));
-            line.extend(arguments(limiter, rng));
+            // RL.BLOCK's ms, RL.UNBLOCK's nothing: their own template;
+            // the newer commands half the time as their template has them.
+            let of = match upper.as_str() {
+                "RL.BLOCK" | "RL.UNBLOCK" => name,
+                _ => limiter,
+            };
+            match upper.as_str() {
+                "RL.PEEK" | "RL.REFUND" => line.extend(arguments(of, rng)),
+                _ if rng.below(2) == 0 => line.extend(template(of, rng)),
+                _ => line.extend(arguments(of, rng)),
+            }
+            // A charge needs its COST, mostly given.
+            if upper == "RL.CHARGE" && rng.below(4) != 0 {
+                let cost = match rng.below(2) {
+                    0 => (1 + rng.below(30)).to_string().into_bytes(),
+                    _ => number(rng),
+                };
+                line.extend([b"COST".to_vec(), cost]);
+            }
         }
         "RL.ALL" => {
             // numkeys keys (now and then one twice), then as many clauses,
@@ -406,7 +452,9 @@ fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
             for line in &lines {
                 let name = String::from_utf8_lossy(&line[0]).to_ascii_uppercase();
                 let words = match name.as_str() {
-                    "RL.PEEK" | "RL.REFUND" => &line[1..line.len().min(2)],
+                    "RL.PEEK" | "RL.REFUND" | "RL.CHARGE" | "RL.BLOCK" | "RL.UNBLOCK" => {
+                        &line[1..line.len().min(2)]
+                    }
                     "RL.ALL" => &line[1..],
                     _ => &line[..0],
                 };
@@ -433,7 +481,15 @@ fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
                     Resp::Array(Some(_)) | Resp::Int(_) => {
                         values += 1;
                         let mut what = String::from_utf8_lossy(&line[0]).to_ascii_uppercase();
-                        if ["RL.PEEK", "RL.REFUND"].contains(&what.as_str()) {
+                        if [
+                            "RL.PEEK",
+                            "RL.REFUND",
+                            "RL.CHARGE",
+                            "RL.BLOCK",
+                            "RL.UNBLOCK",
+                        ]
+                        .contains(&what.as_str())
+                        {
                             what = format!("{what} {}", shown[1].to_ascii_uppercase());
                         }
                         *decided.entry(what).or_default() += 1;
@@ -468,7 +524,14 @@ fn random_argument_vectors_get_values_or_errors_and_touch_no_other_key() {
         // Every limiter in every form that names one was sent (values
         // or not: what the form's parser does with hostile arguments).
         for limiter in ["SLIDE", "BUCKETS", "THROTTLE", "FIXED", "ACQUIRE"] {
-            for name in ["RL.PEEK", "RL.REFUND", "RL.ALL"] {
+            for name in [
+                "RL.PEEK",
+                "RL.REFUND",
+                "RL.ALL",
+                "RL.CHARGE",
+                "RL.BLOCK",
+                "RL.UNBLOCK",
+            ] {
                 let form = format!("{name} {limiter}");
                 assert!(
                     sent.get(&form).is_some_and(|&n| n >= 20),

@@ -8,6 +8,7 @@ mod harness;
 mod acl;
 mod all_of;
 mod blocks;
+mod blocks_buckets;
 mod bounded_work;
 mod buckets;
 mod charge;

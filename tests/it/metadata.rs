@@ -57,6 +57,10 @@ const COMMANDS: &[Expect] = &[
             (&["k", "10", "1000"], &["k"]),
             (&["mykey", "10", "1000"], &["mykey"]),
             (&["mykey", "10", "1000", "COST", "2"], &["mykey"]),
+            (
+                &["mykey", "10", "1000", "WAIT", "100", "COST", "2"],
+                &["mykey"],
+            ),
         ],
         args: &[
             Arg("key", "key", None, &[]),
@@ -64,6 +68,7 @@ const COMMANDS: &[Expect] = &[
             Arg("window", "integer", None, &[]),
             Arg("cost", "integer", Some("COST"), OPTIONAL),
             Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
+            Arg("timeout_ms", "integer", Some("WAIT"), OPTIONAL),
         ],
     },
     Expect {
@@ -83,7 +88,9 @@ const COMMANDS: &[Expect] = &[
             Arg("window", "integer", None, &[]),
             Arg("ms", "integer", Some("PRECISION"), OPTIONAL),
             Arg("cost", "integer", Some("COST"), OPTIONAL),
+            Arg("ms", "integer", Some("BLOCK"), OPTIONAL),
             Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
+            Arg("timeout_ms", "integer", Some("WAIT"), OPTIONAL),
         ],
     },
     Expect {
@@ -138,6 +145,7 @@ const COMMANDS: &[Expect] = &[
             Arg("quantity", "integer", None, OPTIONAL),
             Arg("ms", "integer", Some("BLOCK"), OPTIONAL),
             Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
+            Arg("timeout_ms", "integer", Some("WAIT"), OPTIONAL),
         ],
     },
     Expect {
@@ -174,6 +182,7 @@ const COMMANDS: &[Expect] = &[
             Arg("cost", "integer", Some("COST"), OPTIONAL),
             Arg("ms", "integer", Some("BLOCK"), OPTIONAL),
             Arg("upto", "pure-token", Some("UPTO"), OPTIONAL),
+            Arg("timeout_ms", "integer", Some("WAIT"), OPTIONAL),
         ],
     },
     Expect {
@@ -277,12 +286,14 @@ const COMMANDS: &[Expect] = &[
         examples: &[
             (&["k", "3", "30000"], &["k"]),
             (&["k", "3", "30000", "ID", "job-1"], &["k"]),
+            (&["k", "3", "30000", "ID", "job-1", "WAIT", "500"], &["k"]),
         ],
         args: &[
             Arg("key", "key", None, &[]),
             Arg("limit", "integer", None, &[]),
             Arg("lease_ms", "integer", None, &[]),
             Arg("id", "string", Some("ID"), OPTIONAL),
+            Arg("timeout_ms", "integer", Some("WAIT"), OPTIONAL),
         ],
     },
     Expect {

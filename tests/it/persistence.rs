@@ -233,6 +233,9 @@ fn decisions(reply: &redis::Value) -> Vec<redis::Value> {
                 items[..1].to_vec()
             }
         }
+        // RL.BLOCK: the block's end, an instant (RL.UNBLOCK's 0 or 1 is
+        // a decision).
+        Value::Int(at) if *at > 1_000_000_000_000 => Vec::new(),
         // RL.COUNT / RL.TOTALS: names and totals.
         other => vec![other.clone()],
     }

@@ -461,3 +461,82 @@ fn a_shadowed_breach_records_its_block_and_nothing_else() {
         assert_eq!(info_int(&mut c, "rl", "rl_fixed_blocked"), 1, "{f:?}");
     });
 }
+
+/// The same on RL.BUCKETS: the shadowed breach writes the header's block
+/// item and nothing else, later calls write nothing, enforcement denies by
+/// the block.
+#[test]
+fn a_shadowed_bucket_breach_records_its_block_and_nothing_else() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        set(&mut c, "rl.shadow", "yes");
+        let line = ["RL.BUCKETS", "bb", "1", "600000", "BLOCK", "60000"];
+        assert_eq!(ints(&run(&mut c, &line).unwrap())[..2], [1, 0], "{f:?}");
+        let header = |c: &mut redis::Connection| -> String {
+            redis::cmd("HGET").arg("bb").arg("h").query(c).unwrap()
+        };
+        let counted = header(&mut c);
+        let second = ints(&run(&mut c, &line).unwrap());
+        assert_eq!(second[0], 1, "{f:?}: shadow-admitted");
+        let blocked = header(&mut c);
+        assert!(
+            blocked.starts_with(&format!("{counted},b")),
+            "{f:?}: {counted} then {blocked}"
+        );
+        let before = state(&mut c, "bb");
+        let third = ints(&run(&mut c, &line).unwrap());
+        assert_eq!(third[0], 1, "{f:?}");
+        assert!(third[2] > 50_000 && third[2] <= 60_000, "{f:?} {third:?}");
+        assert_eq!(state(&mut c, "bb"), before, "{f:?}");
+        assert_eq!(
+            info_int(&mut c, "rl", "rl_buckets_shadow_denied"),
+            2,
+            "{f:?}"
+        );
+        set(&mut c, "rl.shadow", "no");
+        assert_eq!(ints(&run(&mut c, &line).unwrap())[..2], [0, 0], "{f:?}");
+        assert_eq!(info_int(&mut c, "rl", "rl_buckets_blocked"), 1, "{f:?}");
+    });
+}
+
+/// In `RL.ALL`, a shadowed clause that breaches with `BLOCK ms` records
+/// its block even when an enforced clause denies the call, as enforcement
+/// would (a denying clause with BLOCK blocks its own key though the call
+/// records nothing else), and nothing else: the enforced clause's key is
+/// untouched.
+#[test]
+fn a_shadowed_clause_denied_with_the_call_records_its_block() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        set(&mut c, "rl.shadow-prefixes", "new:");
+        let line = [
+            "2", "old:1", "new:1", "FIXED", "1", "600000", "FIXED", "1", "600000", "BLOCK", "60000",
+        ];
+        let first = all(&mut c, &line).unwrap();
+        assert_eq!(first.allowed, 1, "{f:?}");
+        let old_before = state(&mut c, "old:1");
+        // Both clauses deny: the enforced one denies the call, the
+        // shadowed one is shadow-admitted and writes its block.
+        let second = all(&mut c, &line).unwrap();
+        assert_eq!(
+            (second.allowed, second.clauses[0][0], second.clauses[1][0]),
+            (0, 0, 1),
+            "{f:?}"
+        );
+        let (blocked, _) = value_and_expiry(&mut c, "new:1");
+        let blocked = blocked.unwrap();
+        assert!(
+            blocked.starts_with("1e") && blocked.contains('b'),
+            "{f:?}: {blocked}"
+        );
+        assert_eq!(state(&mut c, "old:1"), old_before, "{f:?}");
+        // Enforced, the key denies by its block.
+        set(&mut c, "rl.shadow-prefixes", "");
+        let r = fixed(&mut c, "new:1", 1, 600_000, None);
+        assert_eq!(r[..2], [0, 0], "{f:?}");
+        assert!(r[2] > 50_000 && r[2] <= 60_000, "{f:?} {r:?}");
+        assert_eq!(info_int(&mut c, "rl", "rl_fixed_blocked"), 1, "{f:?}");
+    });
+}

@@ -1,4 +1,4 @@
-//! A soak: over a million requests on every command (all 13) across many
+//! A soak: over a million requests on every command (all 16) across many
 //! keys with short windows, pipelined. Once the windows have passed and the keys have
 //! expired, `used_memory` is back at its baseline: the module keeps nothing
 //! per key outside the keyspace and leaks nothing per call.
@@ -9,7 +9,7 @@ use crate::harness::raw_resp::RawConn;
 use crate::harness::*;
 
 /// Keys per command; every key gets `ROUNDS` requests, spread over time.
-const KEYS: usize = 1_650;
+const KEYS: usize = 1_150;
 const ROUNDS: usize = 36;
 const BATCH: usize = 12_000;
 /// Short windows (ms): keys expire soon after their last admission.
@@ -17,17 +17,18 @@ const WINDOW: &str = "300";
 /// What `used_memory` may differ from the baseline by once all is gone.
 const TOLERANCE: i64 = 64 * 1024;
 
-/// One round: 17 lines per subject, every one of the 13 commands (leases
+/// One round: 25 lines per subject, every one of the 16 commands (leases
 /// acquired with a generated and a named id, the named one renewed and
-/// released; a refund of each limiter's state that has one).
+/// released; a refund and a charge of each limiter's state that has one;
+/// keys blocked by a breach, lifted, and banned by hand).
 fn lines(round: usize) -> Vec<Vec<Vec<u8>>> {
-    let mut out = Vec::with_capacity(KEYS * 17);
+    let mut out = Vec::with_capacity(KEYS * 25);
     for k in 0..KEYS {
         let field = ["ok", "fail", "slow"][(k + round) % 3];
         let cost = ((k + round) % 3 + 1).to_string();
         let key = |c: &str| format!("s:{c}:{k}");
         let job = format!("job{}", round % 4);
-        let lines: [&[&str]; 17] = [
+        let lines: [&[&str]; 25] = [
             &["RL.SLIDE", &key("slide"), "20", WINDOW, "COST", &cost],
             &[
                 "RL.BUCKETS",
@@ -72,6 +73,57 @@ fn lines(round: usize) -> Vec<Vec<Vec<u8>>> {
             &["RL.ACQUIRE", &key("lease"), "3", WINDOW, "ID", &job],
             &["RL.RENEW", &key("lease"), &job, WINDOW],
             &["RL.RELEASE", &key("lease"), &job],
+            &[
+                "RL.CHARGE",
+                "SLIDE",
+                &key("slide"),
+                "20",
+                WINDOW,
+                "COST",
+                &cost,
+            ],
+            &[
+                "RL.CHARGE",
+                "BUCKETS",
+                &key("buckets"),
+                "20",
+                WINDOW,
+                "PRECISION",
+                "10",
+                "COST",
+                &cost,
+            ],
+            &[
+                "RL.CHARGE",
+                "THROTTLE",
+                &key("throttle"),
+                "5",
+                "10",
+                WINDOW,
+                "COST",
+                &cost,
+            ],
+            &[
+                "RL.CHARGE",
+                "FIXED",
+                &key("fixed"),
+                "20",
+                WINDOW,
+                "COST",
+                &cost,
+            ],
+            &["RL.FIXED", &key("fblock"), "2", WINDOW, "BLOCK", WINDOW],
+            &[
+                "RL.THROTTLE",
+                &key("tblock"),
+                "1",
+                "10",
+                WINDOW,
+                "BLOCK",
+                WINDOW,
+            ],
+            &["RL.UNBLOCK", "THROTTLE", &key("tblock")],
+            &["RL.BLOCK", "FIXED", &key("ban"), WINDOW],
         ];
         for l in lines {
             out.push(l.iter().map(|a| a.as_bytes().to_vec()).collect());
@@ -135,7 +187,7 @@ fn a_million_requests_leave_memory_at_its_baseline() {
         }
         drop(raw);
         assert!(sent >= 1_000_000, "{sent} requests");
-        assert_eq!(names.len(), 13, "{flavor:?}: every command ran");
+        assert_eq!(names.len(), 16, "{flavor:?}: every command ran");
         let peak = used_memory(&mut c);
         let after = settle(flavor, &mut c);
         println!(

@@ -1,4 +1,5 @@
-//! Every command (every limiter of RL.PEEK, RL.REFUND and RL.ALL, and
+//! Every command (every limiter of RL.PEEK, RL.REFUND, RL.CHARGE,
+//! RL.BLOCK, RL.UNBLOCK and RL.ALL, and
 //! RL.ALL in either clause) refuses a key of another type with WRONGTYPE,
 //! and an rl key of another layout (or a look-alike rl did not write) with
 //! its documented error, and leaves the key byte-for-byte as it was: same
@@ -102,7 +103,17 @@ const LINES: &[(Reads, Option<usize>, &[&str])] = &[
             "RL.ALL", "2", FRESH, "K", "FIXED", "5", "1000", "SLIDE", "5", "1000",
         ],
     ),
+    (
+        Reads::Slide,
+        None,
+        &["RL.CHARGE", "SLIDE", "K", "5", "1000", "COST", "2"],
+    ),
     (Reads::Buckets, None, &["RL.BUCKETS", "K", "5", "1000"]),
+    (
+        Reads::Buckets,
+        None,
+        &["RL.CHARGE", "BUCKETS", "K", "5", "1000", "COST", "2"],
+    ),
     (
         Reads::Buckets,
         None,
@@ -151,7 +162,35 @@ const LINES: &[(Reads, Option<usize>, &[&str])] = &[
         Some(1),
         &["RL.ALL", "1", "K", "THROTTLE", "5", "1", "1000"],
     ),
+    (
+        Reads::Throttle,
+        None,
+        &["RL.THROTTLE", "K", "5", "1", "1000", "BLOCK", "1000"],
+    ),
+    (
+        Reads::Throttle,
+        None,
+        &["RL.CHARGE", "THROTTLE", "K", "5", "1", "1000", "COST", "2"],
+    ),
+    (
+        Reads::Throttle,
+        None,
+        &["RL.BLOCK", "THROTTLE", "K", "1000"],
+    ),
+    (Reads::Throttle, None, &["RL.UNBLOCK", "THROTTLE", "K"]),
     (Reads::Fixed, None, &["RL.FIXED", "K", "5", "1000"]),
+    (
+        Reads::Fixed,
+        None,
+        &["RL.FIXED", "K", "5", "1000", "BLOCK", "1000"],
+    ),
+    (
+        Reads::Fixed,
+        None,
+        &["RL.CHARGE", "FIXED", "K", "5", "1000", "COST", "2"],
+    ),
+    (Reads::Fixed, None, &["RL.BLOCK", "FIXED", "K", "1000"]),
+    (Reads::Fixed, None, &["RL.UNBLOCK", "FIXED", "K"]),
     (Reads::Fixed, None, &["RL.PEEK", "FIXED", "K", "5", "1000"]),
     (
         Reads::Fixed,

@@ -173,26 +173,29 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
     return removed > 0;
   }
 
-  // penalty: records the points without a decision in RateLimiterRedis; rl
-  // never records past the limit, so it records what the window has left
-  // (at most the points) and reports the rest as consumed, as RateLimiterRedis would.
+  // penalty: records every point without a decision, past the limit if need
+  // be, as RateLimiterRedis's counter does: RL.CHARGE (FCALL rl_charge), in
+  // chunks of the limiter's largest call ('slide': 100). consumedPoints is
+  // what the window held before (a peek: exact while within the limit, the
+  // limit itself once past it) plus the points charged.
   _penalty(key, points = 1, options = {}) {
     const rlKey = this.getKey(key);
     return (async () => {
-      let toRecord = pointsOf(points);
+      let toCharge = pointsOf(points);
       const window = windowMs(this._getKeySecDuration(options) * 1000);
-      let left = this.points;
-      let resetMs = 0;
-      // Each admission records a chunk; each denial learns a smaller `left`.
-      for (let round = 0; toRecord > 0 && left > 0 && round < 8 + toRecord / this.limiter.maxCost; round++) {
-        const cost = Math.min(toRecord, this.limiter.maxCost, left);
-        const r = await this._send(rlKey, (e) => e.command(this.limiter.name, rlKey, this._params(window, cost)));
-        if (r[0] === 1) toRecord -= cost;
-        left = r[1];
-        resetMs = r[3];
+      const before = await this._peekWindow(rlKey, window);
+      let charged = 0;
+      let last;
+      while (toCharge > 0) {
+        const cost = Math.min(toCharge, this.limiter.maxCost);
+        last = await this._send(rlKey, (e) => e.named('charge', this.limiter.name, rlKey, this._params(window, cost)));
+        charged += last[0];
+        toCharge -= cost;
+        // The key's ceiling (10^15 units a bucket window counts): nothing more fits.
+        if (last[0] < cost) break;
       }
-      const consumed = this.points - left + toRecord;
-      return new RateLimiterRes(Math.max(this.points - consumed, 0), resetMs, consumed, false);
+      const consumed = this.points - before.left + charged;
+      return new RateLimiterRes(Math.max(this.points - consumed, 0), last[3], consumed, false);
     })();
   }
 

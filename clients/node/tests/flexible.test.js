@@ -105,7 +105,7 @@ for (const kind of ['redis7', 'valkey9']) {
       assert.equal(await server.call('EXISTS', 'reward:user'), 0);
     });
 
-    test('penalty records what the window has left and reports the rest as consumed', async () => {
+    test('penalty records every point, past the limit, through RL.CHARGE', async () => {
       const limiter = new RateLimiterRl({ storeClient: conns.ioredis.client, points: 5, duration: 60, keyPrefix: 'penalty' });
       const first = await limiter.penalty('user', 3);
       assert.equal(first.consumedPoints, 3);
@@ -113,8 +113,26 @@ for (const kind of ['redis7', 'valkey9']) {
       const second = await limiter.penalty('user', 4);
       assert.equal(second.consumedPoints, 7);
       assert.equal(second.remainingPoints, 0);
-      assert.equal(await server.call('ZCARD', 'penalty:user'), 5);
+      // All 7 recorded, 2 past the limit (RateLimiterRedis's counter says 7 too).
+      assert.equal(await server.call('ZCARD', 'penalty:user'), 7);
       await assert.rejects(limiter.consume('user'), (e) => e instanceof RateLimiterRes);
+      // The points past the limit hold the window: a reward of 2 leaves it full.
+      assert.equal((await limiter.reward('user', 2)).remainingPoints, 0);
+      await assert.rejects(limiter.consume('user'), (e) => e instanceof RateLimiterRes);
+      assert.equal((await limiter.reward('user', 1)).remainingPoints, 1);
+      assert.equal((await limiter.consume('user')).remainingPoints, 0);
+    });
+
+    test("penalty past the limit on limiter 'buckets' records every point, above 100 a call", async () => {
+      const limiter = new RateLimiterRl({ storeClient: conns.redis5.client, points: 500, duration: 60, limiter: 'buckets', keyPrefix: 'penalty-b' });
+      await limiter.consume('user', 400);
+      const res = await limiter.penalty('user', 350);
+      assert.equal(res.consumedPoints, 750);
+      assert.equal(res.remainingPoints, 0);
+      // 750 recorded: a reward of 249 still leaves the window full, one more frees one.
+      assert.equal((await limiter.reward('user', 249)).remainingPoints, 0);
+      await assert.rejects(limiter.consume('user'), (e) => e instanceof RateLimiterRes);
+      assert.equal((await limiter.reward('user', 2)).remainingPoints, 1);
     });
 
     test('get answers null for an unknown key, the window otherwise; delete empties it', async () => {

@@ -3,7 +3,7 @@
 
 local BUCKETS = {
   token = 'BUCKETS',
-  usage = 'BUCKETS key limit window [PRECISION ms] [COST cost]',
+  usage = 'BUCKETS key limit window [PRECISION ms] [COST cost] [BLOCK ms]',
 }
 
 -- `up_to` (RL.BUCKETS ... UPTO, the flag taken off): the cost may pass
@@ -17,6 +17,8 @@ function BUCKETS.parse(line, up_to)
     options(BK.BUCKETS_SYNTAX, line, function(token, value)
       if token == 'COST' then
         set_once(set, token, positive(value, token, BK.MAX_LIMIT))
+      elseif token == 'BLOCK' then
+        set_once(set, token, positive(value, token, MAX_BLOCK_MS))
       else
         bk.precision_option(value, window, set)
       end
@@ -26,11 +28,11 @@ function BUCKETS.parse(line, up_to)
   if cost > limit and not up_to then
     E.cost_above_limit()
   end
-  return { limit = limit, window = window, precision = set.PRECISION, cost = cost }
+  return { limit = limit, window = window, precision = set.PRECISION, cost = cost, block = set.BLOCK }
 end
 
 function BUCKETS.with_units(req, n)
-  return { limit = req.limit, window = req.window, precision = req.precision, cost = n }
+  return { limit = req.limit, window = req.window, precision = req.precision, cost = n, block = req.block }
 end
 
 function BUCKETS.units(req)
@@ -38,13 +40,41 @@ function BUCKETS.units(req)
 end
 
 function BUCKETS.unit(req)
-  return { limit = req.limit, window = req.window, precision = req.precision, cost = 1 }
+  return BUCKETS.with_units(req, 1)
 end
 
--- decide.rs `decide_within`, with RL.ALL's shared bound.
-function BUCKETS.decide(key, req, call)
+-- decide.rs `block_write`: HSET the header as stored (the kind alone for
+-- a missing key) with the block's item replaced, the key kept at least
+-- until the block's end.
+function bk.block_set(key, h, at, untl)
+  local base = h and (h:match('^(.*),b[^,]*$') or h) or 'b'
+  redis.call('HSET', key, 'h', base .. ',b' .. int(untl))
+  if at == nil or at < untl then
+    redis.call('PEXPIREAT', key, int(untl))
+  end
+end
+
+-- decide.rs `keep_block`: the write `w` keeping a block that holds at
+-- now_ms (a charge or a refund moves units, it grants no access).
+function bk.keep_block(w, untl, now_ms)
+  if block_left(untl, now_ms) then
+    w.header = w.header .. ',b' .. int(untl)
+    w.needed = math.max(w.needed, untl)
+  end
+end
+
+-- decide.rs `decide_within`, with RL.ALL's shared bound. A block that
+-- holds denies before any bucket is read (but for RL.CHARGE, `counting`:
+-- decide_state, the block left aside); a denial with BLOCK writes the
+-- block. Returns the decision, the write's function, and for RL.CHARGE
+-- the write as data, the key's expiry and the block's end.
+function BUCKETS.decide(key, req, call, counting)
   local exists, at, h = bk.open(key)
-  local state = bk.load(key, exists, 'b', h)
+  local state, untl = bk.load(key, exists, 'b', h)
+  local left = block_left(untl, call.now.ms)
+  if left ~= nil and not counting then
+    return { allowed = 0, remaining = 0, retry_after_ms = left, reset_after_ms = left, blocked = true }, nil
+  end
   local precision = bk.resolve_precision(req.window, req.precision, state)
   local shares = math.max(call.shares.buckets or 1, 1)
   local max_buckets = math.floor(BK.MAX_BUCKETS / shares)
@@ -70,7 +100,7 @@ function BUCKETS.decide(key, req, call)
     -- The write as data too, for RL.CHARGE.
     return d, function()
       bk.record(key, w, at)
-    end, w, at
+    end, w, at, untl
   end
   -- Denied: the oldest counted buckets first, until enough leaves.
   local newest = win.newest or win.target
@@ -130,12 +160,23 @@ function BUCKETS.decide(key, req, call)
   end
   local reset_at = bk.leaves_at(win, newest)
   retry_at = retry_at or reset_at
-  return {
+  local d = {
     allowed = 0,
     remaining = tonumber(bk.sat_sub(limit, held)),
     retry_after_ms = math.max(retry_at - now, 1),
     reset_after_ms = math.max(reset_at - now, 0),
-  }, nil
+  }
+  if req.block == nil then
+    return d, nil, nil, at, untl
+  end
+  -- block.rs breached: the breach answers as the block it sets.
+  d = { allowed = 0, remaining = 0, retry_after_ms = req.block, reset_after_ms = req.block }
+  if type(key) == 'table' then
+    return d, nil, nil, at, untl
+  end
+  return d, function()
+    bk.block_set(key, h, at, now + req.block)
+  end, nil, at, untl
 end
 
 -- refund.rs: cost back from the buckets that count under the window the
@@ -145,7 +186,7 @@ end
 -- the write leaves it, before the write.
 function BUCKETS.refund(key, req, call)
   local exists, at, h = bk.open(key)
-  local state = bk.load(key, exists, 'b', h)
+  local state, untl = bk.load(key, exists, 'b', h)
   local precision = bk.resolve_precision(req.window, req.precision, state)
   local win = bk.slide(key, state, req.window, precision, call.now.ms)
   local held = win.totals[1] or '0'
@@ -198,6 +239,8 @@ function BUCKETS.refund(key, req, call)
     needed = bk.leaves_at(win, newest),
     window = win.window,
   }
+  -- A block that holds stays: a refund gives back units, not access.
+  bk.keep_block(w, untl, call.now.ms)
   local after = BUCKETS.decide(bk.written(key, w), BUCKETS.unit(req),
     { now = call.now, shares = BK.ONE, writes = false })
   bk.record(key, w, at)
@@ -210,16 +253,18 @@ end
 -- the write leaves it, before the write.
 function BUCKETS.charge(key, req, call)
   local lifted = { limit = BK.MAX_LIMIT, window = req.window, precision = req.precision, cost = req.cost }
-  local d, _, w, at = BUCKETS.decide(key, lifted, call)
+  -- A block the key carries is kept, and counts nothing here.
+  local d, _, w, at, untl = BUCKETS.decide(key, lifted, call, true)
   local charged = req.cost
   if w == nil and d.remaining > 0 then
     charged = d.remaining
     lifted.cost = charged
-    d, _, w, at = BUCKETS.decide(key, lifted, call)
+    d, _, w, at, untl = BUCKETS.decide(key, lifted, call, true)
   end
   if w == nil then
     return 0
   end
+  bk.keep_block(w, untl, call.now.ms)
   local after = BUCKETS.decide(bk.written(key, w), BUCKETS.unit(req),
     { now = call.now, shares = BK.ONE, writes = false })
   bk.record(key, w, at)
@@ -314,6 +359,26 @@ function bk.fast_counts(key, bs)
   return out
 end
 
+-- The buckets of the set bits of `v` (a held set shifted right by `from`
+-- bits, below 2^53: bit i of the set is bucket newest - 1 - i), oldest
+-- (highest bit) first. Halving walks the bits without a power per bit.
+function bk.fast_buckets(v, from, newest)
+  local out, n, i = {}, 0, from
+  while v > 0 do
+    local b = v % 2
+    if b == 1 then
+      n = n + 1
+      out[n] = newest - 1 - i
+    end
+    v = (v - b) / 2
+    i = i + 1
+  end
+  for a = 1, (n - n % 2) / 2 do
+    out[a], out[n + 1 - a] = out[n + 1 - a], out[a]
+  end
+  return out
+end
+
 function bk.fast(key, args)
   if #args ~= 2 then
     return nil
@@ -367,42 +432,37 @@ function bk.fast(key, args)
   end
   if live < held then
     -- Oldest first, as the full path lists them.
-    for i = math.floor(math.log(held) / math.log(2)) + 1, first_stale, -1 do
-      if math.floor(held / 2 ^ i) % 2 == 1 then
-        stale[#stale + 1] = newest - 1 - i
-      end
-    end
+    stale = bk.fast_buckets((held - live) / 2 ^ first_stale, first_stale, newest)
   end
-  -- The live buckets, oldest first.
-  local lives = {}
-  if live > 0 then
-    for i = math.floor(math.log(live) / math.log(2)) + 1, 0, -1 do
-      if math.floor(live / 2 ^ i) % 2 == 1 then
-        lives[#lives + 1] = newest - 1 - i
-      end
-    end
-  end
+  -- The live buckets, oldest first: listed only when a sum or a denial
+  -- reads them (with nothing stale, the header's total is the window's).
+  local lives
   local sum
   if live_from > newest then
     sum = 0
-  elseif #stale <= #lives then
-    local cs = bk.fast_counts(key, stale)
-    if cs == nil then
-      return nil
-    end
+  elseif #stale == 0 then
     sum = total
-    for i = 1, #cs do
-      sum = sum - cs[i]
-    end
-    sum = math.max(sum, 0)
   else
-    local cs = bk.fast_counts(key, lives)
-    if cs == nil then
-      return nil
-    end
-    sum = cur
-    for i = 1, #cs do
-      sum = sum + cs[i]
+    lives = bk.fast_buckets(live, 0, newest)
+    if #stale <= #lives then
+      local cs = bk.fast_counts(key, stale)
+      if cs == nil then
+        return nil
+      end
+      sum = total
+      for i = 1, #cs do
+        sum = sum - cs[i]
+      end
+      sum = math.max(sum, 0)
+    else
+      local cs = bk.fast_counts(key, lives)
+      if cs == nil then
+        return nil
+      end
+      sum = cur
+      for i = 1, #cs do
+        sum = sum + cs[i]
+      end
     end
   end
   target = math.max(target, newest)
@@ -444,6 +504,7 @@ function bk.fast(key, args)
   end
   -- Denied: the oldest counted buckets first, until enough leaves.
   local need = sum + 1 - limit
+  lives = lives or bk.fast_buckets(live, 0, newest)
   local cs = bk.fast_counts(key, lives)
   if cs == nil then
     return nil

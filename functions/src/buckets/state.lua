@@ -334,7 +334,9 @@ end
 
 BK.KIND = { b = 'RL.BUCKETS', c = 'RL.COUNT' }
 
--- layout.rs `load`: nil for a missing key; errors for the other command's
+-- layout.rs `load_blocked`: the state (nil for a missing key, or one
+-- holding only a block) and the end of the block the header carries in its
+-- last item `b<until>` (RL.BUCKETS only); errors for the other command's
 -- key and for a hash rl did not write.
 function bk.load(key, exists, kind, raw)
   if not exists then
@@ -343,9 +345,30 @@ function bk.load(key, exists, kind, raw)
   if not raw then
     E.foreign_hash()
   end
-  -- Header::parse
+  -- Header::parse_blocked
   local items = bk.split(raw)
   local found = items[1]
+  local untl = nil
+  local last = items[#items]
+  if #items >= 2 and BK.KIND[found] ~= nil and last:byte(1) == 98 then
+    -- The block's end: at most 15 digits (exact in a double).
+    local neg, digits = bk.item_int(last:sub(2))
+    if neg == nil or #digits > 15 then
+      E.foreign_hash()
+    end
+    untl = neg and -tonumber(digits) or tonumber(digits)
+    items[#items] = nil
+    if #items == 1 then
+      -- A key RL.BLOCK made: the kind and the block alone.
+      if found ~= kind then
+        fail('ERR key holds ' .. BK.KIND[found] .. ' state, not ' .. BK.KIND[kind] .. ' state')
+      end
+      if kind ~= 'b' then
+        E.foreign_hash()
+      end
+      return nil, untl
+    end
+  end
   if #items < 4 or BK.KIND[found] == nil then
     E.foreign_hash()
   end
@@ -368,6 +391,9 @@ function bk.load(key, exists, kind, raw)
   end
   if found ~= kind then
     fail('ERR key holds ' .. BK.KIND[found] .. ' state, not ' .. BK.KIND[kind] .. ' state')
+  end
+  if untl ~= nil and kind ~= 'b' then
+    E.foreign_hash()
   end
   local names = {}
   if kind == 'c' then
@@ -414,7 +440,7 @@ function bk.load(key, exists, kind, raw)
     totals = totals,
     current = current,
     names = names,
-  }
+  }, untl
 end
 
 -- request.rs `check_precision_within`: `max` buckets (RL.BUCKETS' when
@@ -639,7 +665,7 @@ end
 
 -- ---- RL.BUCKETS
 
-BK.BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST' })
+BK.BUCKETS_SYNTAX = syntax('rl.buckets', 3, { 'PRECISION', 'COST', 'BLOCK' })
 BK.ONE = { slides = 1, buckets = 1 }
 
 -- request.rs `precision_option_within` (`max` as bk.check_precision's).

@@ -108,6 +108,13 @@ function E.upto_only(command)
     .. command .. "'")
 end
 
+-- A command that never denies (RL.PEEK, RL.REFUND, RL.CHARGE) refuses
+-- BLOCK by name (core/error.rs BlockOnlyInLimiters).
+function E.block_only(command)
+  fail("ERR BLOCK is an option of the limiters' own commands and their RL.ALL clauses only, not of '"
+    .. command .. "'")
+end
+
 function E.oldest_only_in_peek(command)
   fail('ERR OLDEST is an option of RL.PEEK SLIDE and RL.PEEK BUCKETS only, not of \'' .. command
     .. "'")

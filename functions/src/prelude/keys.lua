@@ -54,7 +54,14 @@ end
 -- units granted.
 local function grant_up_to(lim, key, req)
   local call = { now = now(), shares = { slides = 1, buckets = 1 }, writes = true }
-  local d, write = lim.decide(key, req, call)
+  -- The whole cost asked without BLOCK first (upto.rs without_block): a
+  -- breach would hide what fits (its remaining is 0).
+  local whole = req
+  if req.block ~= nil then
+    whole = lim.with_units(req, lim.units(req))
+    whole.block = nil
+  end
+  local d, write = lim.decide(key, whole, call)
   local granted = lim.units(req)
   if d.allowed ~= 1 then
     local fits = math.max(math.min(d.remaining, granted), 1)
@@ -124,8 +131,9 @@ LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
           RL.PEEK / RL.ALL hand it over); raises the command's errors,
           E.arity(...) for a wrong count.
   decide(key, req, call) -> decision, write
-          call = { now = now(), shares = { slides = n, buckets = n },
-                   writes = bool }: writes false for RL.PEEK.
+          call = { now = now(), shares = { slides = n, slide_cost = c,
+                   buckets = n }, writes = bool }: writes false for RL.PEEK
+                   (slide_cost: RL.ALL's SLIDE clauses' costs together).
           decision = { allowed (0|1), remaining, retry_after_ms,
                        reset_after_ms, lease = id or nil }
           write = nil, or a function that applies the admission (writes,

@@ -55,6 +55,7 @@ impl AllRequest {
     pub fn shares(&self) -> Shares {
         Shares {
             slides: self.count_of(Algorithm::Slide),
+            slide_cost: self.slide_cost(),
             buckets: self.count_of(Algorithm::Buckets),
         }
     }
@@ -103,19 +104,24 @@ impl AllRequest {
             let clause = LimitRequest::parse(&line, &ALL, false).map_err(|e| e.in_clause(i + 1))?;
             clauses.push(clause);
         }
+        let all = AllRequest { clauses };
         // Each unit of a SLIDE cost is a member to insert: one call inserts
         // at most MAX_COST of them, across all its clauses.
-        let slide_cost: u64 = clauses
+        if all.slide_cost() > MAX_COST {
+            return Err(RlError::SlideCostTotal { max: MAX_COST });
+        }
+        Ok(all)
+    }
+
+    /// The SLIDE clauses' costs together.
+    fn slide_cost(&self) -> u64 {
+        self.clauses
             .iter()
             .map(|c| match c {
                 LimitRequest::Slide(r) => r.cost,
                 _ => 0,
             })
-            .sum();
-        if slide_cost > MAX_COST {
-            return Err(RlError::SlideCostTotal { max: MAX_COST });
-        }
-        Ok(AllRequest { clauses })
+            .sum()
     }
 }
 

@@ -9,8 +9,8 @@
 //! ([`Written`]) before the write: nothing it reads can fail the call
 //! after the write.
 
-use super::decide::decide_within;
-use super::layout::{HashView, HashWrite};
+use super::decide::{decide_state, keep_block};
+use super::layout::{load_blocked, HashView, HashWrite, Kind};
 use super::refund::Written;
 use super::request::{BucketsRequest, MAX_BUCKETS, MAX_LIMIT};
 use crate::core::charge::{Charge, Charged};
@@ -29,10 +29,13 @@ impl<V: HashView> Limiter<V> for Charge<BucketsRequest> {
         let max_buckets = MAX_BUCKETS / call.shares.buckets.max(1);
         let lifted = BucketsRequest {
             limit: MAX_LIMIT,
+            block_ms: None,
             ..*req
         };
-        // What RL.BUCKETS reads and checks, with its errors.
-        let mut out = decide_within(view, &lifted, call.now.ms, max_buckets)?;
+        // What RL.BUCKETS reads and checks, with its errors; a block the
+        // key carries is kept, and counts nothing here.
+        let (state, blocked_until) = load_blocked(view, Kind::Buckets)?;
+        let mut out = decide_state(view, &lifted, call.now.ms, max_buckets, state.as_ref())?;
         let mut charged = req.cost;
         if out.write.is_none() && out.decision.remaining > 0 {
             // Past the ceiling: what still fits under it.
@@ -41,15 +44,16 @@ impl<V: HashView> Limiter<V> for Charge<BucketsRequest> {
                 cost: charged,
                 ..lifted
             };
-            out = decide_within(view, &rest, call.now.ms, max_buckets)?;
+            out = decide_state(view, &rest, call.now.ms, max_buckets, state.as_ref())?;
         }
-        let Some(write) = out.write else {
+        let Some(mut write) = out.write else {
             let after = req.unit().decide(view, &Call::read(call.now))?.decision;
             return Ok(Outcome {
                 decision: Charged { charged: 0, after },
                 write: None,
             });
         };
+        keep_block(&mut write, blocked_until, call.now.ms);
         let after = req
             .unit()
             .decide(
@@ -82,6 +86,7 @@ mod tests {
             window_ms,
             precision: Some(precision),
             cost,
+            block_ms: None,
         }
     }
 

@@ -258,6 +258,21 @@ impl<'a> Items<'a> {
         Some(if neg { -v } else { v })
     }
 
+    /// The block item `b<until>`, last in the header, if the next item is
+    /// one: `Some(None)` when it is malformed or not last.
+    fn block(&mut self) -> Option<Option<i64>> {
+        let rest = self.rest?;
+        if rest.first() != Some(&BLOCK_TAG) {
+            return None;
+        }
+        self.rest = Some(&rest[1..]);
+        // At most 15 digits: exact in the function edition's doubles.
+        let until = self
+            .int()
+            .filter(|v| v.unsigned_abs() < 1_000_000_000_000_000);
+        Some(until.filter(|_| self.rest.is_none()))
+    }
+
     /// `bytes` as one such number and nothing else (a bucket field's name).
     pub(super) fn whole_int(bytes: &[u8]) -> Option<i64> {
         let mut items = Items { rest: Some(bytes) };
@@ -278,48 +293,129 @@ pub(super) struct Header {
 }
 
 impl Header {
-    /// `None` for anything rl did not write. One pass, no error values
-    /// made on the way (the header is read on every call).
+    /// A header without a block (tests of the layout).
+    #[cfg(test)]
     pub(super) fn parse(bytes: &[u8]) -> Option<Header> {
+        match Self::parse_blocked(bytes)? {
+            (Some(header), None) => Some(header),
+            _ => None,
+        }
+    }
+
+    /// The header and the block's end it carries: a trailing `,b<until>`
+    /// item (RL.BUCKETS only). A key `RL.BLOCK` made holds only the kind
+    /// and the block (`b,b<until>`): no state. `None` for anything rl did
+    /// not write. One pass, no error values made on the way (the header is
+    /// read on every call); the block item is told apart by its first byte
+    /// where a count would start.
+    #[inline(always)]
+    pub(super) fn parse_blocked(bytes: &[u8]) -> Option<(Option<Header>, Option<i64>)> {
         let mut items = Items { rest: Some(bytes) };
         let kind = Kind::from_tag(items.next()?)?;
+        if let Some(until) = items.block() {
+            return Some((None, Some(until?)));
+        }
         let precision = items.int()?;
         let newest = items.int()?;
         let held = HeldBuckets::parse(items.next()?)?;
         let mut counts = Counts::new();
+        let mut blocked_until = None;
         while items.rest.is_some() {
+            if let Some(until) = items.block() {
+                blocked_until = Some(until?);
+                break;
+            }
             counts.push(items.int()?.try_into().ok()?);
         }
-        Some(Header {
+        let header = Header {
             kind,
             precision,
             newest,
             held,
             counts,
-        })
+        };
+        Some((Some(header), blocked_until))
     }
 }
 
-/// Reads the key's state. `None` for a missing key; an error when the key
-/// belongs to the other command or holds a hash rl did not write.
+/// Where a block's end starts in a header: the `b` of its last item.
+const BLOCK_TAG: u8 = b'b';
+
+/// `header` (a state's header, or its kind's tag alone for a key without
+/// state) carrying a block until `until`, or none: `<header>,b<until>`.
+pub fn with_block(header: &[u8], until: Option<i64>) -> Bytes {
+    let mut out = Bytes::from_slice(header);
+    if let Some(until) = until {
+        let mut line: Line<24> = Line::new();
+        line.byte(b',');
+        line.byte(BLOCK_TAG);
+        line.signed(until);
+        out.extend_from_slice(line.as_slice());
+    }
+    out
+}
+
+/// A stored header without its block item, if it has one (`b` alone for a
+/// key `RL.BLOCK` made without state).
+pub fn without_block(header: &[u8]) -> &[u8] {
+    match header.iter().rposition(|&b| b == b',') {
+        Some(at) if header.get(at + 1) == Some(&BLOCK_TAG) => &header[..at],
+        _ => header,
+    }
+}
+
+/// Reads the key's state. `None` for a missing key (or one holding only a
+/// block); an error when the key belongs to the other command or holds a
+/// hash rl did not write. The block a key may carry is [`load_blocked`]'s.
 pub fn load(view: &mut impl HashView, kind: Kind) -> Result<Option<State>, RlError> {
+    Ok(load_blocked(view, kind)?.0)
+}
+
+/// The key's state, as [`load`] reads it, and the end of the block its
+/// header carries (held or past; RL.BUCKETS only: an RL.COUNT header with
+/// one is not rl's).
+#[inline(always)]
+pub fn load_blocked(
+    view: &mut impl HashView,
+    kind: Kind,
+) -> Result<(Option<State>, Option<i64>), RlError> {
     if !view.exists() {
-        return Ok(None);
+        return Ok((None, None));
     }
     let header = view.get(FIELD_HEADER).ok_or(RlError::ForeignHash)?;
-    let Header {
-        kind: found,
-        precision,
-        newest,
-        held,
-        counts,
-    } = Header::parse(&header).ok_or(RlError::ForeignHash)?;
+    let (parsed, blocked_until) = Header::parse_blocked(&header).ok_or(RlError::ForeignHash)?;
+    let found = parsed
+        .as_ref()
+        .map_or_else(|| Kind::from_tag(&header[..1]).unwrap_or(kind), |h| h.kind);
     if found != kind {
         return Err(RlError::WrongKind {
             found: found.command(),
             wanted: kind.command(),
         });
     }
+    if blocked_until.is_some() && kind != Kind::Buckets {
+        return Err(RlError::ForeignHash);
+    }
+    let Some(parsed) = parsed else {
+        // A key RL.BLOCK made: its only field is the header.
+        return Ok((None, blocked_until));
+    };
+    Ok((load_state(view, kind, parsed)?, blocked_until))
+}
+
+/// The state a parsed header names, checked against the command.
+fn load_state(
+    view: &mut impl HashView,
+    kind: Kind,
+    header: Header,
+) -> Result<Option<State>, RlError> {
+    let Header {
+        kind: _,
+        precision,
+        newest,
+        held,
+        counts,
+    } = header;
     let names: Vec<Vec<u8>> = match kind {
         Kind::Buckets => Vec::new(),
         Kind::Count => view

@@ -12,6 +12,8 @@ pub mod request;
 pub mod window;
 
 #[cfg(test)]
+mod block_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::core::decision::Decision;

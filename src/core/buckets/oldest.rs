@@ -50,6 +50,7 @@ mod tests {
             window_ms,
             precision: Some(precision),
             cost,
+            block_ms: None,
         }
     }
 

@@ -15,9 +15,10 @@
 
 use smallvec::SmallVec;
 
+use super::decide::keep_block;
 use super::layout::{
-    bucket_field, encode_counts, encode_header, field_counts, load, Bytes, HashView, HashWrite,
-    Kind, FIELD_HEADER,
+    bucket_field, encode_counts, encode_header, field_counts, load_blocked, Bytes, HashView,
+    HashWrite, Kind, FIELD_HEADER,
 };
 use super::request::BucketsRequest;
 use super::window::{resolve_precision, slide};
@@ -33,6 +34,12 @@ impl Units for BucketsRequest {
     fn with_units(&self, n: u64) -> Self {
         BucketsRequest { cost: n, ..*self }
     }
+    fn without_block(&self) -> Self {
+        BucketsRequest {
+            block_ms: None,
+            ..*self
+        }
+    }
 }
 
 impl<V: HashView> Limiter<V> for Refund<BucketsRequest> {
@@ -43,7 +50,7 @@ impl<V: HashView> Limiter<V> for Refund<BucketsRequest> {
     fn decide(&self, view: &mut V, call: &Call) -> Result<Outcome<HashWrite, u64>, RlError> {
         let req = &self.0;
         // What RL.BUCKETS loads and checks, with its errors.
-        let state = load(view, Kind::Buckets)?;
+        let (state, blocked_until) = load_blocked(view, Kind::Buckets)?;
         let precision = resolve_precision(req.window_ms, req.precision, state.as_ref())?;
         let win = slide(view, state.as_ref(), req.window_ms, precision, call.now.ms)?;
         let held = win.totals.first().copied().unwrap_or(0);
@@ -94,12 +101,14 @@ impl<V: HashView> Limiter<V> for Refund<BucketsRequest> {
             &[all_held.unwrap_or(0).saturating_sub(refunded)],
             &[current],
         );
-        let write = HashWrite {
+        let mut write = HashWrite {
             header,
             fields,
             delete,
             expiry: Expiry::new(win.leaves_at(newest), win.window_ms),
         };
+        // A block that holds stays: a refund gives back units, not access.
+        keep_block(&mut write, blocked_until, call.now.ms);
         // What the reply's peek will read, checked before the write.
         req.unit().decide(
             &mut Written {
@@ -158,6 +167,7 @@ mod tests {
             window_ms,
             precision: Some(precision),
             cost,
+            block_ms: None,
         }
     }
 
@@ -315,7 +325,7 @@ mod tests {
 
     /// The units the window counts at `now`, as the next call reads them.
     fn counted(h: &mut MemoryHash, r: &BucketsRequest, now: i64) -> u64 {
-        let state = load(h, Kind::Buckets).unwrap();
+        let state = crate::core::buckets::layout::load(h, Kind::Buckets).unwrap();
         let p = resolve_precision(r.window_ms, r.precision, state.as_ref()).unwrap();
         let win = slide(h, state.as_ref(), r.window_ms, p, now).unwrap();
         win.totals.first().copied().unwrap_or(0)
@@ -360,6 +370,7 @@ mod tests {
                         window_ms: refund_buckets * precision,
                         precision: named.then_some(precision),
                         cost: cost.min(refund_limit),
+                        block_ms: None,
                     };
                     let before = h.clone();
                     let given = refund(&mut h, &r, now);

@@ -1,7 +1,8 @@
-//! `RL.BUCKETS key limit window [PRECISION ms] [COST cost]` parsed into a
-//! typed request.
+//! `RL.BUCKETS key limit window [PRECISION ms] [COST cost] [BLOCK ms]`
+//! parsed into a typed request.
 
 use crate::core::args::{positive, set_once, MAX_WINDOW_MS};
+use crate::core::block::block_option;
 use crate::core::error::RlError;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
@@ -20,7 +21,9 @@ pub const SYNTAX: Syntax = Syntax {
         ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"PRECISION"), optional: true },
         ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
+        ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"BLOCK"), optional: true },
         ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
+        crate::core::wait::ARG,
     ],
 };
 
@@ -32,6 +35,8 @@ pub struct BucketsRequest {
     /// Bucket width; `None` means the key's own, or the default for a new key.
     pub precision: Option<u64>,
     pub cost: u64,
+    /// `BLOCK ms`: a denial blocks the key for this long.
+    pub block_ms: Option<u64>,
 }
 
 /// The value of `PRECISION ms`, checked against the window.
@@ -76,8 +81,10 @@ impl BucketsRequest {
         let window_ms = positive(args[3], "window", MAX_WINDOW_MS)?;
         let mut cost = None;
         let mut precision = None;
+        let mut block_ms = None;
         SYNTAX.for_each_option(args, |name, value| match name {
             "COST" => set_once(&mut cost, positive(value, name, MAX_LIMIT)?, name),
+            "BLOCK" => set_once(&mut block_ms, block_option(name, value)?, name),
             _ => precision_option(value, window_ms, &mut precision),
         })?;
         let cost = cost.unwrap_or(1);
@@ -89,6 +96,7 @@ impl BucketsRequest {
             window_ms,
             precision,
             cost,
+            block_ms,
         })
     }
 }
@@ -167,11 +175,50 @@ mod tests {
                     limit,
                     window_ms,
                     precision,
-                    cost
+                    cost,
+                    block_ms: None
                 }),
                 "{line}"
             );
         }
+    }
+
+    #[test]
+    fn block_lines() {
+        let want = |block_ms| {
+            Ok(BucketsRequest {
+                limit: 10,
+                window_ms: 1000,
+                precision: Some(100),
+                cost: 2,
+                block_ms,
+            })
+        };
+        assert_eq!(
+            parse("RL.BUCKETS k 10 1000 BLOCK 5000 COST 2 PRECISION 100"),
+            want(Some(5000))
+        );
+        assert_eq!(
+            parse("RL.BUCKETS k 10 1000 PRECISION 100 cost 2 block 1000000000000"),
+            want(Some(MAX_WINDOW_MS))
+        );
+        let range = RlError::OutOfRange {
+            arg: "BLOCK",
+            max: MAX_WINDOW_MS,
+        };
+        assert_eq!(parse("RL.BUCKETS k 10 1000 BLOCK 0"), Err(range.clone()));
+        assert_eq!(
+            parse("RL.BUCKETS k 10 1000 BLOCK 1000000000001"),
+            Err(range)
+        );
+        assert_eq!(
+            parse("RL.BUCKETS k 10 1000 BLOCK 5 BLOCK 5"),
+            Err(RlError::DuplicateOption { option: "BLOCK" })
+        );
+        assert_eq!(
+            parse("RL.BUCKETS k 10 1000 BLOCK"),
+            Err(RlError::MissingValue { option: "BLOCK" })
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod tables {
             window_ms,
             precision: Some(precision),
             cost,
+            block_ms: None,
         }
     }
 
@@ -159,6 +160,7 @@ mod tables {
             window_ms: 2000,
             precision: None,
             cost: 1,
+            block_ms: None,
         };
         // A new window without PRECISION keeps the key's 100 ms buckets.
         assert_eq!(call(&mut h, &default, 10), [1, 8, 0, 2089]);
@@ -371,6 +373,7 @@ mod time_anomalies {
             window_ms,
             precision,
             cost,
+            block_ms: None,
         }
     }
 

@@ -227,6 +227,7 @@ mod tests {
             window_ms: 1000,
             precision: None,
             cost: 1,
+            block_ms: None,
         };
         assert_eq!(
             crate::core::buckets::decide::decide(&mut h, &req, 1),

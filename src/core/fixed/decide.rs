@@ -50,7 +50,7 @@ impl FixedState {
 ///
 /// A block that holds denies before anything is counted; a denial of a
 /// request with `BLOCK ms` writes the block (the count and the window's end
-/// as they were).
+/// as they were) and answers as the block does.
 pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> Outcome<StringWrite> {
     if let Some(decision) = block::holds(state.and_then(|s| s.blocked_until), now) {
         return Outcome {
@@ -76,6 +76,16 @@ pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> Outcom
             write: Some(StringWrite::plain(count, end)),
         };
     }
+    if let Some(ms) = req.block_ms {
+        return Outcome {
+            decision: block::breached(ms),
+            write: Some(StringWrite {
+                value: count,
+                expire_at_ms: end,
+                blocked_until: Some(block::end(now, ms)),
+            }),
+        };
+    }
     // Only the window's end frees anything: waiting exactly until then is
     // enough (a new window starts), one ms less is not.
     Outcome {
@@ -86,11 +96,7 @@ pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> Outcom
             reset_after_ms,
             blocked: false,
         },
-        write: req.block_ms.map(|ms| StringWrite {
-            value: count,
-            expire_at_ms: end,
-            blocked_until: Some(block::end(now, ms)),
-        }),
+        write: None,
     }
 }
 

@@ -16,6 +16,12 @@ impl Units for FixedRequest {
     fn with_units(&self, n: u64) -> Self {
         FixedRequest { cost: n, ..*self }
     }
+    fn without_block(&self) -> Self {
+        FixedRequest {
+            block_ms: None,
+            ..*self
+        }
+    }
 }
 
 impl<V: StringView> Limiter<V> for Refund<FixedRequest> {

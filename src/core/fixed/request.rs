@@ -24,6 +24,7 @@ pub const SYNTAX: Syntax = Syntax {
         ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
         ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"BLOCK"), optional: true },
         ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
+        crate::core::wait::ARG,
     ],
 };
 

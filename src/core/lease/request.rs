@@ -23,6 +23,7 @@ pub const ACQUIRE: Syntax = Syntax {
         ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"lease_ms", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"id", kind: ArgKind::String, token: Some(c"ID"), optional: true },
+        crate::core::wait::ARG,
     ],
 };
 
@@ -234,7 +235,10 @@ mod tests {
 
     #[test]
     fn synopses() {
-        assert_eq!(ACQUIRE.synopsis(), "RL.ACQUIRE key limit lease_ms [ID id]");
+        assert_eq!(
+            ACQUIRE.synopsis(),
+            "RL.ACQUIRE key limit lease_ms [ID id] [WAIT timeout_ms]"
+        );
         assert_eq!(RELEASE.synopsis(), "RL.RELEASE key lease");
         assert_eq!(RENEW.synopsis(), "RL.RENEW key lease lease_ms");
     }

@@ -26,7 +26,7 @@ impl<V: LogView> Limiter<V> for Charge<SlideRequest> {
         let now = call.now.ms;
         let window = req.window_ms as i64;
         let cutoff = now - window;
-        let max_evict = evict_budget(req.cost, call.shares.slides);
+        let max_evict = evict_budget(req.cost, call.shares);
         // What RL.SLIDE reads and checks, with its errors.
         let Ends {
             newest,

@@ -32,7 +32,7 @@ impl<V: LogView> Limiter<V> for SlideRequest {
     fn decide(&self, log: &mut V, call: &Call) -> Result<Outcome<LogWrite>, RlError> {
         // A read never removes anything: it reads only the oldest entry.
         let budget = if call.writes {
-            decide::evict_budget(self.cost, call.shares.slides)
+            decide::evict_budget(self.cost, call.shares)
         } else {
             0
         };

@@ -30,6 +30,7 @@ pub const SYNTAX: Syntax = Syntax {
         ArgSpec { name: c"window", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
         ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
+        crate::core::wait::ARG,
     ],
 };
 

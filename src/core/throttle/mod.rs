@@ -20,7 +20,7 @@ impl<V: StringView> Limiter<V> for ThrottleRequest {
     /// At the server's µs clock; a quantity of 0 peeks (writes nothing).
     /// A block that holds denies before the TAT is read (by its ms); a
     /// denial of a request with `BLOCK ms` writes the block, the TAT as it
-    /// was.
+    /// was, and answers as the block does.
     fn decide(&self, key: &mut V, call: &Call) -> Result<Outcome<StringWrite>, RlError> {
         let stored = key
             .value()
@@ -34,19 +34,17 @@ impl<V: StringView> Limiter<V> for ThrottleRequest {
         }
         let tat = stored.map(|s| s.0);
         let out = gcra::decide(&self.rate, tat, self.quantity, call.now.us);
-        let write = match (out.write, self.block_ms) {
-            (Some(w), _) => Some(string_write(w, None)?),
+        let (decision, write) = match (out.write, self.block_ms) {
+            (Some(w), _) => (out.to_decision(), Some(string_write(w, None)?)),
             (None, Some(ms)) if !out.allowed => {
                 let tat = tat.unwrap_or(call.now.us);
                 let until = block::end(call.now.ms, ms);
-                Some(string_write(gcra::TatWrite::at(tat.into()), Some(until))?)
+                let write = string_write(gcra::TatWrite::at(tat.into()), Some(until))?;
+                (block::breached(ms), Some(write))
             }
-            (None, _) => None,
+            (None, _) => (out.to_decision(), None),
         };
-        Ok(Outcome {
-            decision: out.to_decision(),
-            write,
-        })
+        Ok(Outcome { decision, write })
     }
 }
 

@@ -23,6 +23,12 @@ impl Units for ThrottleRequest {
             ..*self
         }
     }
+    fn without_block(&self) -> Self {
+        ThrottleRequest {
+            block_ms: None,
+            ..*self
+        }
+    }
 }
 
 impl<V: StringView> Limiter<V> for Refund<ThrottleRequest> {

@@ -28,12 +28,13 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: c"quantity", kind: ArgKind::Integer, token: None, optional: true },
 ];
 
-/// `RL.THROTTLE`'s arguments: the throttles', `BLOCK ms` and `UPTO`.
+/// `RL.THROTTLE`'s arguments: the throttles', `BLOCK ms`, `UPTO` and `WAIT`.
 #[rustfmt::skip]
 const RL_ARGS: &[ArgSpec] = &[
     ARGS[0], ARGS[1], ARGS[2], ARGS[3], ARGS[4],
     ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"BLOCK"), optional: true },
     ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
+    crate::core::wait::ARG,
 ];
 
 /// `RL.THROTTLE`'s name and arguments (period in ms).

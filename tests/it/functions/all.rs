@@ -253,6 +253,52 @@ fn every_error_of_the_dispatching_commands_is_the_modules() {
         &["RL.CHARGE", "ACQUIRE", "k", "1", "1000", "COST", "1"],
         &["RL.CHARGE", "NOPE", "k", "COST", "1"],
         &["RL.CHARGE", "SLIDE", "str", "1", "1000", "COST", "1"],
+        // BLOCK in a settling command: refused by name, before THROTTLE's
+        // quantity check and the limiter's parser; their usage without it.
+        // (RL.PEEK takes it, as the call it peeks at.)
+        &[
+            "RL.CHARGE",
+            "THROTTLE",
+            "k",
+            "1",
+            "1",
+            "1000",
+            "BLOCK",
+            "100",
+            "COST",
+            "5",
+        ],
+        &[
+            "RL.CHARGE",
+            "FIXED",
+            "k",
+            "1",
+            "1000",
+            "COST",
+            "5",
+            "block",
+            "x",
+        ],
+        &[
+            "RL.CHARGE",
+            "SLIDE",
+            "k",
+            "1",
+            "1000",
+            "BLOCK",
+            "1",
+            "COST",
+            "1",
+        ],
+        &["RL.CHARGE", "THROTTLE", "k", "1", "1", "COST", "5"],
+        &["RL.REFUND", "FIXED", "k", "1", "1000", "BLOCK", "100"],
+        &["RL.REFUND", "THROTTLE", "k", "1", "1", "1000", "BLOCK"],
+        &["RL.REFUND", "ACQUIRE", "k", "1", "1000", "BLOCK", "1"],
+        &["RL.REFUND", "THROTTLE", "k", "1", "1"],
+        &["RL.PEEK", "FIXED", "k", "1", "1000", "BLOCK", "0"],
+        &["RL.PEEK", "NOPE", "k", "1", "1000", "BLOCK", "100"],
+        &["RL.PEEK", "SLIDE", "k", "1", "1000", "OLDEST", "BLOCK", "1"],
+        &["RL.PEEK", "FIXED", "k", "1"],
     ];
     // Seventeen keys, one more than RL.ALL takes.
     let keys: Vec<String> = (0..17).map(|i| format!("k{i}")).collect();
@@ -435,4 +481,91 @@ fn partial_grants_answer_as_the_module() {
     ] {
         same(&mut c, line).unwrap_err();
     }
+}
+
+/// `UPTO` and `BLOCK ms` together on `RL.THROTTLE` and `RL.FIXED` (the
+/// limiters with blocks), on random costs, blocks and clock steps, mixed
+/// with plain calls and calls without `BLOCK`: the same grants, breaches
+/// that block, blocked denials (which grant nothing and write nothing),
+/// states and errors as the module's.
+#[test]
+fn partial_grants_with_blocks_answer_as_the_module() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let mut rng = XorShift(0x0b10_c4ed);
+    let (mut partial, mut whole, mut blocked, mut breached) = (0, 0, 0, 0);
+    for step in 0..500 {
+        if rng.below(3) == 0 {
+            server.advance(rng.below(400));
+        }
+        let cost = (1 + rng.below(12)).to_string();
+        let n = rng.below(2);
+        let fixed = rng.below(2) == 0;
+        let key = if fixed {
+            format!("fb{n}")
+        } else {
+            format!("tb{n}")
+        };
+        let mut line: Vec<String> = if fixed {
+            vec![
+                "RL.FIXED".into(),
+                key.clone(),
+                "8".into(),
+                "700".into(),
+                "COST".into(),
+                cost.clone(),
+            ]
+        } else {
+            vec![
+                "RL.THROTTLE".into(),
+                key.clone(),
+                "7".into(),
+                "8".into(),
+                "900".into(),
+                cost.clone(),
+            ]
+        };
+        if rng.below(4) != 0 {
+            line.extend(["BLOCK".into(), (1 + rng.below(800)).to_string()]);
+        }
+        let upto = rng.below(4) != 0;
+        if upto {
+            // Anywhere after the required positional arguments.
+            let from = if fixed { 4 } else { 5 };
+            let at = from + rng.below((line.len() - from + 1) as u64) as usize;
+            line.insert(at, "UPTO".into());
+        }
+        let held = |c: &mut redis::Connection| -> Option<String> {
+            redis::cmd("GET").arg(format!("m:{key}")).query(c).unwrap()
+        };
+        let was_blocked = held(&mut c).is_some_and(|v| v.contains('b'));
+        let words: Vec<&str> = line.iter().map(String::as_str).collect();
+        let reply = same(&mut c, &words);
+        let now_blocked = held(&mut c).is_some_and(|v| v.contains('b'));
+        let Ok(redis::Value::Array(r)) = reply else {
+            // A cost past the burst without UPTO is refused alike.
+            assert!(!upto, "step {step}: {line:?}: {reply:?}");
+            continue;
+        };
+        let ints = super::differential::ints(&redis::Value::Array(r));
+        assert_eq!(ints.len(), if upto { 5 } else { 4 }, "{line:?}");
+        if ints[0] == 0 && now_blocked {
+            if was_blocked {
+                blocked += 1;
+            } else {
+                breached += 1;
+            }
+        }
+        if upto && ints[0] == 1 {
+            if ints[4].to_string() == cost {
+                whole += 1;
+            } else {
+                partial += 1;
+            }
+        }
+    }
+    assert!(
+        partial > 15 && whole > 15 && blocked > 15 && breached > 15,
+        "{partial} partial, {whole} whole, {blocked} blocked, {breached} breaches"
+    );
 }

@@ -56,12 +56,25 @@ const WINDOWS: [u64; 8] = [1, 10, 100, 250, 1000, 1000, 1000, 60_000];
 const PRECISIONS: [u64; 7] = [1, 7, 10, 100, 1000, 1_000_000_000, 2000];
 const STEPS: [u64; 14] = [0, 0, 0, 1, 3, 17, 50, 99, 100, 250, 999, 1000, 5000, 70_000];
 
-/// `limit window [PRECISION p] [COST c]` at random (sometimes invalid).
+/// `BLOCK ms` now and then (streams on a stopped clock only: a block's end
+/// is an instant).
+fn block_option(r: &mut XorShift) -> Vec<String> {
+    if r.below(8) != 0 {
+        return Vec::new();
+    }
+    let ms = *r.pick(&[1u64, 50, 500, 3000, 100_000]);
+    vec![s(*r.pick(&["BLOCK", "BLOCK", "block"])), s(ms)]
+}
+
+/// `limit window [PRECISION p] [COST c] [BLOCK ms]` at random (sometimes
+/// invalid).
 fn bucket_params(r: &mut XorShift, key: &str) -> Vec<String> {
     // Key "a" mostly keeps one shape, to reach denials and evictions.
     if key == "a" && r.below(8) != 0 {
         let cost = *r.pick(&[1u64, 1, 2, 3, 4]);
-        return vec![s(10), s(1000), s("PRECISION"), s(100), s("COST"), s(cost)];
+        let mut out = vec![s(10), s(1000), s("PRECISION"), s(100), s("COST"), s(cost)];
+        out.extend(block_option(r));
+        return out;
     }
     let limit = *r.pick(&LIMITS);
     let window = *r.pick(&WINDOWS);
@@ -77,6 +90,10 @@ fn bucket_params(r: &mut XorShift, key: &str) -> Vec<String> {
             _ => 1 + r.below(limit.min(5)),
         };
         opts.push(vec![s("cost"), s(cost)]);
+    }
+    let block = block_option(r);
+    if !block.is_empty() {
+        opts.push(block);
     }
     if r.below(2) == 0 {
         opts.reverse();
@@ -109,6 +126,19 @@ fn bad_lines() -> Vec<Vec<String>> {
         vec!["RL.BUCKETS", "a", "10", "1000", "PRECISION", "1001"],
         vec!["RL.BUCKETS", "a", "10", "100000", "PRECISION", "99"],
         vec!["RL.BUCKETS", "a", "10", "251", "PRECISION", "1"],
+        vec!["RL.BUCKETS", "a", "10", "1000", "BLOCK", "0"],
+        vec!["RL.BUCKETS", "a", "10", "1000", "BLOCK"],
+        vec!["RL.BUCKETS", "a", "10", "1000", "BLOCK", "1000000000001"],
+        vec!["RL.BUCKETS", "a", "10", "1000", "BLOCK", "5", "block", "5"],
+        vec!["RL.BLOCK", "BUCKETS", "a"],
+        vec!["RL.BLOCK", "BUCKETS", "a", "0"],
+        vec!["RL.BLOCK", "buckets", "a", "5", "6"],
+        vec!["RL.UNBLOCK", "BUCKETS", "a", "5"],
+        // Errors on every stream (a real clock's too: a block that took
+        // would answer an instant): `w` is a string.
+        vec!["RL.BLOCK", "BUCKETS", "w", "5"],
+        vec!["RL.UNBLOCK", "BUCKETS", "w"],
+        vec!["RL.ALL", "1", "a", "BUCKETS", "10", "1000", "BLOCK", "0"],
         vec!["RL.COUNT", "c1", "101", "ok", "PRECISION", "1"],
         vec!["RL.TOTALS", "c1", "101", "PRECISION", "1"],
         vec!["RL.BUCKETS", "a", "10", "1000", "PRECISION"],
@@ -226,7 +256,23 @@ fn bad_lines() -> Vec<Vec<String>> {
 fn random_line(r: &mut XorShift, bad: &[Vec<String>]) -> Vec<String> {
     let bucket_key = s(*r.pick(&["a", "a", "a", "a", "a", "b", "b", "b", "w", "x"]));
     let count_key = s(*r.pick(&["c1", "c1", "c1", "c1", "c2", "c2", "a", "w", "x"]));
-    let mut line: Vec<String> = match r.below(17) {
+    let mut line: Vec<String> = match r.below(20) {
+        17 | 18 => {
+            // By hand, on a key that may hold any state (or none).
+            let key = s(*r.pick(&["a", "a", "b", "d", "x", "c1"]));
+            if r.below(3) != 0 {
+                let ms = *r.pick(&[1u64, 200, 2000, 60_000]);
+                return vec![s("RL.BLOCK"), s("BUCKETS"), key, s(ms)];
+            }
+            return vec![s("RL.UNBLOCK"), s("BUCKETS"), key];
+        }
+        19 => {
+            // A charge, which keeps a block that holds.
+            let mut l = vec![s("RL.CHARGE"), s("BUCKETS"), bucket_key];
+            l.extend([s(10), s(1000), s("PRECISION"), s(100)]);
+            l.extend([s("COST"), s(1 + r.below(6))]);
+            return l;
+        }
         0..=6 => vec![s("RL.BUCKETS"), bucket_key],
         7 => vec![s("RL.PEEK"), s("BUCKETS"), bucket_key],
         8 => vec![s("RL.REFUND"), s("BUCKETS"), bucket_key],
@@ -296,6 +342,16 @@ fn forged_states(now_ms: i64) -> Vec<(Vec<(String, String)>, bool)> {
         (vec![h(format!("b,100,{n},0,1000000000000000000,1"))], true),
         (vec![h(format!("b,100,{n},0,-1,1"))], true),
         (vec![h(format!("b,100,{n},0,1x,1"))], true),
+        // Blocks: held, ended, alone, and shapes rl does not write.
+        (vec![h(format!("b,100,{n},0,1,1,b{}", now_ms + 500))], true),
+        (vec![h(format!("b,100,{n},0,1,1,b{}", now_ms - 500))], true),
+        (vec![h(format!("b,b{}", now_ms + 500))], true),
+        (vec![h(format!("c,b{}", now_ms + 500))], true),
+        (vec![h(format!("b,100,{n},0,1,1,b"))], true),
+        (vec![h(format!("b,100,{n},0,1,1,b1,b2"))], true),
+        (vec![h(format!("b,100,{n},0,1,b{}", now_ms + 500))], true),
+        (vec![h(s("b,100,5,0,1,1,b1000000000000000"))], true),
+        (vec![h(format!("b,b{},1", now_ms + 500))], true),
         // A bucket field that is not counts: refused when a call reads it.
         (
             vec![h(format!("b,100,{n},1,5,3")), f(&(n - 1).to_string(), "x")],
@@ -433,8 +489,33 @@ fn stream(seed: u64, steps: usize) {
         }
         random_line(&mut r, &bad).into()
     };
-    run_stream(&mut c, steps, &mut seen, next, same);
+    // Calls that met a block holding on an `a` or `b` key (the module's
+    // copy read after the call): the stream reaches blocks.
+    let mut on_blocked = 0;
+    let compare = |c: &mut redis::Connection, line: &[&str]| {
+        let reply = same(c, line);
+        let denied = matches!(&reply, Ok(Value::Array(v)) if v.first() == Some(&Value::Int(0)));
+        let key = format!(
+            "m:{}",
+            line.get(if line[0] == "RL.BUCKETS" { 1 } else { 2 })
+                .unwrap_or(&"")
+        );
+        let header: Option<String> = redis::cmd("HGET")
+            .arg(&key)
+            .arg("h")
+            .query(c)
+            .unwrap_or(None);
+        if denied && header.is_some_and(|h| h.contains(",b")) {
+            on_blocked += 1;
+        }
+        reply
+    };
+    run_stream(&mut c, steps, &mut seen, next, compare);
     let errors = seen.get("error");
+    assert!(
+        on_blocked > 10 && seen.get("blocked by hand") > 5 && seen.get("unblocked") > 1,
+        "the stream reached blocks ({on_blocked} denials on a blocked key): {seen:#?}"
+    );
     assert!(
         seen.get("admitted") > 80
             && seen.get("denied") > 20
@@ -449,12 +530,12 @@ fn stream(seed: u64, steps: usize) {
 
 #[test]
 fn random_streams_on_a_stopped_clock_answer_alike() {
-    stream(0x9e37_79b9_7f4a_7c15, 700);
+    stream(0x9e37_79b9_7f4a_7c15, 850);
 }
 
 #[test]
 fn another_random_stream_answers_alike() {
-    stream(0xdead_beef_1234_5678, 700);
+    stream(0xdead_beef_1234_5678, 850);
 }
 
 /// Every forged or foreign hash, under every command and after clock steps.
@@ -476,6 +557,10 @@ fn forged_and_foreign_hashes_are_read_alike() {
         vec![
             "RL.ALL", "2", "x", "y", "BUCKETS", "10", "1000", "BUCKETS", "1", "10",
         ],
+        vec!["RL.BUCKETS", "x", "1", "1000", "BLOCK", "700"],
+        vec!["RL.CHARGE", "BUCKETS", "x", "10", "1000", "COST", "3"],
+        vec!["RL.BLOCK", "BUCKETS", "x", "300"],
+        vec!["RL.UNBLOCK", "BUCKETS", "x"],
     ];
     let mut outcomes = BTreeMap::new();
     for i in 0..forged_states(0).len() {

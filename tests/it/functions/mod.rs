@@ -17,6 +17,7 @@ mod buckets;
 mod continuity;
 pub mod differential;
 mod leases;
+mod plain_buckets;
 mod servers;
 mod slide;
 mod throttle;

@@ -843,9 +843,10 @@ fn largest_parameters_and_members_past_2_53() {
     }
 }
 
-/// A backlog after a burst and a pause drains max(256, 2 x cost) entries
-/// per admission (and the RL.ALL shares), is counted through ZCOUNT past
-/// 64, and a denial's wait past 64 entries comes through the rank lookup.
+/// A backlog after a burst and a pause drains 128 entries per admission
+/// (RL.ALL's clauses share them, each its cost + 1 at least), is counted
+/// through ZCOUNT past 64, and a denial's wait past 64 entries comes
+/// through the rank lookup.
 #[test]
 fn backlogs_drain_in_bounded_steps() {
     let server = start_both(Flavor::Valkey9);
@@ -863,13 +864,14 @@ fn backlogs_drain_in_bounded_steps() {
         [1, 9999, 0, 1000]
     );
     assert_eq!(zcard(&mut c, "f:a"), 3000);
-    // Each admission removes 256 and adds its own.
+    // Each admission removes 128 and adds its own.
     for i in 0..3 {
         let r = same4(&mut c, &["RL.SLIDE", "a", "10000", "1000"]);
         assert_eq!(r[..2], [1, 9999 - i]);
-        assert_eq!(zcard(&mut c, "f:a"), 3000 - 255 * (i + 1));
+        assert_eq!(zcard(&mut c, "f:a"), 3000 - 127 * (i + 1));
     }
-    // RL.ALL with two clauses: max(128, 2 x 99) and max(128, 2 x 1).
+    // RL.ALL with two clauses, COST 99 and 1: each its cost + 1, and half
+    // of the 26 the call's 128 leaves: 113 and 15.
     let (b0, c0) = (zcard(&mut c, "f:b"), zcard(&mut c, "f:c"));
     same(
         &mut c,
@@ -879,9 +881,9 @@ fn backlogs_drain_in_bounded_steps() {
         ],
     )
     .unwrap();
-    assert_eq!(zcard(&mut c, "f:b"), b0 + 99 - 198);
-    assert_eq!(zcard(&mut c, "f:c"), c0 + 1 - 128);
-    // Three clauses: 85 each.
+    assert_eq!(zcard(&mut c, "f:b"), b0 + 99 - 113);
+    assert_eq!(zcard(&mut c, "f:c"), c0 + 1 - 15);
+    // Three clauses of COST 1: 2 + (128 - 6) / 3 = 42 each.
     let (a0, b0, c0) = (
         zcard(&mut c, "f:a"),
         zcard(&mut c, "f:b"),
@@ -901,7 +903,7 @@ fn backlogs_drain_in_bounded_steps() {
             zcard(&mut c, "f:b"),
             zcard(&mut c, "f:c")
         ],
-        [a0 - 84, b0 - 84, c0 - 84]
+        [a0 - 41, b0 - 41, c0 - 41]
     );
     // A denied RL.ALL removes nothing.
     same(
@@ -911,15 +913,15 @@ fn backlogs_drain_in_bounded_steps() {
         ],
     )
     .unwrap();
-    assert_eq!(zcard(&mut c, "f:b"), b0 - 84);
-    // Drain the rest (2147 stale), one call at a time, the same at every
-    // step: 9 calls of 256 and one of 99; 14 own entries left.
-    for _ in 0..10 {
+    assert_eq!(zcard(&mut c, "f:b"), b0 - 41);
+    // Drain the rest (2574 stale), one call at a time, the same at every
+    // step: 20 calls of 128 and one of 14; 25 own entries left.
+    for _ in 0..21 {
         same4(&mut c, &["RL.SLIDE", "a", "10000", "1000"]);
     }
-    assert_eq!(zcard(&mut c, "f:a"), 14);
+    assert_eq!(zcard(&mut c, "f:a"), 25);
     same4(&mut c, &["RL.SLIDE", "a", "10000", "1000"]);
-    assert_eq!(zcard(&mut c, "f:a"), 15);
+    assert_eq!(zcard(&mut c, "f:a"), 26);
 
     // Denials whose wait is the 50th (walked) and the 150th (rank lookup)
     // entry still in the window.
@@ -1151,7 +1153,7 @@ fn member_numbers_of_one_millisecond() {
 }
 
 /// Only what a call reads is checked: the newest, the oldest, and the
-/// stale entries it may remove (none for RL.PEEK; 256 for RL.SLIDE; the
+/// stale entries it may remove (none for RL.PEEK; 128 for RL.SLIDE; the
 /// cost + 1 newest for RL.REFUND, and what the peek of its reply reads over
 /// the log the removal leaves).
 #[test]
@@ -1194,12 +1196,13 @@ fn only_what_is_read_is_checked() {
     assert_eq!(zcard(&mut c, "f:k"), 3);
     assert_eq!(dump(&mut c, "f:k"), before);
 
-    // A foreign stale entry at rank 300: beyond this call's 256.
+    // A foreign stale entry at rank 200: beyond this call's 128, within
+    // the next call's.
     let mut zadd: Vec<String> = vec!["ZADD".into(), "K".into()];
     for i in 0..400i64 {
         let s = now - 5000 + i;
         zadd.push(s.to_string());
-        zadd.push(if i == 300 { "x".into() } else { member(s, 0) });
+        zadd.push(if i == 200 { "x".into() } else { member(s, 0) });
     }
     on_both(&mut c, "j", &words(&zadd));
     on_both(&mut c, "j", &ttl);
@@ -1207,7 +1210,7 @@ fn only_what_is_read_is_checked() {
         same4(&mut c, &["RL.SLIDE", "j", "5", "1000"]),
         [1, 4, 0, 1000]
     );
-    assert_eq!(zcard(&mut c, "f:j"), 400 - 256 + 1);
+    assert_eq!(zcard(&mut c, "f:j"), 400 - 128 + 1);
     assert_eq!(same_err(&mut c, &["RL.SLIDE", "j", "5", "1000"]), FOREIGN);
     // Peeks read only the oldest: fine.
     assert_eq!(

@@ -252,7 +252,7 @@ fn bad_lines(k: &str) -> Vec<Vec<&str>> {
         vec!["RL.BLOCK", "acquire", k, "5"],
         vec!["RL.BLOCK", "NOPE", k, "5"],
         vec!["RL.UNBLOCK", "FIXED", k, "5"],
-        vec!["RL.UNBLOCK", "BUCKETS", k],
+        vec!["RL.UNBLOCK", "SLIDE", k],
         vec!["RL.ALL", "1", k, "FIXED", "10", "1000", "BLOCK", "0"],
     ]
 }

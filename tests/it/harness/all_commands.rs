@@ -41,7 +41,7 @@ pub const LIMITERS: [Writer; 8] = [
 ];
 
 /// Every command name, for tables that cover them all.
-pub const COMMANDS: [&str; 13] = [
+pub const COMMANDS: [&str; 16] = [
     "RL.SLIDE",
     "RL.BUCKETS",
     "RL.COUNT",
@@ -55,6 +55,9 @@ pub const COMMANDS: [&str; 13] = [
     "RL.ACQUIRE",
     "RL.RELEASE",
     "RL.RENEW",
+    "RL.BLOCK",
+    "RL.UNBLOCK",
+    "RL.CHARGE",
 ];
 
 /// Ten minutes: no test outlives it, so nothing admitted leaves the window.
@@ -139,8 +142,9 @@ impl Writer {
 
 /// A mixed workload on every command: admits, denials, costs, options,
 /// peeks of every limiter, refunds of every limiter, `RL.ALL` over every
-/// limiter, leases acquired, renewed and released, several fields, over
-/// `keys` subjects per command. Windows are long
+/// limiter, leases acquired, renewed and released, several fields, blocks
+/// (set by a breach and by hand, lifted early), charges of every limiter
+/// past its limit, over `keys` subjects per command. Windows are long
 /// enough that nothing expires during a test.
 pub fn mixed_lines(prefix: &str, keys: usize) -> Vec<Vec<Vec<u8>>> {
     let mut out = Vec::new();
@@ -299,6 +303,84 @@ pub fn mixed_lines(prefix: &str, keys: usize) -> Vec<Vec<Vec<u8>>> {
             if round == 1 {
                 lines.push(vec!["RL.RELEASE".into(), key("jobs"), "job1".into()]);
             }
+            // Blocks: THROTTLE and FIXED keys blocked by their third call
+            // (a breach with BLOCK) and denied by the block after; lifted
+            // on round 3 (counts kept, so the next call breaches again); a
+            // ban by hand on a key of its own. Charges of every limiter on
+            // the keys the admissions above write, past their limits.
+            let block = (LONG_MS / 2).to_string();
+            lines.extend([
+                vec![
+                    "RL.THROTTLE".into(),
+                    key("tblock"),
+                    "1".into(),
+                    "1".into(),
+                    w.clone(),
+                    "BLOCK".into(),
+                    block.clone(),
+                ],
+                vec![
+                    "RL.FIXED".into(),
+                    key("fblock"),
+                    "2".into(),
+                    w.clone(),
+                    "BLOCK".into(),
+                    block.clone(),
+                ],
+                vec![
+                    "RL.CHARGE".into(),
+                    "SLIDE".into(),
+                    key("slide"),
+                    "8".into(),
+                    w.clone(),
+                    "COST".into(),
+                    cost.clone(),
+                ],
+                vec![
+                    "RL.CHARGE".into(),
+                    "BUCKETS".into(),
+                    key("buckets"),
+                    "9".into(),
+                    w.clone(),
+                    "PRECISION".into(),
+                    "10000".into(),
+                    "COST".into(),
+                    cost.clone(),
+                ],
+                vec![
+                    "RL.CHARGE".into(),
+                    "THROTTLE".into(),
+                    key("throttle"),
+                    "3".into(),
+                    "2".into(),
+                    w.clone(),
+                    "COST".into(),
+                    cost.clone(),
+                ],
+                vec![
+                    "RL.CHARGE".into(),
+                    "FIXED".into(),
+                    key("fixed"),
+                    "7".into(),
+                    w.clone(),
+                    "COST".into(),
+                    cost.clone(),
+                ],
+            ]);
+            if round == 0 {
+                lines.push(vec![
+                    "RL.BLOCK".into(),
+                    "FIXED".into(),
+                    key("ban"),
+                    block.clone(),
+                ]);
+            }
+            if round == 3 {
+                lines.extend([
+                    vec!["RL.UNBLOCK".into(), "THROTTLE".into(), key("tblock")],
+                    vec!["RL.UNBLOCK".into(), "FIXED".into(), key("fblock")],
+                ]);
+            }
             // Refunds of every limiter on every other round, on state the
             // admissions left (CL.THROTTLE's with THROTTLE, period in ms).
             if round % 2 == 1 {
@@ -372,7 +454,8 @@ pub fn mixed_traffic(c: &mut redis::Connection, prefix: &str, keys: usize) {
     let _: Vec<redis::Value> = pipe.query(c).expect("mixed traffic");
 }
 
-/// A call of every command (RL.TOTALS, RL.PEEK and RL.ALL too), each on
+/// A call of every command (RL.TOTALS, RL.PEEK, RL.ALL, RL.BLOCK,
+/// RL.UNBLOCK and RL.CHARGE of every limiter it takes too), each on
 /// its own key `{prefix}{i}`: a valid call wherever the key is free.
 pub fn every_command(prefix: &str) -> Vec<Vec<String>> {
     let mut lines: Vec<Vec<String>> = WRITERS
@@ -388,6 +471,22 @@ pub fn every_command(prefix: &str) -> Vec<Vec<String>> {
         &["RL.TOTALS", "K", "600000"][..],
         &["RL.PEEK", "SLIDE", "K", "5", "600000"],
         &["RL.ALL", "1", "K", "FIXED", "5", "600000"],
+        &["RL.BLOCK", "THROTTLE", "K", "60000"],
+        &["RL.BLOCK", "FIXED", "K", "60000"],
+        &["RL.UNBLOCK", "FIXED", "K"],
+        &["RL.CHARGE", "SLIDE", "K", "5", "600000", "COST", "2"],
+        &["RL.CHARGE", "BUCKETS", "K", "5", "600000", "COST", "2"],
+        &[
+            "RL.CHARGE",
+            "THROTTLE",
+            "K",
+            "4",
+            "1",
+            "600000",
+            "COST",
+            "2",
+        ],
+        &["RL.CHARGE", "FIXED", "K", "5", "600000", "COST", "2"],
     ] {
         lines.push(l.iter().map(|a| a.to_string()).collect());
     }

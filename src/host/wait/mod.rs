@@ -31,14 +31,16 @@ use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::os::raw::{c_int, c_void};
 
-use super::command::catch;
+mod callbacks;
+mod moved;
+use callbacks::{on_disconnect, on_free, on_reply, on_timeout, on_timer};
+
 use super::context::{string_bytes, CommandCtx};
 use super::ffi;
 use super::ffi::api;
 use super::limit::{self, with_store, WithStore};
-use super::metrics::Ended;
 use super::registry::{CommandSpec, COMMANDS};
-use super::reply::{write, write_error, Reply};
+use super::reply::Reply;
 use super::store::Store;
 use crate::core::any::LimitRequest;
 use crate::core::decision::Decision;
@@ -57,6 +59,9 @@ enum Phase {
     Waiting,
     /// Unblocked for its admission; its reply callback has not run yet.
     Woken,
+    /// Unblocked because its key left this server (deleted or migrated,
+    /// in a cluster): its reply callback answers the error (`moved.rs`).
+    Moved,
     /// Answered (admitted, timed out) or gone; only the handle is left.
     Done,
 }
@@ -147,6 +152,17 @@ pub fn reserved(cmd: &CommandCtx, key_index: usize) -> u64 {
             .and_then(|q| w.queues.get(q))
             .map_or(0, |q| q.woken)
     })
+}
+
+/// `req` as any call but the woken waiter's admission must see the key at
+/// `key_index`: a lease request counts the slots handed to woken waiters
+/// as held, so no path (`RL.ALL`'s `ACQUIRE` clause, `RL.PEEK ACQUIRE`, as
+/// `RL.ACQUIRE` itself) takes or reports free a slot a release gave one.
+pub fn honouring_reserved(cmd: &CommandCtx, req: &LimitRequest, key_index: usize) -> LimitRequest {
+    match req {
+        LimitRequest::Acquire(_) => less(req, reserved(cmd, key_index)),
+        other => *other,
+    }
 }
 
 /// `req` less `reserved` lease slots (other limiters reserve nothing).
@@ -285,6 +301,7 @@ fn block(
     command: &'static CommandSpec,
     first: Option<u64>,
 ) -> Result<Reply, RlError> {
+    moved::subscribe(cmd.raw)?;
     let qid = with(|w| -> Result<u64, RlError> {
         if w.live >= MAX_WAITERS {
             return Err(RlError::Wait(WaitError::ServerFull { max: MAX_WAITERS }));
@@ -500,155 +517,6 @@ fn leave(bc: usize) -> Option<(u64, bool)> {
         let was_head = q.order.front() == Some(&(bc, seq));
         Some((qid, was_head))
     })
-}
-
-fn counters_settle(spec: &CommandSpec, result: &Result<Reply, RlError>) {
-    let outcome = match result {
-        Ok(reply) => Ended::of(reply),
-        Err(_) => Ended::Error,
-    };
-    spec.counters.settle(outcome);
-}
-
-/// The woken waiter's admission: decided and recorded now, through the
-/// same path as a plain call, then answered; then the next waiter's turn.
-extern "C" fn on_reply(ctx: *mut ffi::Ctx, argv: *mut *mut ffi::Str, argc: c_int) -> c_int {
-    let _ = catch(|| {
-        // SAFETY: ctx is the reply context; the privdata is the handle.
-        let bc = unsafe { api!(GetBlockedClientPrivateData)(ctx) } as usize;
-        let Some((request, qid, spec, others)) = with(|w| {
-            let x = w.waiters.get_mut(&bc)?;
-            if x.phase != Phase::Woken {
-                return None;
-            }
-            x.phase = Phase::Done;
-            let (request, qid, spec) = (x.request, x.queue, x.command);
-            w.live -= 1;
-            let q = w.queues.get_mut(&qid)?;
-            q.woken -= 1;
-            q.live -= 1;
-            Some((request, qid, spec, q.woken))
-        }) else {
-            write_error(ctx, &RlError::Internal("a wait woken twice"));
-            return;
-        };
-        let cmd = CommandCtx {
-            raw: ctx,
-            argv,
-            argc: usize::try_from(argc).unwrap_or(0),
-        };
-        let result = decide(&cmd, &less(&request, others), true);
-        if let Ok(reply) = &result {
-            if decision_of(reply).allowed {
-                with(|w| w.served += 1);
-            }
-        }
-        counters_settle(spec, &result);
-        match &result {
-            Ok(reply) => write(ctx, reply),
-            Err(err) => write_error(ctx, err),
-        }
-        pump(ctx, qid);
-    });
-    ffi::OK
-}
-
-/// The timeout (or `CLIENT UNBLOCK`): the denial its request gets now;
-/// nothing recorded.
-extern "C" fn on_timeout(ctx: *mut ffi::Ctx, argv: *mut *mut ffi::Str, argc: c_int) -> c_int {
-    let _ = catch(|| {
-        // SAFETY: ctx is the timeout context of a blocked client.
-        let bc = unsafe { api!(GetBlockedClientHandle)(ctx) };
-        let request = with(|w| w.waiters.get(&(bc as usize)).map(|x| x.request));
-        let Some((qid, was_head)) = leave(bc as usize) else {
-            write_error(ctx, &RlError::Internal("a wait timed out twice"));
-            return;
-        };
-        with(|w| w.timed_out += 1);
-        let cmd = CommandCtx {
-            raw: ctx,
-            argv,
-            argc: usize::try_from(argc).unwrap_or(0),
-        };
-        let result = match &request {
-            Some(r) => denial(&cmd, r),
-            None => Err(RlError::Internal("a wait without its request")),
-        };
-        if let Some(spec) = with(|w| w.waiters.get(&(bc as usize)).map(|x| x.command)) {
-            counters_settle(spec, &result);
-        }
-        match &result {
-            Ok(reply) => write(ctx, reply),
-            Err(err) => write_error(ctx, err),
-        }
-        // SAFETY: the handle of this blocked client, released once: the
-        // server frees it (and calls `on_free`) after this callback.
-        unsafe { api!(UnblockClient)(bc, bc.cast()) };
-        if was_head {
-            arm(ctx, qid, 0);
-        }
-    });
-    ffi::OK
-}
-
-/// A disconnect, or the server's forced unblock (a failover): nothing
-/// recorded, nothing answered by us.
-extern "C" fn on_disconnect(ctx: *mut ffi::Ctx, bc: *mut Bc) {
-    let _ = catch(|| {
-        if let Some((qid, was_head)) = leave(bc as usize) {
-            // SAFETY: the handle of this blocked client, released once.
-            unsafe { api!(UnblockClient)(bc, bc.cast()) };
-            if was_head {
-                // Not in this context: the client is being freed.
-                arm(ctx, qid, 0);
-            }
-        }
-    });
-}
-
-/// The handle's last callback, whatever ended the wait.
-extern "C" fn on_free(ctx: *mut ffi::Ctx, privdata: *mut c_void) {
-    let _ = catch(|| {
-        let bc = privdata as usize;
-        let Some((qid, woken)) = with(|w| {
-            let x = w.waiters.remove(&bc)?;
-            let woken = x.phase == Phase::Woken;
-            if woken {
-                // Woken, and gone before its admission ran: its reserved
-                // slot goes to the next waiter.
-                w.live -= 1;
-                if let Some(q) = w.queues.get_mut(&x.queue) {
-                    q.woken -= 1;
-                    q.live -= 1;
-                }
-            }
-            Some((x.queue, woken))
-        }) else {
-            return;
-        };
-        if woken {
-            arm(ctx, qid, 0);
-        }
-        drop_if_idle(ctx, qid);
-    });
-}
-
-/// The key's retry instant.
-extern "C" fn on_timer(ctx: *mut ffi::Ctx, data: *mut c_void) {
-    let _ = catch(|| {
-        let qid = data as usize as u64;
-        let Some(db) = with(|w| {
-            let q = w.queues.get_mut(&qid)?;
-            q.timer = None;
-            Some(q.db)
-        }) else {
-            return;
-        };
-        // SAFETY: a timer's context; the db existed when the client
-        // blocked.
-        unsafe { api!(SelectDb)(ctx, db) };
-        pump(ctx, qid);
-    });
 }
 
 /// `INFO rl`'s wait fields: clients waiting now, waits served (admitted

@@ -11,6 +11,11 @@ use std::time::Duration;
 use crate::harness::raw_resp::{RawConn, Resp};
 use crate::harness::*;
 
+mod caps;
+mod cluster;
+mod counts;
+mod reserved;
+
 /// Long enough never to end within a test.
 const LONG: &str = "600000";
 
