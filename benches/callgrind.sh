@@ -136,11 +136,11 @@ declare -A ROWS=(
   # (clients/node/lib/express.js): a sliding count, RL.BUCKETS at the
   # largest limit (express-rate-limit never passes its limit to the store).
   [express_store]="RL.BUCKETS rl-erl:__rand_int__ 1000000000000000 60000"
-  # What clients/node's RateLimiterRl sends per consume by default
-  # (clients/node/lib/flexible.js, blocks: true): one RL.ALL over the
-  # window and its block key, whose THROTTLE clause of quantity 0 only
-  # reads the block. With blocks: false it sends the slide row's RL.SLIDE.
-  [rlf_adapter]="RL.ALL 2 rl-flx:__rand_int__ {rl-flx:__rand_int__}:block SLIDE 100 60000 COST 1 THROTTLE 0 1000 1 0"
+  # What clients/node's RateLimiterRl sends per consume with blockDuration
+  # (clients/node/lib/flexible.js): the limiter's command carrying BLOCK,
+  # the block in the window's own key. Without blockDuration it sends the
+  # slide row's RL.SLIDE with COST 1.
+  [rlf_adapter]="RL.SLIDE rl-flx:__rand_int__ 100 60000 COST 1 BLOCK 60000"
 )
 # Peer scripts (benches/peers/fetch.sh): limits_moving (_hot, _full),
 # limits_sliding, limits_fixed: Python limits' moving window, sliding
@@ -160,8 +160,8 @@ PAIRS=(
   "fn_throttle|upstash_token|rl_throttle / upstash tokenBucket"
   "slide|limits_moving|RL.SLIDE (module) / limits moving window"
   "express_store|rlr_express|express store's RL.BUCKETS / rate-limit-redis"
-  "rlf_adapter|rlf_redis|rate-limiter-flexible adapter's RL.ALL (blocks on, the default) / RateLimiterRedis"
-  "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE (blocks: false) / RateLimiterRedis"
+  "rlf_adapter|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE with BLOCK (blockDuration) / RateLimiterRedis"
+  "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE (no blockDuration) / RateLimiterRedis"
 )
 rows=("$@")
 [ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked buckets_blocked slide_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_fixed_blocked fn_throttle_blocked fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter cl_throttle "${PEERS[@]}")

@@ -30,24 +30,19 @@ const PAIRS: &[Pair] = &[
         peer: "limits_moving",
         what: "limits' moving window (acquire_moving_window.lua)",
     },
-    // clients/node: RateLimiterRl's consume, blocks on (the default).
+    // clients/node: RateLimiterRl's consume with blockDuration (60 s): the
+    // limiter's command carrying BLOCK, the block in the window's key.
     Pair {
         adapter: "RateLimiterRl consume",
         args: &[
-            "RL.ALL",
-            "2",
+            "RL.SLIDE",
             "rl-flx:__rand_int__",
-            "{rl-flx:__rand_int__}:block",
-            "SLIDE",
             "100",
             "60000",
             "COST",
             "1",
-            "THROTTLE",
-            "0",
-            "1000",
-            "1",
-            "0",
+            "BLOCK",
+            "60000",
         ],
         peer: "rlf_redis",
         what: "rate-limiter-flexible's RateLimiterRedis",

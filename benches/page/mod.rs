@@ -344,12 +344,12 @@ impl Page {
             ),
             (
                 "rlf_adapter",
-                "rate-limiter-flexible adapter (blocks on): RL.ALL",
+                "rate-limiter-flexible adapter (blockDuration): RL.SLIDE ... BLOCK",
                 "rlf_redis",
             ),
             (
                 "slide",
-                "rate-limiter-flexible adapter, `blocks: false`: RL.SLIDE",
+                "rate-limiter-flexible adapter, no blockDuration: RL.SLIDE",
                 "rlf_redis",
             ),
         ] {

@@ -27,8 +27,6 @@ export interface RateLimiterRlOptions {
   precision?: number;
   /** Load the function library this package ships when the server has neither edition (default false). */
   loadFunctions?: boolean;
-  /** Read the block key on every consume (default true); false sends the limiter's own command, and block() rejects. */
-  blocks?: boolean;
 }
 
 export declare class RateLimiterRl extends RateLimiterStoreAbstract {

@@ -5,7 +5,6 @@
 // rate-limiter-flexible's; only the store calls below are rl's.
 const { requirePeer, fromClient } = require('./transport');
 const { editionFor } = require('./edition');
-const { blockKeyOf } = require('./keys');
 
 // The store base is not among the package's exports; its file is (no
 // "exports" map), and RateLimiterRedis extends the same one.
@@ -19,10 +18,6 @@ const LIMITERS = {
   buckets: { name: 'BUCKETS', maxPoints: 1e15, maxCost: 1e15 },
 };
 const MAX_WINDOW_MS = 1e12;
-// The block key holds a GCRA schedule (RL.THROTTLE state): its TAT is the
-// block's end. This clause only reads it (quantity 0 writes nothing) and
-// denies while the TAT is more than 1 µs ahead (1,000 per ms, no burst).
-const BLOCK_CHECK = ['THROTTLE', 0, 1000, 1, 0];
 
 function windowMs(ms) {
   // rate-limiter-flexible's duration 0 ("never expires"): rl's longest window.
@@ -74,13 +69,6 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
       throw new Error("rl-stores: precision applies to limiter 'buckets' only");
     }
     this.loadFunctions = Boolean(opts.loadFunctions);
-    // Reading the block key makes each consume an RL.ALL of two clauses,
-    // about 1.6 times RL.SLIDE's instructions; a limiter that never blocks can
-    // send the limiter's own command instead, and then refuses block().
-    this.blocks = opts.blocks === undefined ? true : Boolean(opts.blocks);
-    if (!this.blocks && this.blockDuration > 0) {
-      throw new Error('rl-stores: blockDuration needs blocks (blocks: false reads no block key)');
-    }
     this.client = opts.storeClient;
     this._transport = fromClient(this.client);
   }
@@ -116,35 +104,32 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
     return w[0] === 1 ? { left: w[1] + cost, resetMs: w[3] } : { left: w[1], resetMs: w[3] };
   }
 
-  async _peekBlock(blockKey) {
-    if (!this.blocks) return [1, 0, 0, 0];
-    return this._send(blockKey, (e) => e.named('peek', BLOCK_CHECK[0], blockKey, BLOCK_CHECK.slice(1, 4)), true);
-  }
-
-  // consume: one RL.ALL over the window and the block key, recording only if
-  // neither denies. Resolves with what _getRateLimiterRes reads.
+  // consume: the limiter's own command, one round trip. With blockDuration
+  // it carries BLOCK: the server blocks the key at its first rejection, in
+  // the same atomic call, and every rejection on such a key, the one that
+  // starts the block included, answers with the block's time left.
   async _upsert(rlKey, points, msDuration) {
     const cost = pointsOf(points);
     const window = windowMs(msDuration);
-    const blockKey = blockKeyOf(rlKey);
     if (cost > this.points) {
       // Never admitted (rl refuses a cost above the limit): answered as
-      // RateLimiterRedis answers it, a rejection, from a read.
-      const [w, b] = await Promise.all([this._peekWindow(rlKey, window), this._peekBlock(blockKey)]);
-      if (b[0] === 0) return { state: 'blocked', blockMs: b[2] };
+      // RateLimiterRedis answers it, a rejection, from a read (which sees a
+      // block as a full window with the block's wait). rate-limiter-flexible
+      // then starts a block, as for RateLimiterRedis, through block().
+      const w = await this._peekWindow(rlKey, window);
       return { state: 'denied', left: w.left, waitMs: w.left < this.points ? w.resetMs : window };
     }
     if (cost > this.limiter.maxCost) {
       throw new RangeError(`rl-stores: limiter 'slide' takes at most ${this.limiter.maxCost} points per call (RL.SLIDE's COST); use limiter 'buckets' for larger costs`);
     }
-    if (!this.blocks) {
-      const w = await this._send(rlKey, (e) => e.command(this.limiter.name, rlKey, this._params(window, cost)));
-      return w[0] === 1 ? { state: 'admitted', left: w[1], resetMs: w[3] } : { state: 'denied', left: w[1], waitMs: w[2] };
-    }
-    const clauses = [this.limiter.name, ...this._params(window, cost), ...BLOCK_CHECK];
-    const [allowed, , w, b] = await this._send(rlKey, (e) => e.all([rlKey, blockKey], clauses));
-    if (allowed === 1) return { state: 'admitted', left: w[1], resetMs: w[3] };
-    if (b[0] === 0) return { state: 'blocked', blockMs: b[2] };
+    const params = this._params(window, cost);
+    if (this.blockDuration > 0) params.push('BLOCK', windowMs(this.msBlockDuration));
+    const w = await this._send(rlKey, (e) => e.command(this.limiter.name, rlKey, params));
+    if (w[0] === 1) return { state: 'admitted', left: w[1], resetMs: w[3] };
+    // Reported past the block threshold (points + 1 + the request's, as
+    // RateLimiterRedis's counter holds once blocked), so rate-limiter-flexible
+    // does not block again: the server already did.
+    if (this.blockDuration > 0) return { state: 'blocked', blockMs: w[2] };
     return { state: 'denied', left: w[1], waitMs: w[2] };
   }
 
@@ -175,15 +160,16 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
 
   async _get(rlKey, options = {}) {
     const window = windowMs(this._getKeySecDuration(options) * 1000);
-    const [w, b] = await Promise.all([this._peekWindow(rlKey, window), this._peekBlock(blockKeyOf(rlKey))]);
-    if (b[0] === 0) return { state: 'blocked', blockMs: b[2] };
+    // A block reads as a full window whose wait is the block's time left.
+    const w = await this._peekWindow(rlKey, window);
     // Nothing in the window and no block: what RateLimiterRedis calls no key.
     if (w.left >= this.points) return null;
     return { state: 'read', left: w.left, resetMs: w.resetMs };
   }
 
   async _delete(rlKey) {
-    const removed = await this._send(rlKey, () => ['DEL', rlKey, blockKeyOf(rlKey)]);
+    // The block lives in the key: deleting it lifts the block too.
+    const removed = await this._send(rlKey, () => ['DEL', rlKey]);
     return removed > 0;
   }
 
@@ -232,9 +218,8 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
     })();
   }
 
-  // block: the block key's schedule set to now + the block, in one round trip
-  // of two commands: a refund that brings any earlier block back to now, then
-  // a GCRA admission of one interval of the block's length.
+  // block: RL.BLOCK on the limiter's key, ending msDuration from now
+  // (replacing any earlier end); the window's counts stay.
   _block(rlKey, initPoints, msDuration, options = {}) {
     return new Promise((resolve, reject) => {
       this._writeBlock(rlKey, msDuration)
@@ -244,15 +229,8 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
   }
 
   async _writeBlock(rlKey, msDuration) {
-    if (!this.blocks) throw new Error(`rl-stores: block() on ${rlKey} needs blocks (this limiter has blocks: false)`);
-    const blockKey = blockKeyOf(rlKey);
-    const period = windowMs(msDuration);
-    const edition = await this._edition();
-    const [, set] = await Promise.all([
-      this._transport.send(blockKey, edition.named('refund', 'THROTTLE', blockKey, [0, 1, MAX_WINDOW_MS, 1])),
-      this._transport.send(blockKey, edition.command('THROTTLE', blockKey, [1, 1, period, 1])),
-    ]);
-    if (Number(set[0]) !== 1) throw new Error(`rl-stores: the block on ${rlKey} was not written (${set})`);
+    const end = await this._send(rlKey, (e) => e.named('block', this.limiter.name, rlKey, [windowMs(msDuration)]));
+    if (!(end > 0)) throw new Error(`rl-stores: the block on ${rlKey} was not written (${end})`);
   }
 
   _set(rlKey) {

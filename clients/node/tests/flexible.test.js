@@ -155,9 +155,11 @@ for (const kind of ['redis7', 'valkey9']) {
       const [crossing] = await drive(limiter, 'user', 1);
       assert.equal(crossing.ok, false);
       assert.equal(crossing.res.msBeforeNext, 120000);
-      // The window emptied (both points given back): the block still rejects.
+      // The window emptied (both points given back): the block, which lives
+      // in the window's key, still rejects.
       await limiter.reward('user', 2);
-      assert.equal(await server.call('EXISTS', 'blockdur:user'), 0);
+      assert.equal(await server.call('EXISTS', 'blockdur:user'), 1);
+      assert.equal(await server.call('EXISTS', '{blockdur:user}:block'), 0);
       const [blocked] = await drive(limiter, 'user', 1);
       assert.equal(blocked.ok, false);
       assert.ok(blocked.res instanceof RateLimiterRes);
@@ -170,16 +172,17 @@ for (const kind of ['redis7', 'valkey9']) {
       assert.equal((await limiter.consume('user')).remainingPoints, 1);
     });
 
-    test('blocks: false admits exactly points without a block key, and refuses block() and blockDuration', async () => {
-      const limiter = new RateLimiterRl({ storeClient: conns.ioredis.client, points: 3, duration: 60, blocks: false, keyPrefix: 'noblocks' });
-      const out = await drive(limiter, 'user', 5);
-      assert.deepEqual(out.map((o) => o.ok), [true, true, true, false, false]);
-      assert.ok(out[3].res instanceof RateLimiterRes);
-      assert.equal(out[3].res.consumedPoints, 4);
+    test('block() by hand holds on a limiter without blockDuration, in the key itself, and keeps the counts', async () => {
+      const limiter = new RateLimiterRl({ storeClient: conns.ioredis.client, points: 3, duration: 60, keyPrefix: 'byhand' });
+      await drive(limiter, 'user', 1);
+      await limiter.block('user', 120);
+      const [blocked] = await drive(limiter, 'user', 1);
+      assert.equal(blocked.ok, false);
+      assert.ok(blocked.res.msBeforeNext > 60000, `blocked for ${blocked.res.msBeforeNext} ms`);
+      // One key: its TTL covers the block, past the window.
+      assert.deepEqual(await server.call('KEYS', 'byhand*'), ['byhand:user']);
+      assert.ok(Number(await server.call('PTTL', 'byhand:user')) > 60000);
       assert.equal((await limiter.get('user')).remainingPoints, 0);
-      await assert.rejects(limiter.block('user', 10), /needs blocks/);
-      assert.equal(await server.call('EXISTS', '{noblocks:user}:block'), 0);
-      assert.throws(() => new RateLimiterRl({ storeClient: conns.ioredis.client, points: 3, duration: 60, blocks: false, blockDuration: 5 }), /blockDuration needs blocks/);
     });
 
     test('set is refused: rl records only what it admits', async () => {
