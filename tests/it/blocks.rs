@@ -244,14 +244,19 @@ fn an_all_clause_that_breaches_blocks_its_key_alone() {
 /// On each flavor, a primary with `--appendonly yes` and two replicas
 /// (with and without rl): after `write` on the primary, the keyspace (of
 /// `keys` keys) on both replicas and in the AOF replayed without rl is the
-/// primary's, and the AOF logs `RL.UNBLOCK` as `DEL`.
-pub(crate) fn replicas_and_aof_hold(keys: usize, write: impl Fn(&mut redis::Connection)) {
+/// primary's, and the AOF's text holds `logged` (what the writes must be
+/// logged as, such as `RL.UNBLOCK`'s `DEL`).
+pub(crate) fn replicas_and_aof_hold(
+    keys: usize,
+    logged: &str,
+    write: impl Fn(Flavor, &mut redis::Connection),
+) {
     for flavor in ALL {
         let primary = Server::start_primary(flavor, &["--appendonly", "yes"]);
         let with_rl = primary.start_replica(true);
         let without_rl = primary.start_replica(false);
         let mut p = primary.conn();
-        write(&mut p);
+        write(flavor, &mut p);
         wait_replicas(&mut p, 2);
         let want = keyspace(&mut p);
         assert_eq!(want.len(), keys, "{flavor:?}: {want:?}");
@@ -264,7 +269,7 @@ pub(crate) fn replicas_and_aof_hold(keys: usize, write: impl Fn(&mut redis::Conn
         drop(without_rl);
         let dir = primary.stop(false);
         let text = aof_text(&dir);
-        assert!(text.contains("DEL"), "{flavor:?}: RL.UNBLOCK logged as DEL");
+        assert!(text.contains(logged), "{flavor:?}: the AOF logs {logged:?}");
         let restored = Server::start_in(flavor, dir, &["--appendonly", "yes"], false);
         let mut r = restored.conn();
         assert_eq!(
@@ -277,7 +282,7 @@ pub(crate) fn replicas_and_aof_hold(keys: usize, write: impl Fn(&mut redis::Conn
 
 #[test]
 fn replicas_and_the_aof_hold_the_blocked_state() {
-    replicas_and_aof_hold(5, |p| {
+    replicas_and_aof_hold(5, "DEL", |_, p| {
         for line in breaching("r") {
             let key = format!("{}:r", line[0]);
             let mut line = line.clone();

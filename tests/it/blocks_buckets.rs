@@ -181,7 +181,7 @@ fn block_and_unblock_by_hand_keep_the_counts() {
 
 #[test]
 fn replicas_and_the_aof_hold_the_blocked_state() {
-    crate::blocks::replicas_and_aof_hold(3, |p| {
+    crate::blocks::replicas_and_aof_hold(3, "DEL", |_, p| {
         for _ in 0..4 {
             call(p, &["RL.BUCKETS", "r", "2", HOUR, "BLOCK", "600000"]);
         }
