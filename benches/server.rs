@@ -22,7 +22,8 @@
 //! `cargo bench --bench server -- worst` (or `RL_BENCH=worst`) runs only
 //! the worst cases (about 20 s on top of the build); `-- adapters` (or
 //! `RL_BENCH=adapters`) only the adapters' table; `-- wait` (or `RL_BENCH=wait`)
-//! only WAIT's table (benches/wait/); `-- page` only draws the
+//! only WAIT's table (benches/wait/); `-- sweep` (or `RL_BENCH=sweep`) only
+//! the worst cases against their parameter; `-- page` only draws the
 //! charts and blocks again from the tables in target/bench/.
 
 // The tests' server harness; the bench uses a part of it.
@@ -727,6 +728,7 @@ fn only() -> Option<&'static str> {
         Ok("adapters") => Some("adapters"),
         Ok("page") => Some("page"),
         Ok("wait") => Some("wait"),
+        Ok("sweep") => Some("sweep"),
         _ => None,
     };
     for arg in std::env::args().skip(1) {
@@ -736,10 +738,11 @@ fn only() -> Option<&'static str> {
             "adapters" => only = Some("adapters"),
             "page" => only = Some("page"),
             "wait" => only = Some("wait"),
+            "sweep" => only = Some("sweep"),
             // A filter meant for the criterion bench (`cargo bench -- x`
             // reaches every bench) runs everything here, as it always did.
             other => eprintln!(
-                "server bench: ignoring {other:?} (it takes `worst`, `adapters`, `wait` or `page`)"
+                "server bench: ignoring {other:?} (it takes `worst`, `sweep`, `adapters`, `wait` or `page`)"
             ),
         }
     }
@@ -811,6 +814,13 @@ fn main() {
             return;
         }
         Some("wait") => return wait_only(),
+        Some("sweep") => {
+            let sweep = worst::sweep::run();
+            std::fs::create_dir_all(page::bench_dir()).unwrap();
+            std::fs::write(page::bench_dir().join("sweep.csv"), sweep).unwrap();
+            println!("written to target/bench/sweep.csv");
+            return;
+        }
         Some(_) => return adapters_only(),
         None => {}
     }

@@ -364,7 +364,7 @@ impl Page {
                 );
             }
         }
-        md.push_str(&goals(&cost));
+        md.push_str(&goals(dir, &cost, &meta));
         self.blocks.insert("instructions".into(), md);
         let profile = profile(&meta).unwrap_or_else(|| {
             "No profile: `target/callgrind/slide.out` or `callgrind_annotate` missing.\n".into()
@@ -381,12 +381,22 @@ impl Page {
     fn worst(&mut self, dir: &Path) {
         let rows = csv_rows(&std::fs::read_to_string(dir.join("worst.csv")).unwrap_or_default());
         let sweep = csv_rows(&std::fs::read_to_string(dir.join("sweep.csv")).unwrap_or_default());
-        for (edition, name, what) in [
-            ("module", "worst-module", "the module's commands"),
+        // The goals: issue #26's for the module (median 0.5 ms, max 1 ms),
+        // issue #24's for the library (median 1 ms).
+        for (edition, name, what, goal, (median_us, max_us)) in [
+            (
+                "module",
+                "worst-module",
+                "the module's commands",
+                "median ≤ 0.5 ms, max ≤ 1 ms",
+                (500, 1000),
+            ),
             (
                 "functions",
                 "worst-functions",
                 "the function edition's `FCALL`s, on servers without the module",
+                "median ≤ 1 ms",
+                (1000, u64::MAX),
             ),
         ] {
             let mine: Vec<&Vec<String>> = rows
@@ -412,7 +422,7 @@ impl Page {
             for s in &servers {
                 let _ = write!(md, " {s} µs |");
             }
-            md.push_str(" median ≤ 0.5 ms, max ≤ 1 ms |\n| --- | --- |");
+            let _ = write!(md, " {goal} |\n| --- | --- |");
             for _ in &servers {
                 md.push_str(" ---: |");
             }
@@ -435,7 +445,7 @@ impl Page {
                             let (m, x): (u64, u64) =
                                 (r[4].parse().unwrap_or(0), r[5].parse().unwrap_or(0));
                             let _ = write!(md, " {m} / {x} |");
-                            if m > 500 || x > 1000 {
+                            if m > median_us || x > max_us {
                                 over.push(*s);
                             }
                         }
@@ -612,10 +622,39 @@ fn regex_lite(text: &str) -> Vec<(u64, String)> {
     out
 }
 
-/// Issue #26's goals, from the same callgrind run.
-fn goals(cost: &BTreeMap<String, u64>) -> String {
+/// Issue #26's goals. They are set on a larger workload than the table
+/// above (20,000 calls over 10,000 keys): `make bench` measures their rows
+/// again at that size into `goals.csv`, in the same run. Without it (an
+/// older `make bench`, or callgrind.sh alone) the table's own counts serve,
+/// and the line says at what size.
+fn goals(dir: &Path, main: &BTreeMap<String, u64>, main_meta: &BTreeMap<String, String>) -> String {
+    let text = std::fs::read_to_string(dir.join("goals.csv")).unwrap_or_default();
+    let own: BTreeMap<String, u64> = csv_rows(&text)
+        .into_iter()
+        .skip(1)
+        .filter_map(|r| Some((r.first()?.clone(), r.get(1)?.parse().ok()?)))
+        .collect();
+    let (cost, meta) = if own.is_empty() {
+        (main, main_meta)
+    } else {
+        (&own, &csv_meta(&text))
+    };
     let ratio = |a: &str, b: &str| Some(*cost.get(a)? as f64 / *cost.get(b)? as f64);
-    let mut md = String::from("\n| goal (issue #26) | measured | met |\n| --- | ---: | --- |\n");
+    let count = |row: &str| cost.get(row).map_or("—".to_string(), |&n| thousands(n));
+    let mut md = format!(
+        "\nIssue #26's goals, measured on {} calls per row over {} keys (pipelined {}): \
+         `RL.SLIDE` {}, `RL.BUCKETS` {}, `RL.THROTTLE` {}, the Lua sliding log {}, \
+         redis-cell `CL.THROTTLE` {} instructions per call.\n",
+        meta.get("N").map_or("?", String::as_str),
+        meta.get("R").map_or("?", String::as_str),
+        meta.get("P").map_or("?", String::as_str),
+        count("slide"),
+        count("buckets"),
+        count("throttle"),
+        count("lua_slide"),
+        count("cl_throttle"),
+    );
+    md.push_str("\n| goal (issue #26) | measured | met |\n| --- | ---: | --- |\n");
     for (what, num, den, at_least) in [
         (
             "`RL.SLIDE` ≥ 4x cheaper than the Lua sliding log",

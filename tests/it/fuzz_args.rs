@@ -246,13 +246,20 @@ fn template(name: &str, rng: &mut XorShift) -> Vec<Vec<u8>> {
         ("THROTTLE", 0) => args.push(rng.below(4).to_string()),
         _ => {}
     }
-    // The limiters with blocks block now and then (their own commands,
-    // their clauses; refused by name elsewhere), and their own commands
-    // grant in part.
+    // Every limiter blocks now and then (its own command, its clause;
+    // refused by name elsewhere), and their own commands grant in part.
     let upper = name.to_ascii_uppercase();
-    if ["RL.THROTTLE", "RL.FIXED", "THROTTLE", "FIXED"].contains(&upper.as_str())
-        && rng.below(6) == 0
-    {
+    let blocking = [
+        "RL.SLIDE",
+        "RL.BUCKETS",
+        "RL.THROTTLE",
+        "RL.FIXED",
+        "SLIDE",
+        "BUCKETS",
+        "THROTTLE",
+        "FIXED",
+    ];
+    if blocking.contains(&upper.as_str()) && rng.below(6) == 0 {
         args.extend(["BLOCK".into(), window(rng)]);
     }
     if ["RL.SLIDE", "RL.BUCKETS", "RL.THROTTLE", "RL.FIXED"].contains(&upper.as_str())
@@ -334,7 +341,9 @@ fn command(rng: &mut XorShift) -> Vec<Vec<u8>> {
         "RL.PEEK" | "RL.REFUND" | "RL.CHARGE" | "RL.BLOCK" | "RL.UNBLOCK" => {
             // RL.BLOCK and RL.UNBLOCK mostly name a limiter with blocks.
             let limiter = match upper.as_str() {
-                "RL.BLOCK" | "RL.UNBLOCK" if rng.below(2) == 0 => *rng.pick(&["THROTTLE", "FIXED"]),
+                "RL.BLOCK" | "RL.UNBLOCK" if rng.below(2) == 0 => {
+                    *rng.pick(&["SLIDE", "BUCKETS", "THROTTLE", "FIXED"])
+                }
                 _ => *rng.pick(LIMITERS),
             };
             line.push(limiter.as_bytes().to_vec());
