@@ -1463,10 +1463,22 @@ fn a_key_denied_at_its_limit_answers_alike_when_called_again() {
         assert_eq!(same4(&mut c, &line)[..2], [0, 0]);
     }
     // A lowered limit (more entries than it) and a raised one.
-    assert_eq!(same4(&mut c, &["RL.SLIDE", "k", "2", "100000"])[..2], [0, 0]);
-    assert_eq!(same4(&mut c, &["RL.SLIDE", "k", "2", "100000"])[..2], [0, 0]);
-    assert_eq!(same4(&mut c, &["RL.SLIDE", "k", "4", "100000"])[..2], [1, 0]);
-    assert_eq!(same4(&mut c, &["RL.SLIDE", "k", "4", "100000"])[..2], [0, 0]);
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "2", "100000"])[..2],
+        [0, 0]
+    );
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "2", "100000"])[..2],
+        [0, 0]
+    );
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "4", "100000"])[..2],
+        [1, 0]
+    );
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "4", "100000"])[..2],
+        [0, 0]
+    );
     // Every entry left a short window: admitted (stale ones removed).
     server.advance(20);
     assert_eq!(same4(&mut c, &["RL.SLIDE", "k", "4", "10"])[..2], [1, 3]);
@@ -1476,7 +1488,10 @@ fn a_key_denied_at_its_limit_answers_alike_when_called_again() {
     for _ in 0..3 {
         same4(&mut c, &["RL.SLIDE", "k", "4", "100000"]);
     }
-    assert_eq!(same4(&mut c, &["RL.SLIDE", "k", "4", "100000"])[..2], [0, 0]);
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "4", "100000"])[..2],
+        [0, 0]
+    );
     for edition in ["m:k", "f:k"] {
         let oldest: Vec<String> = redis::cmd("ZRANGE")
             .arg(edition)
@@ -1485,10 +1500,19 @@ fn a_key_denied_at_its_limit_answers_alike_when_called_again() {
             .arg("WITHSCORES")
             .query(&mut c)
             .unwrap();
-        let _: i64 = redis::cmd("ZREM").arg(edition).arg(&oldest[0]).query(&mut c).unwrap();
+        let _: i64 = redis::cmd("ZREM")
+            .arg(edition)
+            .arg(&oldest[0])
+            .query(&mut c)
+            .unwrap();
         // One ms earlier: the oldest by rank ('x' sorts after digits).
         let score = oldest[1].parse::<i64>().unwrap() - 1;
-        let _: i64 = redis::cmd("ZADD").arg(edition).arg(score).arg("x").query(&mut c).unwrap();
+        let _: i64 = redis::cmd("ZADD")
+            .arg(edition)
+            .arg(score)
+            .arg("x")
+            .query(&mut c)
+            .unwrap();
     }
     let before = dump(&mut c, "f:k");
     assert_eq!(same_err(&mut c, &["RL.SLIDE", "k", "4", "100000"]), FOREIGN);
