@@ -601,6 +601,8 @@ function Slide.admit(key, limit, window, cost, block)
   local now = clock()
   local allowed, remaining, retry, reset, members, at, evict, expiry, taken, unblock =
     Slide.decide_at(key, limit, window, cost, now, Slide.budget(cost), 'unchecked', 0)
+  -- A denial by the limit, not by a block (PLAIN's hint for Slide.full).
+  Slide.denied_full = allowed == 0 and not evict
   if members ~= nil then
     Slide.write(key, members, at, evict, expiry, window, taken, unblock)
   elseif allowed == 0 and block ~= nil and not evict then
@@ -624,6 +626,40 @@ end
 -- and the option parser. An rl error gives nil: every one is raised
 -- before anything is written, and the full path then raises it again
 -- (its reads are the same). A server error goes on as it is.
+-- Keys whose last plain call was denied (a key at its limit is called
+-- again and again): their next call tries Slide.full first. Only a choice
+-- of reads, never a decision; bounded as ARGUMENTS is.
+Slide.FULL, Slide.FULL_N, Slide.FULL_KEPT = {}, 0, 512
+
+-- The plain call's denial on a key holding exactly `limit` entries, none
+-- left the window and no block: the reply, else nil (the full path then
+-- reads and decides; nothing is written here). It reads what
+-- Slide.decide_at reads for it, but ZCARD and the oldest in one range:
+-- ranks -(limit + 1) to -limit hold one entry exactly when the log holds
+-- `limit`, and that entry is the oldest, the one whose leaving ends the
+-- wait. The same checks: the expiry, the newest entry, the oldest.
+function Slide.full(key, limit, window)
+  local time = redis.call('TIME')
+  local now = time[1] * 1000 + (time[2] - time[2] % 1000) / 1000
+  if now > Slide.MAX_NOW_MS or redis.call('PEXPIRETIME', key) < 0 then
+    return nil
+  end
+  local last = redis.pcall('ZRANGE', key, '-1', '-1', 'WITHSCORES')
+  if last[1] == nil or last[1] == Slide.BLOCK_MEMBER then
+    return nil
+  end
+  local newest = Slide.entry(last[1], last[2])
+  local r = redis.call('ZRANGE', key, int(-1 - limit), int(-limit), 'WITHSCORES')
+  if newest == nil or #r ~= 2 then
+    return nil
+  end
+  local first = Slide.entry(r[1], r[2])
+  if first == nil or first <= now - window then
+    return nil
+  end
+  return { 0, 0, math.max(first + window - now, 1), math.max(newest + window - now, 0) }
+end
+
 PLAIN['rl.slide'] = function(key, args)
   if #args ~= 2 then
     return nil
@@ -633,8 +669,21 @@ PLAIN['rl.slide'] = function(key, args)
     or window > Slide.MAX_WINDOW_MS then
     return nil
   end
+  if Slide.FULL[key] then
+    local reply = Slide.full(key, limit, window)
+    if reply ~= nil then
+      return reply
+    end
+    Slide.FULL[key] = nil
+  end
   local ok, reply = pcall(Slide.admit, key, limit, window, 1)
   if ok then
+    if Slide.denied_full and not Slide.FULL[key] then
+      if Slide.FULL_N >= Slide.FULL_KEPT then
+        Slide.FULL, Slide.FULL_N = {}, 0
+      end
+      Slide.FULL[key], Slide.FULL_N = true, Slide.FULL_N + 1
+    end
     return reply
   end
   if getmetatable(reply) == Fail then

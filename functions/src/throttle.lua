@@ -527,11 +527,24 @@ end
 -- writes it: the reply, else nil before anything is written (the full
 -- path then answers, errors included; quantity 1 never exceeds
 -- max_burst + 1).
-local function sf_plain_throttle(key, args, cell)
-  if #args ~= 3 then
-    return nil
+-- The rates the fast paths computed, by their argument strings
+-- (rates[max_burst][count][period] = { emission, tolerance, limit }), one
+-- table per dialect: a call's rate is mostly the last call's, and three
+-- lookups cost less than reading the three numbers and dividing. Cleared
+-- when it holds SF.RATES_KEPT (memory stays bounded whatever the callers
+-- send); only rates rl accepts are kept.
+SF.RATES, SF.RATES_N, SF.RATES_KEPT = { [false] = {}, [true] = {} }, 0, 512
+
+local function sf_plain_rate(args, cell)
+  local a1, a2, a3 = args[1], args[2], args[3]
+  local rates = SF.RATES[cell]
+  local by_count = rates[a1]
+  local by_period = by_count and by_count[a2]
+  local rate = by_period and by_period[a3]
+  if rate ~= nil then
+    return rate[1], rate[2], rate[3]
   end
-  local max_burst, count, period = argument(args[1]), argument(args[2]), argument(args[3])
+  local max_burst, count, period = argument(a1), argument(a2), argument(a3)
   if max_burst == nil or max_burst > SF.MAX_UNITS or count == nil or count < 1 or count > SF.MAX_UNITS
     or period == nil or period < 1 or period > (cell and SF.MAX_PERIOD_S or SF.MAX_PERIOD_MS) then
     return nil
@@ -540,10 +553,58 @@ local function sf_plain_throttle(key, args, cell)
   if t == nil then
     return nil
   end
-  local _, now_us = sf_clock()
+  if SF.RATES_N >= SF.RATES_KEPT then
+    SF.RATES, SF.RATES_N = { [false] = {}, [true] = {} }, 0
+    rates = SF.RATES[cell]
+  end
+  by_count = rates[a1] or {}
+  rates[a1] = by_count
+  by_period = by_count[a2] or {}
+  by_count[a2] = by_period
+  by_period[a3], SF.RATES_N = { t, tau, limit }, SF.RATES_N + 1
+  return t, tau, limit
+end
+
+local function sf_plain_throttle(key, args, cell)
+  if #args ~= 3 then
+    return nil
+  end
+  local t, tau, limit = sf_plain_rate(args, cell)
+  if t == nil then
+    return nil
+  end
+  -- sf_clock's µs, inlined (one Lua call less on every call).
+  local time = redis.call('TIME')
+  local us = time[2] + 0
+  local now_us = time[1] * 1000000 + us
+  if redis.REDIS_VERSION_NUM < 0x070200 then
+    now_us = now_us - us % 1000
+  end
   local tat = sf_quick_tat(key)
   if tat == false then
     return nil
+  end
+  if tat ~= nil and not cell and tat:byte(1) < 57 then
+    -- The common admission of RL.THROTTLE, inlined from sf_throttle_core
+    -- and sf_throttle_write (the same values): a TAT below 9 * 10^15 is
+    -- one exact number, and so is every value below.
+    local ahead = (tat + 0) - now_us
+    if ahead < 0 then
+      ahead = 0
+    end
+    ahead = ahead + t
+    if ahead <= tau then
+      local new_tat = now_us + ahead
+      if new_tat % 1000 == 0 then
+        -- A whole ms (Redis 7.0's µs clock is ms * 1000): one number
+        -- formatted, its digits the expiry, and with '000' the TAT.
+        local at = int(new_tat / 1000)
+        redis.call('SET', key, at .. '000', 'PXAT', at)
+      else
+        redis.call('SET', key, int(new_tat), 'PXAT', int(sf_ceil_div(new_tat, 1000)))
+      end
+      return { 1, (sf_divmod(tau - ahead, t)), 0, sf_ceil_div(ahead, 1000) }
+    end
   end
   return sf_throttle_reply(key, tat, now_us, t, tau, limit, 1, cell)
 end

@@ -1445,6 +1445,91 @@ fn a_fractional_score_where_the_wait_is_read() {
     assert_eq!(MAX_NOW_MS, 9_223_372_036_853);
 }
 
+/// A key denied at its limit is read another way on its next plain call
+/// (the library's Slide.full: one range for the count and the oldest):
+/// the same replies, and the same refusals when what it reads changed
+/// under it (a foreign oldest entry, a lowered limit, a block, an entry
+/// that left the window).
+#[test]
+fn a_key_denied_at_its_limit_answers_alike_when_called_again() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let line = ["RL.SLIDE", "k", "3", "100000"];
+    for left in [2, 1, 0] {
+        assert_eq!(same4(&mut c, &line)[..2], [1, left]);
+    }
+    // The first denial, then the calls the library reads the other way.
+    for _ in 0..3 {
+        assert_eq!(same4(&mut c, &line)[..2], [0, 0]);
+    }
+    // A lowered limit (more entries than it) and a raised one.
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "2", "100000"])[..2],
+        [0, 0]
+    );
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "2", "100000"])[..2],
+        [0, 0]
+    );
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "4", "100000"])[..2],
+        [1, 0]
+    );
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "4", "100000"])[..2],
+        [0, 0]
+    );
+    // Every entry left a short window: admitted (stale ones removed).
+    server.advance(20);
+    assert_eq!(same4(&mut c, &["RL.SLIDE", "k", "4", "10"])[..2], [1, 3]);
+
+    // The oldest entry replaced by one rl could not have written, after
+    // a denial: refused, the key as it was.
+    for _ in 0..3 {
+        same4(&mut c, &["RL.SLIDE", "k", "4", "100000"]);
+    }
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "k", "4", "100000"])[..2],
+        [0, 0]
+    );
+    for edition in ["m:k", "f:k"] {
+        let oldest: Vec<String> = redis::cmd("ZRANGE")
+            .arg(edition)
+            .arg(0)
+            .arg(0)
+            .arg("WITHSCORES")
+            .query(&mut c)
+            .unwrap();
+        let _: i64 = redis::cmd("ZREM")
+            .arg(edition)
+            .arg(&oldest[0])
+            .query(&mut c)
+            .unwrap();
+        // One ms earlier: the oldest by rank ('x' sorts after digits).
+        let score = oldest[1].parse::<i64>().unwrap() - 1;
+        let _: i64 = redis::cmd("ZADD")
+            .arg(edition)
+            .arg(score)
+            .arg("x")
+            .query(&mut c)
+            .unwrap();
+    }
+    let before = dump(&mut c, "f:k");
+    assert_eq!(same_err(&mut c, &["RL.SLIDE", "k", "4", "100000"]), FOREIGN);
+    assert_eq!(dump(&mut c, "f:k"), before);
+
+    // A block on a full key: its wait, not the limit's.
+    on_both(&mut c, "b", &["DEL", "K"]);
+    for _ in 0..3 {
+        same4(&mut c, &["RL.SLIDE", "b", "2", "100000"]);
+    }
+    same(&mut c, &["RL.BLOCK", "SLIDE", "b", "5000"]).unwrap();
+    assert_eq!(
+        same4(&mut c, &["RL.SLIDE", "b", "2", "100000"]),
+        [0, 0, 5000, 5000]
+    );
+}
+
 /// RL.PEEK SLIDE ... OLDEST on both editions, stepping through a window
 /// that fills, partly empties (stale entries ahead of the oldest counted
 /// one: the rank lookup) and empties.
