@@ -1417,7 +1417,12 @@ end
 
 -- ---- the key
 
-function bk.field_name(b)
+-- layout.rs `Naming::field`: ring names (`ring`) are b mod 4096, an
+-- earlier build's the full index.
+function bk.field_name(b, ring)
+  if ring then
+    return int(b % 4096)
+  end
   return int(b)
 end
 
@@ -1450,13 +1455,13 @@ BK.FETCHED = {}
 -- of them: one redis.call instead of one each. Each is still decoded (and
 -- checked) only when the call reads it through bk.get, as the module reads
 -- only what it needs.
-function bk.fetch(key, bs)
+function bk.fetch(key, bs, ring)
   if #bs < 2 then
     return
   end
   local names = {}
   for i = 1, #bs do
-    names[i] = bk.field_name(bs[i])
+    names[i] = bk.field_name(bs[i], ring)
   end
   bk.fetch_fields(key, names)
 end
@@ -1491,73 +1496,10 @@ function bk.get(key, field)
   return v
 end
 
--- A running sum of canonical counts, as bk.sat_add / bk.sat_sub (`sub`)
--- applied one by one: a number while that is exact (below 8e15, counts of
--- at most 15 digits), else the decimal string. bk.acc_done turns the
--- numbers back into digits.
-function bk.acc(acc, c, sub)
-  if #c <= 15 then
-    if type(acc) ~= 'number' and #acc <= 15 then
-      acc = acc + 0
-    end
-    if type(acc) == 'number' then
-      local v = sub and acc - c or acc + c
-      if sub then
-        return v > 0 and v or 0
-      elseif v < 8e15 then
-        return v
-      end
-    end
-  end
-  if type(acc) == 'number' then
-    acc = int(acc)
-  end
-  return sub and bk.sat_sub(acc, c) or bk.sat_add(acc, c)
-end
-
-function bk.acc_done(totals)
-  for i = 1, #totals do
-    if type(totals[i]) == 'number' then
-      totals[i] = int(totals[i])
-    end
-  end
-end
-
--- Bucket b's own field as `width` counts (zeros when absent). A lone
--- count of 1 to 15 digits without a leading zero is already canonical: no
--- split.
-function bk.field_counts(key, b, width)
-  local raw = bk.get(key, bk.field_name(b))
-  if raw ~= nil and #raw <= 15 and #raw > 0 and not raw:find('[^0-9]')
-    and (raw:byte(1) ~= 48 or raw == '0') then
-    local counts = { raw }
-    for i = 2, width do
-      counts[i] = '0'
-    end
-    return counts
-  end
-  local counts = {}
-  if raw ~= nil then
-    counts = bk.decode_counts(raw)
-    if counts == nil or #counts > width then
-      E.foreign_hash()
-    end
-  end
-  for i = #counts + 1, width do
-    counts[i] = '0'
-  end
-  return counts
-end
-
-function bk.resized(counts, width)
-  local out = {}
-  for i = 1, width do
-    out[i] = counts[i] or '0'
-  end
-  return out
-end
-
 BK.KIND = { b = 'RL.BUCKETS', c = 'RL.COUNT' }
+-- A state's tag (layout.rs `Kind::from_state_tag`): the kind, and whether
+-- its fields have ring names.
+BK.STATE_TAG = { b = { 'b', false }, c = { 'c', false }, B = { 'b', true }, C = { 'c', true } }
 
 -- layout.rs `load_blocked`: the state (nil for a missing key, or one
 -- holding only a block) and the end of the block the header carries in its
@@ -1572,10 +1514,12 @@ function bk.load(key, exists, kind, raw)
   end
   -- Header::parse_blocked
   local items = bk.split(raw)
-  local found = items[1]
+  local tag = BK.STATE_TAG[items[1]]
+  local found = tag and tag[1]
+  local ring = tag and tag[2]
   local untl = nil
   local last = items[#items]
-  if #items >= 2 and BK.KIND[found] ~= nil and last:byte(1) == 98 then
+  if #items >= 2 and found ~= nil and last:byte(1) == 98 then
     -- The block's end: at most 15 digits (exact in a double).
     local neg, digits = bk.item_int(last:sub(2))
     if neg == nil or #digits > 15 then
@@ -1584,7 +1528,10 @@ function bk.load(key, exists, kind, raw)
     untl = neg and -tonumber(digits) or tonumber(digits)
     items[#items] = nil
     if #items == 1 then
-      -- A key RL.BLOCK made: the kind and the block alone.
+      -- A key RL.BLOCK made: the kind and the block alone (lowercase).
+      if ring then
+        E.foreign_hash()
+      end
       if found ~= kind then
         fail('ERR key holds ' .. BK.KIND[found] .. ' state, not ' .. BK.KIND[kind] .. ' state')
       end
@@ -1594,7 +1541,7 @@ function bk.load(key, exists, kind, raw)
       return nil, untl
     end
   end
-  if #items < 4 or BK.KIND[found] == nil then
+  if #items < 4 or found == nil then
     E.foreign_hash()
   end
   local p_neg, p_digits = bk.item_int(items[2])
@@ -1623,7 +1570,11 @@ function bk.load(key, exists, kind, raw)
   local names = {}
   if kind == 'c' then
     -- The names and the newest bucket in one read.
-    bk.fetch_fields(key, { 'f', (n_neg and '-' or '') .. n_digits })
+    local n_name = (n_neg and '-' or '') .. n_digits
+    if ring and #n_digits <= 16 then
+      n_name = bk.field_name(tonumber(n_name), true)
+    end
+    bk.fetch_fields(key, { 'f', n_name })
     local f = bk.get(key, 'f')
     if f == nil then
       E.foreign_hash()
@@ -1654,10 +1605,11 @@ function bk.load(key, exists, kind, raw)
       current[#current + 1] = counts[i]
     end
   else
-    current = bk.field_counts(key, newest, width)
+    current = bk.field_counts(key, newest, width, ring)
   end
   return {
     kind = kind,
+    ring = ring,
     precision = precision,
     precision_text = p_digits,
     newest = newest,
@@ -1705,7 +1657,7 @@ function bk.slide(key, state, window, precision, now)
   local p, w = precision, window
   local live_from = bk.floor_div(now - w + 1, p)
   local current = bk.floor_div(now, p)
-  local win = { precision = p, window = w, now = now, live_from = live_from }
+  local win = { precision = p, window = w, now = now, live_from = live_from, ring = true }
   if state == nil then
     win.target = current
     win.newest = nil
@@ -1716,6 +1668,7 @@ function bk.slide(key, state, window, precision, now)
     return win
   end
   local s = state
+  win.ring = s.ring
   local first_stale = math.max(s.newest - live_from, 0)
   local held, stale = {}, {}
   for j = #s.held, 1, -1 do
@@ -1738,11 +1691,11 @@ function bk.slide(key, state, window, precision, now)
   if live_from > s.newest then
     totals = bk.resized({}, width)
   elseif #stale <= #held then
-    totals = bk.sum(key, stale, width, s.totals, true)
+    totals = bk.sum(key, stale, width, s.totals, true, s.ring)
     if totals == nil then
       totals = bk.held_copy(s.totals)
       for k_ = 1, #stale do local b = stale[k_]
-        local c = bk.field_counts(key, b, width)
+        local c = bk.field_counts(key, b, width, s.ring)
         for i = 1, width do
           totals[i] = bk.acc(totals[i], c[i], true)
         end
@@ -1754,11 +1707,11 @@ function bk.slide(key, state, window, precision, now)
     for k_ = 1, #held do
       bs[k_] = s.newest - 1 - held[k_]
     end
-    totals = bk.sum(key, bs, width, s.current, false)
+    totals = bk.sum(key, bs, width, s.current, false, s.ring)
     if totals == nil then
       totals = bk.resized(s.current, width)
       for k_ = 1, #bs do
-        local c = bk.field_counts(key, bs[k_], width)
+        local c = bk.field_counts(key, bs[k_], width, s.ring)
         for k = 1, width do
           totals[k] = bk.acc(totals[k], c[k], false)
         end
@@ -1790,11 +1743,12 @@ function bk.read_bucket(key, win, b, width)
   if win.newest == b then
     return bk.resized(win.newest_counts, width)
   end
-  return bk.field_counts(key, b, width)
+  return bk.field_counts(key, b, width, win.ring)
 end
 
-function bk.header(kind, precision, newest, held, totals, current)
-  local line = kind .. ',' .. int(precision) .. ',' .. int(newest) .. ',' .. bk.held_write(held)
+-- `ring`: the state's fields have ring names (the tag in uppercase).
+function bk.header(kind, precision, newest, held, totals, current, ring)
+  local line = (ring and kind:upper() or kind) .. ',' .. int(precision) .. ',' .. int(newest) .. ',' .. bk.held_write(held)
     .. ',' .. bk.encode_counts(totals)
   if #current > 0 then
     line = line .. ',' .. bk.encode_counts(current)
@@ -1833,18 +1787,30 @@ function bk.write(win, kind, bucket, totals, names)
       end
     end
   end
-  local header = bk.header(kind, win.precision, win.target, held, totals, in_header)
+  -- An earlier build's key takes ring names once none of its fields
+  -- stays (an RL.COUNT newest bucket that stays keeps its field).
+  local ring = win.ring or (#held == 0 and (kind == 'b' or win.newest ~= win.target))
+  local header = bk.header(kind, win.precision, win.target, held, totals, in_header, ring)
   if kind == 'c' and names ~= nil then
     fields[#fields + 1] = { 'f', table.concat(names, ',') }
   end
   if kind == 'c' then
-    fields[#fields + 1] = { bk.field_name(win.target), bk.encode_counts(bucket) }
+    fields[#fields + 1] = { bk.field_name(win.target, ring), bk.encode_counts(bucket) }
   elseif flush ~= nil then
-    fields[#fields + 1] = { bk.field_name(flush), bk.encode_counts(win.newest_counts) }
+    fields[#fields + 1] = { bk.field_name(flush, ring), bk.encode_counts(win.newest_counts) }
+  end
+  -- Stale fields by the names they have; one a new field reuses is set,
+  -- not deleted (record sets before it deletes).
+  local set = {}
+  for k_ = 1, #fields do
+    set[fields[k_][1]] = true
   end
   local delete = {}
-  for i = 1, #win.stale do local b = win.stale[i]
-    delete[i] = bk.field_name(b)
+  for i = 1, #win.stale do
+    local name = bk.field_name(win.stale[i], win.ring)
+    if not set[name] then
+      delete[#delete + 1] = name
+    end
   end
   return {
     header = header,
@@ -1913,10 +1879,10 @@ end
 -- One pattern over all of them, not one per field: past it every
 -- non-empty comma-free item is a plain number (no sign, exponent, hex or
 -- space that tonumber would take), which `+ 0` reads.
-function bk.fetch_digits(key, bs, width)
+function bk.fetch_digits(key, bs, width, ring)
   local names = {}
   for i = 1, #bs do
-    names[i] = int(bs[i])
+    names[i] = bk.field_name(bs[i], ring)
   end
   local got = redis.call('HMGET', key, unpack(names))
   local f = { key = key }
@@ -1946,21 +1912,21 @@ end
 -- double is not exact): the caller then reads them through bk.field_counts,
 -- which checks each and raises what the module raises. Either way the
 -- fields stay fetched (BK.FETCHED) for bk.get.
-function bk.sum(key, bs, width, start, sub)
+function bk.sum(key, bs, width, start, sub, ring)
   if type(key) == 'table' or #bs == 0 then
-    bk.fetch(key, bs)
+    bk.fetch(key, bs, ring)
     return nil
   end
   local totals = {}
   for i = 1, width do
     local c = start[i] or '0'
     if #c > 15 then
-      bk.fetch(key, bs)
+      bk.fetch(key, bs, ring)
       return nil
     end
     totals[i] = c + 0
   end
-  local got = bk.fetch_digits(key, bs, width)
+  local got = bk.fetch_digits(key, bs, width, ring)
   if got == nil then
     return nil
   end
@@ -2012,6 +1978,74 @@ function bk.sum(key, bs, width, start, sub)
     end
   end
   return totals
+end
+
+-- ---- counts read one field at a time (checked as the module checks them)
+
+-- A running sum of canonical counts, as bk.sat_add / bk.sat_sub (`sub`)
+-- applied one by one: a number while that is exact (below 8e15, counts of
+-- at most 15 digits), else the decimal string. bk.acc_done turns the
+-- numbers back into digits.
+function bk.acc(acc, c, sub)
+  if #c <= 15 then
+    if type(acc) ~= 'number' and #acc <= 15 then
+      acc = acc + 0
+    end
+    if type(acc) == 'number' then
+      local v = sub and acc - c or acc + c
+      if sub then
+        return v > 0 and v or 0
+      elseif v < 8e15 then
+        return v
+      end
+    end
+  end
+  if type(acc) == 'number' then
+    acc = int(acc)
+  end
+  return sub and bk.sat_sub(acc, c) or bk.sat_add(acc, c)
+end
+
+function bk.acc_done(totals)
+  for i = 1, #totals do
+    if type(totals[i]) == 'number' then
+      totals[i] = int(totals[i])
+    end
+  end
+end
+
+-- Bucket b's own field as `width` counts (zeros when absent). A lone
+-- count of 1 to 15 digits without a leading zero is already canonical: no
+-- split.
+function bk.field_counts(key, b, width, ring)
+  local raw = bk.get(key, bk.field_name(b, ring))
+  if raw ~= nil and #raw <= 15 and #raw > 0 and not raw:find('[^0-9]')
+    and (raw:byte(1) ~= 48 or raw == '0') then
+    local counts = { raw }
+    for i = 2, width do
+      counts[i] = '0'
+    end
+    return counts
+  end
+  local counts = {}
+  if raw ~= nil then
+    counts = bk.decode_counts(raw)
+    if counts == nil or #counts > width then
+      E.foreign_hash()
+    end
+  end
+  for i = #counts + 1, width do
+    counts[i] = '0'
+  end
+  return counts
+end
+
+function bk.resized(counts, width)
+  local out = {}
+  for i = 1, width do
+    out[i] = counts[i] or '0'
+  end
+  return out
 end
 
 -- ---- functions/src/buckets/buckets.lua
@@ -2136,7 +2170,7 @@ function BUCKETS.decide(key, req, call, counting)
   if short and type(key) ~= 'table' and #order > 0 then
     -- Every count read as a number first (bk.fetch_digits); anything
     -- else is walked below from the start, as before.
-    local got = bk.fetch_digits(key, order, 1)
+    local got = bk.fetch_digits(key, order, 1, win.ring)
     local last = win.newest_counts[1] or '0'
     if got ~= nil and #last <= 15 then
       got[#got + 1] = last
@@ -2155,7 +2189,7 @@ function BUCKETS.decide(key, req, call, counting)
       end
     end
   else
-    bk.fetch(key, order)
+    bk.fetch(key, order, win.ring)
   end
   order[#order + 1] = newest
   for k_ = 1, walked and 0 or #order do local b = order[k_]
@@ -2225,20 +2259,20 @@ function BUCKETS.refund(key, req, call)
   for k_ = 1, #win.held do
     bs[k_] = newest - 1 - win.held[k_]
   end
-  bk.fetch(key, bs)
+  bk.fetch(key, bs, win.ring)
   for k_ = 1, #win.held do local i = win.held[k_]
     if left == '0' then
       break
     end
     local b = newest - 1 - i
-    local count = bk.field_counts(key, b, 1)[1]
+    local count = bk.field_counts(key, b, 1, win.ring)[1]
     taken = bk.min(left, count)
     left = bk.sat_sub(left, taken)
     if count == taken then
-      delete[#delete + 1] = bk.field_name(b)
+      delete[#delete + 1] = bk.field_name(b, win.ring)
       removed[i] = true
     else
-      fields[#fields + 1] = { bk.field_name(b), bk.sat_sub(count, taken) }
+      fields[#fields + 1] = { bk.field_name(b, win.ring), bk.sat_sub(count, taken) }
     end
   end
   -- The stored set and totals: buckets outside this window keep theirs.
@@ -2251,7 +2285,7 @@ function BUCKETS.refund(key, req, call)
   local refunded = bk.sat_sub(n, left)
   local totals = { bk.sat_sub(state.totals[1], refunded) }
   local w = {
-    header = bk.header('b', win.precision, newest, kept, totals, { current }),
+    header = bk.header('b', win.precision, newest, kept, totals, { current }, win.ring),
     fields = fields,
     delete = delete,
     needed = bk.leaves_at(win, newest),
@@ -2357,13 +2391,13 @@ function bk.fast_count(raw)
 end
 
 -- The counts of buckets `bs` (nil: one is not a short count).
-function bk.fast_counts(key, bs)
+function bk.fast_counts(key, bs, ring)
   if #bs == 0 then
     return {}
   end
   local names = {}
   for i = 1, #bs do
-    names[i] = int(bs[i])
+    names[i] = bk.field_name(bs[i], ring)
   end
   local got = #bs == 1 and { redis.call('HGET', key, names[1]) }
     or redis.call('HMGET', key, unpack(names))
@@ -2407,6 +2441,7 @@ function bk.fast(key, args)
   end
   local at = expire_at(key)
   local p, newest, hex, total, cur
+  local ring = true
   if at ~= -2 then
     -- This path runs outside the dispatcher's pcall and raises nothing:
     -- another type's error table, like every refusal, is the full path's.
@@ -2414,11 +2449,12 @@ function bk.fast(key, args)
     if at < 0 or type(h) ~= 'string' then
       return nil
     end
-    local p_, n_, x_, t_, c_ = h:match('^b,(%d+),(%d+),([0-9a-f]+),(%d+),(%d+)$')
+    local g_, p_, n_, x_, t_, c_ = h:match('^([bB]),(%d+),(%d+),([0-9a-f]+),(%d+),(%d+)$')
     if p_ == nil or #p_ > 15 or #n_ > 15 or #x_ > 13 or #t_ > 15 or #c_ > 15 then
       return nil
     end
     p, newest, hex, total, cur = p_ + 0, n_ + 0, x_, t_ + 0, c_ + 0
+    ring = g_ == 'B'
     if p < 1 or p > w or newest > bk.floor_div(BK.MAX_CLOCK, p) then
       return nil
     end
@@ -2436,7 +2472,7 @@ function bk.fast(key, args)
   local target = bk.floor_div(t, p)
   if newest == nil then
     local needed = (target + 1) * p - 1 + w
-    redis.call('HSET', key, 'h', 'b,' .. int(p) .. ',' .. int(target) .. ',0,1,1')
+    redis.call('HSET', key, 'h', 'B,' .. int(p) .. ',' .. int(target) .. ',0,1,1')
     redis.call('PEXPIREAT', key, needed + math.max(math.floor(w / 4), 1))
     return { 1, limit - 1, 0, math.max(needed - t, 0) }
   end
@@ -2463,7 +2499,7 @@ function bk.fast(key, args)
   else
     lives = bk.fast_buckets(live, 0, newest)
     if #stale <= #lives then
-      local cs = bk.fast_counts(key, stale)
+      local cs = bk.fast_counts(key, stale, ring)
       if cs == nil then
         return nil
       end
@@ -2473,7 +2509,7 @@ function bk.fast(key, args)
       end
       sum = math.max(sum, 0)
     else
-      local cs = bk.fast_counts(key, lives)
+      local cs = bk.fast_counts(key, lives, ring)
       if cs == nil then
         return nil
       end
@@ -2500,17 +2536,20 @@ function bk.fast(key, args)
         return nil
       end
     end
-    local header = 'b,' .. int(p) .. ',' .. int(target) .. ',' .. string.format('%x', live) .. ','
+    -- An earlier build's key takes ring names once no field stays (then
+    -- nothing but the header is set: no name to clash with).
+    local tag = (ring or live == 0) and 'B,' or 'b,'
+    local header = tag .. int(p) .. ',' .. int(target) .. ',' .. string.format('%x', live) .. ','
       .. int(sum + 1) .. ',' .. int(bucket)
     if flush ~= nil then
-      redis.call('HSET', key, 'h', header, int(flush), int(cur))
+      redis.call('HSET', key, 'h', header, bk.field_name(flush, ring), int(cur))
     else
       redis.call('HSET', key, 'h', header)
     end
     if #stale > 0 then
       local names = {}
       for i = 1, #stale do
-        names[i] = int(stale[i])
+        names[i] = bk.field_name(stale[i], ring)
       end
       redis.call('HDEL', key, unpack(names))
     end
@@ -2523,7 +2562,7 @@ function bk.fast(key, args)
   -- Denied: the oldest counted buckets first, until enough leaves.
   local need = sum + 1 - limit
   lives = lives or bk.fast_buckets(live, 0, newest)
-  local cs = bk.fast_counts(key, lives)
+  local cs = bk.fast_counts(key, lives, ring)
   if cs == nil then
     return nil
   end

@@ -21,7 +21,7 @@ fn reply_fields_hash_layout_and_expiry() {
         assert!(r[2] >= 1 && r[2] <= 60_999 && r[2] <= r[3], "{f:?} {r:?}");
 
         let h = header(&mut c, "u");
-        assert_eq!((h.kind.as_str(), h.precision), ("b", 1000), "{f:?} {h:?}");
+        assert_eq!((h.kind.as_str(), h.precision), ("B", 1000), "{f:?} {h:?}");
         assert_eq!(h.counts.len(), 2, "{f:?} {h:?}");
         assert_eq!(h.counts[0], 3, "{f:?}: the total");
         // The newest bucket's count is the header's; older ones have
@@ -30,7 +30,7 @@ fn reply_fields_hash_layout_and_expiry() {
         let sum: u64 = older.values().map(|v| v.parse::<u64>().unwrap()).sum();
         assert_eq!(sum + h.counts[1], 3, "{f:?} {h:?}");
         assert_eq!(
-            h.held_buckets(),
+            h.held_fields(),
             older.keys().copied().collect::<Vec<_>>(),
             "{f:?} {h:?}"
         );
@@ -202,10 +202,31 @@ fn memory_differs_only_by_the_digits_of_the_counts() {
 
 /// Builds a key holding `n` live buckets (1 s each) exactly as RL.BUCKETS
 /// writes them, checks RL.BUCKETS reads it as its own, and returns its
-/// MEMORY USAGE and encoding after one more admitted call.
+/// MEMORY USAGE and encoding.
 fn key_with_buckets(c: &mut redis::Connection, key: &str, n: i64) -> (i64, String) {
-    let (secs, _): (i64, i64) = redis::cmd("TIME").query(c).unwrap();
-    let now_bucket = secs; // 1000 ms buckets: bucket index = seconds
+    key_with_buckets_of(c, key, n, 1000, Naming::Ring)
+}
+
+/// How a bucket key names its fields: by index mod 4096 (the header's
+/// kind `B`), or by the full index (`b`, keys of earlier builds).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Naming {
+    Ring,
+    Index,
+}
+
+/// A key of `n` filled buckets of `p` ms, built by HSET exactly as
+/// RL.BUCKETS writes it in `naming` (whatever the clock does meanwhile),
+/// then read by RL.BUCKETS: its memory (measured before that call, so it
+/// is exactly `n` buckets) and encoding.
+fn key_with_buckets_of(
+    c: &mut redis::Connection,
+    key: &str,
+    n: i64,
+    p: i64,
+    naming: Naming,
+) -> (i64, String) {
+    let now_bucket = server_ms(c) / p;
     let oldest = now_bucket - n + 1;
     let mut cmd = redis::cmd("HSET");
     // The header first, as RL.BUCKETS writes it; the newest bucket's count
@@ -216,27 +237,27 @@ fn key_with_buckets(c: &mut redis::Connection, key: &str, n: i64) -> (i64, Strin
         r => format!("{:x}", (1 << r) - 1),
     };
     let held = format!("{lead}{}", "f".repeat(older / 4));
+    let tag = if naming == Naming::Ring { "B" } else { "b" };
     cmd.arg(key)
         .arg("h")
-        .arg(format!("b,1000,{now_bucket},{held},{},10", 10 * n));
+        .arg(format!("{tag},{p},{now_bucket},{held},{},10", 10 * n));
     for b in oldest..now_bucket {
-        cmd.arg(b).arg("10");
+        let name = if naming == Naming::Ring {
+            b.rem_euclid(4096)
+        } else {
+            b
+        };
+        cmd.arg(name).arg("10");
     }
     let _: i64 = cmd.query(c).unwrap();
+    // A window of 250 buckets: none of the n leaves while the test runs
+    // (at 10 ms buckets, 2.5 s after the build), unless n fills it.
+    let window = (250 * p).to_string();
     let _: i64 = redis::cmd("PEXPIRE")
         .arg(key)
-        .arg(n * 2000)
+        .arg(250 * p * 2)
         .query(c)
         .unwrap();
-    let window = (n * 1000).to_string();
-    let r = buckets(c, key, &["1000000", &window, "PRECISION", "1000"]).unwrap();
-    assert_eq!(r[0], 1);
-    // All n buckets counted (or n-1 if a second boundary passed meanwhile).
-    let held = 1_000_000 - 1 - r[1];
-    assert!(
-        held == 10 * n || held == 10 * (n - 1),
-        "held {held} of {n} buckets"
-    );
     // SAMPLES 0: every field counted (the default samples 5 and scales).
     let usage: i64 = redis::cmd("MEMORY")
         .arg("USAGE")
@@ -250,6 +271,17 @@ fn key_with_buckets(c: &mut redis::Connection, key: &str, n: i64) -> (i64, Strin
         .arg(key)
         .query(c)
         .unwrap();
+    let ps = p.to_string();
+    let r = buckets(c, key, &["1000000", &window, "PRECISION", &ps]).unwrap();
+    assert_eq!(r[0], 1);
+    // Every one of the n buckets read and counted, by the names it has.
+    let held = 1_000_000 - 1 - r[1];
+    // A full window (n = 250) loses its oldest when a bucket boundary passes.
+    let full = n == 250 && held == 10 * (n - 1);
+    assert!(
+        held == 10 * n || full,
+        "{key}: {held} of {n} buckets of {p} ms"
+    );
     (usage, enc)
 }
 
@@ -267,8 +299,29 @@ fn memory_per_key_by_bucket_count() {
             previous = usage;
             let compact = if n <= 60 { "listpack" } else { "hashtable" };
             assert_eq!(enc, compact, "{:?} at {n} buckets", server.flavor);
-            if n == 60 && server.flavor == Flavor::Redis7 {
-                assert!(usage <= 800, "60 buckets take {usage} bytes");
+        }
+    });
+}
+
+/// Issue #26: 60 filled buckets take at most 800 bytes whatever their
+/// width (field names mod 4096 are 13-bit listpack integers; full indexes
+/// of 10 ms buckets, about 1.7e11, took 8 bytes each). Keys of earlier
+/// builds (full indexes) are still read and counted, and take more at
+/// 20 ms.
+#[test]
+fn sixty_filled_buckets_fit_800_bytes_at_any_width() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        for p in [10, 20, 1000, 60_000] {
+            let (ring, enc) = key_with_buckets_of(&mut c, &format!("r{p}"), 60, p, Naming::Ring);
+            let (index, _) = key_with_buckets_of(&mut c, &format!("i{p}"), 60, p, Naming::Index);
+            println!("{f:?}: 60 buckets of {p} ms: {ring} bytes ({index} with full indexes)");
+            assert_eq!(enc, "listpack", "{f:?} at {p} ms");
+            assert!(ring <= 800, "{f:?}: 60 buckets of {p} ms take {ring} bytes");
+            assert!(ring <= index, "{f:?} at {p} ms: {ring} > {index}");
+            if p == 20 {
+                assert!(ring < index, "{f:?} at {p} ms: {ring} = {index}");
             }
         }
     });

@@ -32,7 +32,7 @@ fn count_replies_every_field_total_sorted() {
         let hd = parse_header(&h["h"]);
         assert_eq!(
             (hd.kind.as_str(), hd.counts.clone()),
-            ("c", vec![6, 3]),
+            ("C", vec![6, 3]),
             "{hd:?}"
         );
         let enc: String = redis::cmd("OBJECT")

@@ -119,7 +119,7 @@ function BUCKETS.decide(key, req, call, counting)
   if short and type(key) ~= 'table' and #order > 0 then
     -- Every count read as a number first (bk.fetch_digits); anything
     -- else is walked below from the start, as before.
-    local got = bk.fetch_digits(key, order, 1)
+    local got = bk.fetch_digits(key, order, 1, win.ring)
     local last = win.newest_counts[1] or '0'
     if got ~= nil and #last <= 15 then
       got[#got + 1] = last
@@ -138,7 +138,7 @@ function BUCKETS.decide(key, req, call, counting)
       end
     end
   else
-    bk.fetch(key, order)
+    bk.fetch(key, order, win.ring)
   end
   order[#order + 1] = newest
   for k_ = 1, walked and 0 or #order do local b = order[k_]
@@ -208,20 +208,20 @@ function BUCKETS.refund(key, req, call)
   for k_ = 1, #win.held do
     bs[k_] = newest - 1 - win.held[k_]
   end
-  bk.fetch(key, bs)
+  bk.fetch(key, bs, win.ring)
   for k_ = 1, #win.held do local i = win.held[k_]
     if left == '0' then
       break
     end
     local b = newest - 1 - i
-    local count = bk.field_counts(key, b, 1)[1]
+    local count = bk.field_counts(key, b, 1, win.ring)[1]
     taken = bk.min(left, count)
     left = bk.sat_sub(left, taken)
     if count == taken then
-      delete[#delete + 1] = bk.field_name(b)
+      delete[#delete + 1] = bk.field_name(b, win.ring)
       removed[i] = true
     else
-      fields[#fields + 1] = { bk.field_name(b), bk.sat_sub(count, taken) }
+      fields[#fields + 1] = { bk.field_name(b, win.ring), bk.sat_sub(count, taken) }
     end
   end
   -- The stored set and totals: buckets outside this window keep theirs.
@@ -234,7 +234,7 @@ function BUCKETS.refund(key, req, call)
   local refunded = bk.sat_sub(n, left)
   local totals = { bk.sat_sub(state.totals[1], refunded) }
   local w = {
-    header = bk.header('b', win.precision, newest, kept, totals, { current }),
+    header = bk.header('b', win.precision, newest, kept, totals, { current }, win.ring),
     fields = fields,
     delete = delete,
     needed = bk.leaves_at(win, newest),
@@ -340,13 +340,13 @@ function bk.fast_count(raw)
 end
 
 -- The counts of buckets `bs` (nil: one is not a short count).
-function bk.fast_counts(key, bs)
+function bk.fast_counts(key, bs, ring)
   if #bs == 0 then
     return {}
   end
   local names = {}
   for i = 1, #bs do
-    names[i] = int(bs[i])
+    names[i] = bk.field_name(bs[i], ring)
   end
   local got = #bs == 1 and { redis.call('HGET', key, names[1]) }
     or redis.call('HMGET', key, unpack(names))
@@ -390,6 +390,7 @@ function bk.fast(key, args)
   end
   local at = expire_at(key)
   local p, newest, hex, total, cur
+  local ring = true
   if at ~= -2 then
     -- This path runs outside the dispatcher's pcall and raises nothing:
     -- another type's error table, like every refusal, is the full path's.
@@ -397,11 +398,12 @@ function bk.fast(key, args)
     if at < 0 or type(h) ~= 'string' then
       return nil
     end
-    local p_, n_, x_, t_, c_ = h:match('^b,(%d+),(%d+),([0-9a-f]+),(%d+),(%d+)$')
+    local g_, p_, n_, x_, t_, c_ = h:match('^([bB]),(%d+),(%d+),([0-9a-f]+),(%d+),(%d+)$')
     if p_ == nil or #p_ > 15 or #n_ > 15 or #x_ > 13 or #t_ > 15 or #c_ > 15 then
       return nil
     end
     p, newest, hex, total, cur = p_ + 0, n_ + 0, x_, t_ + 0, c_ + 0
+    ring = g_ == 'B'
     if p < 1 or p > w or newest > bk.floor_div(BK.MAX_CLOCK, p) then
       return nil
     end
@@ -419,7 +421,7 @@ function bk.fast(key, args)
   local target = bk.floor_div(t, p)
   if newest == nil then
     local needed = (target + 1) * p - 1 + w
-    redis.call('HSET', key, 'h', 'b,' .. int(p) .. ',' .. int(target) .. ',0,1,1')
+    redis.call('HSET', key, 'h', 'B,' .. int(p) .. ',' .. int(target) .. ',0,1,1')
     redis.call('PEXPIREAT', key, needed + math.max(math.floor(w / 4), 1))
     return { 1, limit - 1, 0, math.max(needed - t, 0) }
   end
@@ -446,7 +448,7 @@ function bk.fast(key, args)
   else
     lives = bk.fast_buckets(live, 0, newest)
     if #stale <= #lives then
-      local cs = bk.fast_counts(key, stale)
+      local cs = bk.fast_counts(key, stale, ring)
       if cs == nil then
         return nil
       end
@@ -456,7 +458,7 @@ function bk.fast(key, args)
       end
       sum = math.max(sum, 0)
     else
-      local cs = bk.fast_counts(key, lives)
+      local cs = bk.fast_counts(key, lives, ring)
       if cs == nil then
         return nil
       end
@@ -483,17 +485,20 @@ function bk.fast(key, args)
         return nil
       end
     end
-    local header = 'b,' .. int(p) .. ',' .. int(target) .. ',' .. string.format('%x', live) .. ','
+    -- An earlier build's key takes ring names once no field stays (then
+    -- nothing but the header is set: no name to clash with).
+    local tag = (ring or live == 0) and 'B,' or 'b,'
+    local header = tag .. int(p) .. ',' .. int(target) .. ',' .. string.format('%x', live) .. ','
       .. int(sum + 1) .. ',' .. int(bucket)
     if flush ~= nil then
-      redis.call('HSET', key, 'h', header, int(flush), int(cur))
+      redis.call('HSET', key, 'h', header, bk.field_name(flush, ring), int(cur))
     else
       redis.call('HSET', key, 'h', header)
     end
     if #stale > 0 then
       local names = {}
       for i = 1, #stale do
-        names[i] = int(stale[i])
+        names[i] = bk.field_name(stale[i], ring)
       end
       redis.call('HDEL', key, unpack(names))
     end
@@ -506,7 +511,7 @@ function bk.fast(key, args)
   -- Denied: the oldest counted buckets first, until enough leaves.
   local need = sum + 1 - limit
   lives = lives or bk.fast_buckets(live, 0, newest)
-  local cs = bk.fast_counts(key, lives)
+  local cs = bk.fast_counts(key, lives, ring)
   if cs == nil then
     return nil
   end

@@ -10,10 +10,10 @@
 -- One pattern over all of them, not one per field: past it every
 -- non-empty comma-free item is a plain number (no sign, exponent, hex or
 -- space that tonumber would take), which `+ 0` reads.
-function bk.fetch_digits(key, bs, width)
+function bk.fetch_digits(key, bs, width, ring)
   local names = {}
   for i = 1, #bs do
-    names[i] = int(bs[i])
+    names[i] = bk.field_name(bs[i], ring)
   end
   local got = redis.call('HMGET', key, unpack(names))
   local f = { key = key }
@@ -43,21 +43,21 @@ end
 -- double is not exact): the caller then reads them through bk.field_counts,
 -- which checks each and raises what the module raises. Either way the
 -- fields stay fetched (BK.FETCHED) for bk.get.
-function bk.sum(key, bs, width, start, sub)
+function bk.sum(key, bs, width, start, sub, ring)
   if type(key) == 'table' or #bs == 0 then
-    bk.fetch(key, bs)
+    bk.fetch(key, bs, ring)
     return nil
   end
   local totals = {}
   for i = 1, width do
     local c = start[i] or '0'
     if #c > 15 then
-      bk.fetch(key, bs)
+      bk.fetch(key, bs, ring)
       return nil
     end
     totals[i] = c + 0
   end
-  local got = bk.fetch_digits(key, bs, width)
+  local got = bk.fetch_digits(key, bs, width, ring)
   if got == nil then
     return nil
   end
@@ -109,4 +109,72 @@ function bk.sum(key, bs, width, start, sub)
     end
   end
   return totals
+end
+
+-- ---- counts read one field at a time (checked as the module checks them)
+
+-- A running sum of canonical counts, as bk.sat_add / bk.sat_sub (`sub`)
+-- applied one by one: a number while that is exact (below 8e15, counts of
+-- at most 15 digits), else the decimal string. bk.acc_done turns the
+-- numbers back into digits.
+function bk.acc(acc, c, sub)
+  if #c <= 15 then
+    if type(acc) ~= 'number' and #acc <= 15 then
+      acc = acc + 0
+    end
+    if type(acc) == 'number' then
+      local v = sub and acc - c or acc + c
+      if sub then
+        return v > 0 and v or 0
+      elseif v < 8e15 then
+        return v
+      end
+    end
+  end
+  if type(acc) == 'number' then
+    acc = int(acc)
+  end
+  return sub and bk.sat_sub(acc, c) or bk.sat_add(acc, c)
+end
+
+function bk.acc_done(totals)
+  for i = 1, #totals do
+    if type(totals[i]) == 'number' then
+      totals[i] = int(totals[i])
+    end
+  end
+end
+
+-- Bucket b's own field as `width` counts (zeros when absent). A lone
+-- count of 1 to 15 digits without a leading zero is already canonical: no
+-- split.
+function bk.field_counts(key, b, width, ring)
+  local raw = bk.get(key, bk.field_name(b, ring))
+  if raw ~= nil and #raw <= 15 and #raw > 0 and not raw:find('[^0-9]')
+    and (raw:byte(1) ~= 48 or raw == '0') then
+    local counts = { raw }
+    for i = 2, width do
+      counts[i] = '0'
+    end
+    return counts
+  end
+  local counts = {}
+  if raw ~= nil then
+    counts = bk.decode_counts(raw)
+    if counts == nil or #counts > width then
+      E.foreign_hash()
+    end
+  end
+  for i = #counts + 1, width do
+    counts[i] = '0'
+  end
+  return counts
+end
+
+function bk.resized(counts, width)
+  local out = {}
+  for i = 1, width do
+    out[i] = counts[i] or '0'
+  end
+  return out
 end

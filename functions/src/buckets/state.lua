@@ -192,7 +192,12 @@ end
 
 -- ---- the key
 
-function bk.field_name(b)
+-- layout.rs `Naming::field`: ring names (`ring`) are b mod 4096, an
+-- earlier build's the full index.
+function bk.field_name(b, ring)
+  if ring then
+    return int(b % 4096)
+  end
   return int(b)
 end
 
@@ -225,13 +230,13 @@ BK.FETCHED = {}
 -- of them: one redis.call instead of one each. Each is still decoded (and
 -- checked) only when the call reads it through bk.get, as the module reads
 -- only what it needs.
-function bk.fetch(key, bs)
+function bk.fetch(key, bs, ring)
   if #bs < 2 then
     return
   end
   local names = {}
   for i = 1, #bs do
-    names[i] = bk.field_name(bs[i])
+    names[i] = bk.field_name(bs[i], ring)
   end
   bk.fetch_fields(key, names)
 end
@@ -266,73 +271,10 @@ function bk.get(key, field)
   return v
 end
 
--- A running sum of canonical counts, as bk.sat_add / bk.sat_sub (`sub`)
--- applied one by one: a number while that is exact (below 8e15, counts of
--- at most 15 digits), else the decimal string. bk.acc_done turns the
--- numbers back into digits.
-function bk.acc(acc, c, sub)
-  if #c <= 15 then
-    if type(acc) ~= 'number' and #acc <= 15 then
-      acc = acc + 0
-    end
-    if type(acc) == 'number' then
-      local v = sub and acc - c or acc + c
-      if sub then
-        return v > 0 and v or 0
-      elseif v < 8e15 then
-        return v
-      end
-    end
-  end
-  if type(acc) == 'number' then
-    acc = int(acc)
-  end
-  return sub and bk.sat_sub(acc, c) or bk.sat_add(acc, c)
-end
-
-function bk.acc_done(totals)
-  for i = 1, #totals do
-    if type(totals[i]) == 'number' then
-      totals[i] = int(totals[i])
-    end
-  end
-end
-
--- Bucket b's own field as `width` counts (zeros when absent). A lone
--- count of 1 to 15 digits without a leading zero is already canonical: no
--- split.
-function bk.field_counts(key, b, width)
-  local raw = bk.get(key, bk.field_name(b))
-  if raw ~= nil and #raw <= 15 and #raw > 0 and not raw:find('[^0-9]')
-    and (raw:byte(1) ~= 48 or raw == '0') then
-    local counts = { raw }
-    for i = 2, width do
-      counts[i] = '0'
-    end
-    return counts
-  end
-  local counts = {}
-  if raw ~= nil then
-    counts = bk.decode_counts(raw)
-    if counts == nil or #counts > width then
-      E.foreign_hash()
-    end
-  end
-  for i = #counts + 1, width do
-    counts[i] = '0'
-  end
-  return counts
-end
-
-function bk.resized(counts, width)
-  local out = {}
-  for i = 1, width do
-    out[i] = counts[i] or '0'
-  end
-  return out
-end
-
 BK.KIND = { b = 'RL.BUCKETS', c = 'RL.COUNT' }
+-- A state's tag (layout.rs `Kind::from_state_tag`): the kind, and whether
+-- its fields have ring names.
+BK.STATE_TAG = { b = { 'b', false }, c = { 'c', false }, B = { 'b', true }, C = { 'c', true } }
 
 -- layout.rs `load_blocked`: the state (nil for a missing key, or one
 -- holding only a block) and the end of the block the header carries in its
@@ -347,10 +289,12 @@ function bk.load(key, exists, kind, raw)
   end
   -- Header::parse_blocked
   local items = bk.split(raw)
-  local found = items[1]
+  local tag = BK.STATE_TAG[items[1]]
+  local found = tag and tag[1]
+  local ring = tag and tag[2]
   local untl = nil
   local last = items[#items]
-  if #items >= 2 and BK.KIND[found] ~= nil and last:byte(1) == 98 then
+  if #items >= 2 and found ~= nil and last:byte(1) == 98 then
     -- The block's end: at most 15 digits (exact in a double).
     local neg, digits = bk.item_int(last:sub(2))
     if neg == nil or #digits > 15 then
@@ -359,7 +303,10 @@ function bk.load(key, exists, kind, raw)
     untl = neg and -tonumber(digits) or tonumber(digits)
     items[#items] = nil
     if #items == 1 then
-      -- A key RL.BLOCK made: the kind and the block alone.
+      -- A key RL.BLOCK made: the kind and the block alone (lowercase).
+      if ring then
+        E.foreign_hash()
+      end
       if found ~= kind then
         fail('ERR key holds ' .. BK.KIND[found] .. ' state, not ' .. BK.KIND[kind] .. ' state')
       end
@@ -369,7 +316,7 @@ function bk.load(key, exists, kind, raw)
       return nil, untl
     end
   end
-  if #items < 4 or BK.KIND[found] == nil then
+  if #items < 4 or found == nil then
     E.foreign_hash()
   end
   local p_neg, p_digits = bk.item_int(items[2])
@@ -398,7 +345,11 @@ function bk.load(key, exists, kind, raw)
   local names = {}
   if kind == 'c' then
     -- The names and the newest bucket in one read.
-    bk.fetch_fields(key, { 'f', (n_neg and '-' or '') .. n_digits })
+    local n_name = (n_neg and '-' or '') .. n_digits
+    if ring and #n_digits <= 16 then
+      n_name = bk.field_name(tonumber(n_name), true)
+    end
+    bk.fetch_fields(key, { 'f', n_name })
     local f = bk.get(key, 'f')
     if f == nil then
       E.foreign_hash()
@@ -429,10 +380,11 @@ function bk.load(key, exists, kind, raw)
       current[#current + 1] = counts[i]
     end
   else
-    current = bk.field_counts(key, newest, width)
+    current = bk.field_counts(key, newest, width, ring)
   end
   return {
     kind = kind,
+    ring = ring,
     precision = precision,
     precision_text = p_digits,
     newest = newest,
@@ -480,7 +432,7 @@ function bk.slide(key, state, window, precision, now)
   local p, w = precision, window
   local live_from = bk.floor_div(now - w + 1, p)
   local current = bk.floor_div(now, p)
-  local win = { precision = p, window = w, now = now, live_from = live_from }
+  local win = { precision = p, window = w, now = now, live_from = live_from, ring = true }
   if state == nil then
     win.target = current
     win.newest = nil
@@ -491,6 +443,7 @@ function bk.slide(key, state, window, precision, now)
     return win
   end
   local s = state
+  win.ring = s.ring
   local first_stale = math.max(s.newest - live_from, 0)
   local held, stale = {}, {}
   for j = #s.held, 1, -1 do
@@ -513,11 +466,11 @@ function bk.slide(key, state, window, precision, now)
   if live_from > s.newest then
     totals = bk.resized({}, width)
   elseif #stale <= #held then
-    totals = bk.sum(key, stale, width, s.totals, true)
+    totals = bk.sum(key, stale, width, s.totals, true, s.ring)
     if totals == nil then
       totals = bk.held_copy(s.totals)
       for k_ = 1, #stale do local b = stale[k_]
-        local c = bk.field_counts(key, b, width)
+        local c = bk.field_counts(key, b, width, s.ring)
         for i = 1, width do
           totals[i] = bk.acc(totals[i], c[i], true)
         end
@@ -529,11 +482,11 @@ function bk.slide(key, state, window, precision, now)
     for k_ = 1, #held do
       bs[k_] = s.newest - 1 - held[k_]
     end
-    totals = bk.sum(key, bs, width, s.current, false)
+    totals = bk.sum(key, bs, width, s.current, false, s.ring)
     if totals == nil then
       totals = bk.resized(s.current, width)
       for k_ = 1, #bs do
-        local c = bk.field_counts(key, bs[k_], width)
+        local c = bk.field_counts(key, bs[k_], width, s.ring)
         for k = 1, width do
           totals[k] = bk.acc(totals[k], c[k], false)
         end
@@ -565,11 +518,12 @@ function bk.read_bucket(key, win, b, width)
   if win.newest == b then
     return bk.resized(win.newest_counts, width)
   end
-  return bk.field_counts(key, b, width)
+  return bk.field_counts(key, b, width, win.ring)
 end
 
-function bk.header(kind, precision, newest, held, totals, current)
-  local line = kind .. ',' .. int(precision) .. ',' .. int(newest) .. ',' .. bk.held_write(held)
+-- `ring`: the state's fields have ring names (the tag in uppercase).
+function bk.header(kind, precision, newest, held, totals, current, ring)
+  local line = (ring and kind:upper() or kind) .. ',' .. int(precision) .. ',' .. int(newest) .. ',' .. bk.held_write(held)
     .. ',' .. bk.encode_counts(totals)
   if #current > 0 then
     line = line .. ',' .. bk.encode_counts(current)
@@ -608,18 +562,30 @@ function bk.write(win, kind, bucket, totals, names)
       end
     end
   end
-  local header = bk.header(kind, win.precision, win.target, held, totals, in_header)
+  -- An earlier build's key takes ring names once none of its fields
+  -- stays (an RL.COUNT newest bucket that stays keeps its field).
+  local ring = win.ring or (#held == 0 and (kind == 'b' or win.newest ~= win.target))
+  local header = bk.header(kind, win.precision, win.target, held, totals, in_header, ring)
   if kind == 'c' and names ~= nil then
     fields[#fields + 1] = { 'f', table.concat(names, ',') }
   end
   if kind == 'c' then
-    fields[#fields + 1] = { bk.field_name(win.target), bk.encode_counts(bucket) }
+    fields[#fields + 1] = { bk.field_name(win.target, ring), bk.encode_counts(bucket) }
   elseif flush ~= nil then
-    fields[#fields + 1] = { bk.field_name(flush), bk.encode_counts(win.newest_counts) }
+    fields[#fields + 1] = { bk.field_name(flush, ring), bk.encode_counts(win.newest_counts) }
+  end
+  -- Stale fields by the names they have; one a new field reuses is set,
+  -- not deleted (record sets before it deletes).
+  local set = {}
+  for k_ = 1, #fields do
+    set[fields[k_][1]] = true
   end
   local delete = {}
-  for i = 1, #win.stale do local b = win.stale[i]
-    delete[i] = bk.field_name(b)
+  for i = 1, #win.stale do
+    local name = bk.field_name(win.stale[i], win.ring)
+    if not set[name] then
+      delete[#delete + 1] = name
+    end
   end
   return {
     header = header,

@@ -52,10 +52,10 @@ fn the_first_denial_blocks_and_later_calls_count_nothing() {
     let r = req(2, Some(5_000));
     assert!(run(&mut h, &r, 10_000).allowed);
     assert!(run(&mut h, &r, 10_050).allowed);
-    assert_eq!(header(&h), b"b,100,100,0,2,2");
+    assert_eq!(header(&h), b"B,100,100,0,2,2");
     let first = run(&mut h, &r, 10_060);
     assert_eq!((first.allowed, first.blocked), (false, false));
-    assert_eq!(header(&h), b"b,100,100,0,2,2,b15060");
+    assert_eq!(header(&h), b"B,100,100,0,2,2,b15060");
     assert_eq!(h.expire_at_ms, Some(15_060));
     let before = h.clone();
     // The window empties at 11_099; the block holds on: denied, with
@@ -73,7 +73,7 @@ fn the_first_denial_blocks_and_later_calls_count_nothing() {
     // the block's item is gone from the header.
     let d = run(&mut h, &r, 15_060);
     assert_eq!(d.to_reply(), [1, 1, 0, 1039]);
-    assert_eq!(header(&h), b"b,100,150,0,1,1");
+    assert_eq!(header(&h), b"B,100,150,0,1,1");
 }
 
 #[test]
@@ -81,7 +81,7 @@ fn a_denial_without_block_leaves_an_ended_block_as_it_is() {
     let mut h = MemoryHash::new();
     run(&mut h, &req(1, Some(100)), 1_000);
     run(&mut h, &req(1, Some(100)), 1_001);
-    assert_eq!(header(&h), b"b,100,10,0,1,1,b1101");
+    assert_eq!(header(&h), b"B,100,10,0,1,1,b1101");
     let before = h.clone();
     // Ended, still full: an ordinary denial, nothing written.
     let d = run(&mut h, &req(1, None), 1_200);
@@ -89,7 +89,7 @@ fn a_denial_without_block_leaves_an_ended_block_as_it_is() {
     assert_eq!(h, before);
     // Its BLOCK sets a new block in place of the old item.
     run(&mut h, &req(1, Some(50)), 1_300);
-    assert_eq!(header(&h), b"b,100,10,0,1,1,b1350");
+    assert_eq!(header(&h), b"B,100,10,0,1,1,b1350");
 }
 
 #[test]
@@ -98,16 +98,16 @@ fn rl_block_keeps_the_state_and_unblock_lifts_it() {
     assert!(run(&mut h, &req(5, None), 10_000).allowed);
     let w = hash::block(&mut h, 20_000).unwrap();
     h.apply(&w);
-    assert_eq!(header(&h), b"b,100,100,0,1,1,b20000");
+    assert_eq!(header(&h), b"B,100,100,0,1,1,b20000");
     assert_eq!(h.expire_at_ms, Some(20_000));
     // Blocked again by hand: the end replaced, not added.
     block(&mut h, 30_000);
-    assert_eq!(header(&h), b"b,100,100,0,1,1,b30000");
+    assert_eq!(header(&h), b"B,100,100,0,1,1,b30000");
     let Some(HashChange::Set(w)) = hash::unblock(&mut h, 10_100).unwrap() else {
         panic!("a block holds");
     };
     h.apply(&w);
-    assert_eq!(header(&h), b"b,100,100,0,1,1");
+    assert_eq!(header(&h), b"B,100,100,0,1,1");
     // The expiry stays where the block put it.
     assert_eq!(h.expire_at_ms, Some(30_000));
     assert_eq!(run(&mut h, &req(5, None), 10_200).to_reply()[..2], [1, 3]);
@@ -131,7 +131,7 @@ fn rl_block_on_a_missing_key_holds_the_block_alone() {
     // Once it ends, the key is a new one to RL.BUCKETS.
     let d = run(&mut h, &req(5, None), 9_000);
     assert_eq!(d.to_reply()[..2], [1, 4]);
-    assert_eq!(header(&h), b"b,100,90,0,1,1");
+    assert_eq!(header(&h), b"B,100,90,0,1,1");
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn refunds_and_charges_keep_a_block_that_holds() {
     run(&mut h, &req(3, None), 10_000);
     block(&mut h, 50_000);
     assert_eq!(run(&mut h, &Refund(req(3, None)), 10_100), 1);
-    assert_eq!(header(&h), b"b,100,100,0,1,1,b50000");
+    assert_eq!(header(&h), b"B,100,100,0,1,1,b50000");
     let c = run(
         &mut h,
         &Charge(BucketsRequest {
@@ -152,14 +152,14 @@ fn refunds_and_charges_keep_a_block_that_holds() {
     );
     assert_eq!(c.charged, 4);
     assert!(c.after.blocked);
-    assert_eq!(header(&h), b"b,100,102,2,5,4,b50000");
+    assert_eq!(header(&h), b"B,100,102,2,5,4,b50000");
     // On a key holding only a block: the charge starts the state.
     let mut h = MemoryHash::new();
     block(&mut h, 50_000);
     assert_eq!(run(&mut h, &Refund(req(3, None)), 10_100), 0);
     assert_eq!(header(&h), b"b,b50000");
     run(&mut h, &Charge(req(3, None)), 10_100);
-    assert_eq!(header(&h), b"b,100,101,0,1,1,b50000");
+    assert_eq!(header(&h), b"B,100,101,0,1,1,b50000");
     assert_eq!(h.expire_at_ms, Some(50_000));
 }
 
@@ -173,6 +173,8 @@ fn headers_with_a_block_rl_did_not_write_are_refused() {
         b"b,100,100,0,1,1,b5,1",
         b"b,b5,1",
         b"b,b",
+        // RL.BLOCK writes the lowercase tag alone.
+        b"B,b5",
     ] {
         let mut h = MemoryHash::new();
         h.fields.insert(FIELD_HEADER.to_vec(), bad.to_vec());

@@ -17,9 +17,9 @@
 //! |---|---|
 //! | `h` | header: `kind,precision,newest,held,totals...[,current]` |
 //! | `f` | RL.COUNT only: the counted field names, comma-separated |
-//! | `<b>` | bucket `b` (decimal index): its counts, one per counted field |
+//! | `<b mod 4096>` | bucket `b`: its counts, one per counted field |
 //!
-//! `kind` is `b` (RL.BUCKETS) or `c` (RL.COUNT); `newest` is the newest
+//! `kind` is `B` (RL.BUCKETS) or `C` (RL.COUNT); `newest` is the newest
 //! bucket written; `held` says which older buckets have a field
 //! ([`HeldBuckets`], hex); `totals` are the running totals of the held
 //! buckets, one per counted field. For RL.BUCKETS, `current` is the count
@@ -34,6 +34,16 @@
 //! lone small count as an integer in one or two bytes. (Releases before
 //! 0.2 padded every count to 9 digits; such keys are read as they are and
 //! rewritten plainly as they change.)
+//!
+//! A bucket's field is named by its index modulo [`RING`] ([`Naming::Ring`]):
+//! a listpack stores 0..4095 as a 13-bit integer (2 bytes), where a full
+//! index (about 9e10 for 20 ms buckets) takes 8. The names stay unique
+//! because every field a key holds is within [`super::held::MAX_BITS`]
+//! (2,000) buckets of the newest. Keys of earlier builds name fields by the
+//! full decimal index and carry the kind in lowercase (`b`, `c`:
+//! [`Naming::Index`]); they are read, evicted, refunded and charged by those
+//! names, and take the ring names at the first write that leaves them no
+//! bucket field (all the older ones evicted in that same write).
 
 use smallvec::SmallVec;
 
@@ -95,6 +105,53 @@ impl Kind {
             .into_iter()
             .find(|k| k.tag() == tag)
     }
+
+    /// The header's first item for a state whose fields are named by
+    /// `naming`: the tag, in uppercase for ring names.
+    fn state_tag(self, naming: Naming) -> &'static [u8] {
+        match (self, naming) {
+            (kind, Naming::Index) => kind.tag(),
+            (Kind::Buckets, Naming::Ring) => b"B",
+            (Kind::Count, Naming::Ring) => b"C",
+        }
+    }
+
+    /// The kind and naming a state's first header item gives.
+    pub(crate) fn from_state_tag(tag: &[u8]) -> Option<(Kind, Naming)> {
+        match tag {
+            b"B" => Some((Kind::Buckets, Naming::Ring)),
+            b"C" => Some((Kind::Count, Naming::Ring)),
+            _ => Kind::from_tag(tag).map(|k| (k, Naming::Index)),
+        }
+    }
+}
+
+/// Bucket names go round modulo this: 13-bit listpack integers, and more
+/// than twice the widest held set a header may carry (no two fields a key
+/// holds share a name).
+pub const RING: i64 = 4096;
+const _: () = assert!(RING > super::held::MAX_BITS as i64 + 1);
+
+/// How a key names its bucket fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    /// Earlier builds: the full decimal index.
+    Index,
+    /// The index modulo [`RING`], 0 to 4095.
+    Ring,
+}
+
+impl Naming {
+    /// The field name of bucket `b`.
+    pub fn field(self, b: i64) -> Bytes {
+        let name = match self {
+            Naming::Index => b,
+            Naming::Ring => b.rem_euclid(RING),
+        };
+        let mut line: Line<21> = Line::new();
+        line.signed(name);
+        Bytes::from_slice(line.as_slice())
+    }
 }
 
 /// Read access to the key's hash. Implementations never write.
@@ -135,6 +192,8 @@ impl HashWrite {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct State {
     pub kind: Kind,
+    /// How its bucket fields are named.
+    pub naming: Naming,
     pub precision: u64,
     pub newest: i64,
     /// Which buckets older than `newest` have a field.
@@ -145,13 +204,6 @@ pub struct State {
     pub current: Counts,
     /// RL.COUNT field names, in the order of the counts; empty for RL.BUCKETS.
     pub names: Vec<Vec<u8>>,
-}
-
-/// The field name of bucket `b`.
-pub fn bucket_field(b: i64) -> Bytes {
-    let mut line: Line<21> = Line::new();
-    line.signed(b);
-    Bytes::from_slice(line.as_slice())
 }
 
 fn push_counts<const N: usize>(line: &mut Line<N>, counts: &[u64]) {
@@ -185,6 +237,7 @@ pub fn decode_counts(bytes: &[u8]) -> Option<Counts> {
 /// (`current` empty for RL.COUNT).
 pub fn encode_header(
     kind: Kind,
+    naming: Naming,
     precision: i64,
     newest: i64,
     held: &HeldBuckets,
@@ -192,7 +245,7 @@ pub fn encode_header(
     current: &[u64],
 ) -> Bytes {
     let mut line: Line = Line::new();
-    line.bytes(kind.tag());
+    line.bytes(kind.state_tag(naming));
     for v in [precision, newest] {
         line.byte(b',');
         line.signed(v);
@@ -285,6 +338,7 @@ impl<'a> Items<'a> {
 /// command and the names.
 pub(super) struct Header {
     pub(super) kind: Kind,
+    pub(super) naming: Naming,
     pub(super) precision: i64,
     pub(super) newest: i64,
     pub(super) held: HeldBuckets,
@@ -311,8 +365,10 @@ impl Header {
     #[inline(always)]
     pub(super) fn parse_blocked(bytes: &[u8]) -> Option<(Option<Header>, Option<i64>)> {
         let mut items = Items { rest: Some(bytes) };
-        let kind = Kind::from_tag(items.next()?)?;
+        let (kind, naming) = Kind::from_state_tag(items.next()?)?;
         if let Some(until) = items.block() {
+            // RL.BLOCK writes the lowercase tag alone: no fields to name.
+            let until = until.filter(|_| naming == Naming::Index);
             return Some((None, Some(until?)));
         }
         let precision = items.int()?;
@@ -329,6 +385,7 @@ impl Header {
         }
         let header = Header {
             kind,
+            naming,
             precision,
             newest,
             held,
@@ -384,9 +441,10 @@ pub fn load_blocked(
     }
     let header = view.get(FIELD_HEADER).ok_or(RlError::ForeignHash)?;
     let (parsed, blocked_until) = Header::parse_blocked(&header).ok_or(RlError::ForeignHash)?;
-    let found = parsed
-        .as_ref()
-        .map_or_else(|| Kind::from_tag(&header[..1]).unwrap_or(kind), |h| h.kind);
+    let found = parsed.as_ref().map_or_else(
+        || Kind::from_state_tag(&header[..1]).map_or(kind, |(k, _)| k),
+        |h| h.kind,
+    );
     if found != kind {
         return Err(RlError::WrongKind {
             found: found.command(),
@@ -411,6 +469,7 @@ fn load_state(
 ) -> Result<Option<State>, RlError> {
     let Header {
         kind: _,
+        naming,
         precision,
         newest,
         held,
@@ -442,10 +501,11 @@ fn load_state(
     let current = if kind.header_holds_newest() {
         Counts::from_slice(current)
     } else {
-        field_counts(view, newest, width)?
+        field_counts(view, naming, newest, width)?
     };
     Ok(Some(State {
         kind,
+        naming,
         precision: precision as u64,
         newest,
         held,
@@ -458,10 +518,11 @@ fn load_state(
 /// Bucket `b`'s own field as counts (zeros when absent), `width` of them.
 pub(super) fn field_counts(
     view: &mut impl HashView,
+    naming: Naming,
     b: i64,
     width: usize,
 ) -> Result<Counts, RlError> {
-    let mut counts = match view.get(&bucket_field(b)) {
+    let mut counts = match view.get(&naming.field(b)) {
         Some(raw) => decode_counts(&raw).ok_or(RlError::ForeignHash)?,
         None => Counts::new(),
     };
@@ -504,13 +565,14 @@ impl MemoryHash {
 }
 
 impl MemoryHash {
-    /// The bucket fields the header says exist (its newest bucket's own
-    /// field too for RL.COUNT), to compare with the fields there are.
+    /// The names of the bucket fields the header says exist (its newest
+    /// bucket's own field too for RL.COUNT), as numbers, to compare with
+    /// the fields there are.
     pub fn fields_the_header_names(&mut self) -> Vec<i64> {
         let Some(h) = self.fields.get(FIELD_HEADER) else {
             return Vec::new();
         };
-        let kind = Kind::from_tag(&h[..1]).expect("an rl header");
+        let (kind, _) = Kind::from_state_tag(&h[..1]).expect("an rl header");
         let state = load(self, kind).expect("an rl key").expect("present");
         let mut named: Vec<i64> = state
             .held
@@ -520,11 +582,13 @@ impl MemoryHash {
         if !kind.header_holds_newest() {
             named.push(state.newest);
         }
+        let name = |b: i64| Items::whole_int(&state.naming.field(b)).expect("a number");
+        let mut named: Vec<i64> = named.into_iter().map(name).collect();
         named.sort_unstable();
         named
     }
 
-    /// The bucket fields there are.
+    /// The bucket fields there are (their names as numbers).
     pub fn bucket_indexes(&self) -> Vec<i64> {
         let mut found: Vec<i64> = self
             .fields

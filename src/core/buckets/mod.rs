@@ -14,6 +14,8 @@ pub mod window;
 #[cfg(test)]
 mod block_tests;
 #[cfg(test)]
+mod naming_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::core::decision::Decision;

@@ -17,8 +17,8 @@ use smallvec::SmallVec;
 
 use super::decide::keep_block;
 use super::layout::{
-    bucket_field, encode_counts, encode_header, field_counts, load_blocked, Bytes, HashView,
-    HashWrite, Kind, FIELD_HEADER,
+    encode_counts, encode_header, field_counts, load_blocked, Bytes, HashView, HashWrite, Kind,
+    FIELD_HEADER,
 };
 use super::request::BucketsRequest;
 use super::window::{resolve_precision, slide};
@@ -79,22 +79,24 @@ impl<V: HashView> Limiter<V> for Refund<BucketsRequest> {
                 break;
             }
             let b = newest - 1 - i as i64;
-            let count = field_counts(view, b, 1)?[0];
+            let count = field_counts(view, win.naming, b, 1)?[0];
             let taken = left.min(count);
             left -= taken;
             if count == taken {
-                delete.push(bucket_field(b));
+                delete.push(win.naming.field(b));
                 held_set.remove(i);
             } else {
-                fields.push((bucket_field(b), encode_counts(&[count - taken])));
+                fields.push((win.naming.field(b), encode_counts(&[count - taken])));
             }
         }
         let refunded = n - left;
         // The totals of every field still held, those outside this window
         // included.
         let all_held = state.as_ref().and_then(|s| s.totals.first().copied());
+        // A refund keeps the key's naming: its fields stay where they are.
         let header = encode_header(
             Kind::Buckets,
+            win.naming,
             win.precision,
             newest,
             &held_set,
@@ -206,15 +208,15 @@ mod tests {
         admit(&mut h, &r(2), 10_250); // bucket 102
         admit(&mut h, &r(4), 10_500); // bucket 105, in the header
         let expiry = h.expire_at_ms;
-        assert_eq!(field(&h, "h").as_deref(), Some("b,100,105,14,9,4"));
+        assert_eq!(field(&h, "h").as_deref(), Some("B,100,105,14,9,4"));
         // Newest first: bucket 105 empties, 102 gives one of its two.
         assert_eq!(refund(&mut h, &r(5), 10_600), 5);
-        assert_eq!(field(&h, "h").as_deref(), Some("b,100,105,14,4,0"));
+        assert_eq!(field(&h, "h").as_deref(), Some("B,100,105,14,4,0"));
         assert_eq!(field(&h, "102").as_deref(), Some("1"));
         assert_eq!(field(&h, "100").as_deref(), Some("3"));
         // 102 empties: its field and its bit (2) go.
         assert_eq!(refund(&mut h, &r(2), 10_600), 2);
-        assert_eq!(field(&h, "h").as_deref(), Some("b,100,105,10,2,0"));
+        assert_eq!(field(&h, "h").as_deref(), Some("B,100,105,10,2,0"));
         assert_eq!(field(&h, "102"), None);
         assert_eq!(field(&h, "100").as_deref(), Some("2"));
         assert_eq!(h.expire_at_ms, expiry, "the expiry never moves");
@@ -222,10 +224,10 @@ mod tests {
         // takes only from what counts, and leaves bucket 100 (and its
         // share of the totals) for the next admission to evict.
         admit(&mut h, &r(1), 11_050);
-        assert_eq!(field(&h, "h").as_deref(), Some("b,100,110,200,3,1"));
+        assert_eq!(field(&h, "h").as_deref(), Some("B,100,110,200,3,1"));
         assert_eq!(refund(&mut h, &r(3), 11_099), 1);
         assert_eq!(field(&h, "100").as_deref(), Some("2"));
-        assert_eq!(field(&h, "h").as_deref(), Some("b,100,110,200,2,0"));
+        assert_eq!(field(&h, "h").as_deref(), Some("B,100,110,200,2,0"));
         // Nothing counts any more: nothing given back, nothing written.
         let before = h.clone();
         assert_eq!(refund(&mut h, &r(1), 11_099), 0);
@@ -247,7 +249,7 @@ mod tests {
         let short = req(10, 2_000, 1000, 1);
         assert_eq!(refund(&mut h, &short, t + 3_000), 1);
         assert_eq!(field(&h, "100").as_deref(), Some("9"));
-        assert_eq!(field(&h, "h").as_deref(), Some("b,1000,103,4,9,0"));
+        assert_eq!(field(&h, "h").as_deref(), Some("B,1000,103,4,9,0"));
         // One unit was given back: one more admitted, not ten.
         assert!(admit(&mut h, &key(1), t + 3_000).allowed);
         assert!(!admit(&mut h, &key(1), t + 3_000).allowed);

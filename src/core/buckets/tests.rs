@@ -62,7 +62,7 @@ mod tables {
         // bucket's count.
         assert_eq!(h.bucket_count(), 0);
         assert_eq!(h.fields.len(), 1);
-        assert_eq!(h.fields[&b"h"[..]], b"b,100,500,0,3,3");
+        assert_eq!(h.fields[&b"h"[..]], b"B,100,500,0,3,3");
         // It must live until 51_099; the expiry moved with a slack of
         // window/4.
         assert_eq!(h.expire_at_ms, Some(51_099 + 250));
@@ -134,12 +134,12 @@ mod tables {
         );
         // At 1_300 buckets 0..=2 have left (bucket 2 left at 1_299).
         let w = decide(&mut h, &r, 1_300).unwrap().write.unwrap();
-        assert_eq!(w.delete, [bucket_field(0), bucket_field(2)]);
+        assert_eq!(w.delete, [Naming::Ring.field(0), Naming::Ring.field(2)]);
         h.apply(&w);
         // Bucket 9 got its own field when bucket 13 started: bit 3
         // (13 - 1 - 3) of the held set.
         assert_eq!(h.fields[&b"9"[..]], b"1");
-        assert_eq!(h.fields[&b"h"[..]], b"b,100,13,8,2,1");
+        assert_eq!(h.fields[&b"h"[..]], b"B,100,13,8,2,1");
     }
 
     #[test]
@@ -186,7 +186,7 @@ mod tables {
         assert_eq!(call(&mut h, &r, 5_000), [1, 1, 0, 1099]);
         // Back 3 s: the event goes into the newest bucket (50), not bucket 20.
         assert_eq!(call(&mut h, &r, 2_000), [1, 0, 0, 4099]);
-        assert_eq!(h.fields[&b"h"[..]], b"b,100,50,0,2,2");
+        assert_eq!(h.fields[&b"h"[..]], b"B,100,50,0,2,2");
         assert_eq!(call(&mut h, &r, 2_001), [0, 0, 4098, 4098]);
     }
 
@@ -223,6 +223,12 @@ mod tables {
         let h = Header::parse(b"b,1000,-17,1f,000000003,000000001").expect("rl's");
         assert_eq!((h.kind, h.precision, h.newest), (Kind::Buckets, 1000, -17));
         assert_eq!((h.held.highest(), &h.counts[..]), (Some(4), &[3, 1][..]));
+        assert_eq!(h.naming, Naming::Index);
+        let h = Header::parse(b"B,1000,-17,1f,3,1").expect("rl's");
+        assert_eq!(
+            (h.kind, h.naming, h.newest),
+            (Kind::Buckets, Naming::Ring, -17)
+        );
         let h = Header::parse(b"c,1,999999999999999999,0,0").expect("18 digits");
         assert_eq!(
             (h.newest, &h.counts[..]),
@@ -232,6 +238,8 @@ mod tables {
             &b""[..],
             b"b",
             b"x,1,0,0,1,1",
+            b"R,1,0,0,1,1",
+            b"Bb,1,0,0,1,1",
             b"b,1,0,0,1,1,",
             b"b,1,,0,1,1",
             b"b,1,-,0,1,1",
@@ -254,10 +262,26 @@ mod tables {
         let bits = crate::core::buckets::held::MAX_BITS;
         let mut held = HeldBuckets::default();
         (0..bits).for_each(|i| held.insert(i));
-        let h = encode_header(Kind::Count, i64::MIN, i64::MIN, &held, &max, &[]);
+        let h = encode_header(
+            Kind::Count,
+            Naming::Index,
+            i64::MIN,
+            i64::MIN,
+            &held,
+            &max,
+            &[],
+        );
         assert_eq!(h.len(), 1 + 2 * 21 + 1 + bits / 4 + max.len() * 21);
         let one = [u64::MAX];
-        let h = encode_header(Kind::Buckets, i64::MIN, i64::MIN, &held, &one, &one);
+        let h = encode_header(
+            Kind::Buckets,
+            Naming::Ring,
+            i64::MIN,
+            i64::MIN,
+            &held,
+            &one,
+            &one,
+        );
         assert_eq!(h.len(), 1 + 2 * 21 + 1 + bits / 4 + 2 * 21);
     }
 

@@ -6,8 +6,8 @@ use smallvec::SmallVec;
 
 use super::held::HeldBuckets;
 use super::layout::{
-    bucket_field, encode_counts, encode_header, field_counts, Bytes, Counts, HashView, HashWrite,
-    Kind, State, FIELD_NAMES, MAX_CLOCK_MS,
+    encode_counts, encode_header, field_counts, Bytes, Counts, HashView, HashWrite, Kind, Naming,
+    State, FIELD_NAMES, MAX_CLOCK_MS,
 };
 use super::request::{check_precision_within, default_precision, MAX_BUCKETS};
 use crate::core::error::RlError;
@@ -59,6 +59,8 @@ pub struct Window {
     pub target: i64,
     /// Newest bucket written before this call (`None` for a new key).
     pub newest: Option<i64>,
+    /// How the stored fields are named (ring names for a new key).
+    pub naming: Naming,
     /// Which buckets older than `newest` have a field, after eviction.
     pub held: HeldBuckets,
     /// Counts of that newest bucket (RL.BUCKETS: from the header; RL.COUNT:
@@ -114,6 +116,7 @@ pub fn slide(
             live_from,
             target: current,
             newest: None,
+            naming: Naming::Ring,
             held: HeldBuckets::default(),
             newest_counts: Counts::new(),
             totals: Counts::new(),
@@ -151,7 +154,10 @@ pub fn slide(
             // Copies by `from_slice`: a SmallVec's `clone` goes item by item.
             let mut totals = Counts::from_slice(&s.totals);
             for &b in &stale {
-                for (t, c) in totals.iter_mut().zip(field_counts(view, b, width)?) {
+                for (t, c) in totals
+                    .iter_mut()
+                    .zip(field_counts(view, s.naming, b, width)?)
+                {
                     *t = t.saturating_sub(c);
                 }
             }
@@ -162,7 +168,10 @@ pub fn slide(
             let mut totals = Counts::from_slice(&s.current);
             totals.resize(width, 0);
             for b in held.bits().map(|i| s.newest - 1 - i as i64) {
-                for (t, c) in totals.iter_mut().zip(field_counts(view, b, width)?) {
+                for (t, c) in totals
+                    .iter_mut()
+                    .zip(field_counts(view, s.naming, b, width)?)
+                {
                     *t = t.saturating_add(c);
                 }
             }
@@ -177,6 +186,7 @@ pub fn slide(
         live_from,
         target,
         newest: Some(s.newest),
+        naming: s.naming,
         held,
         newest_counts: Counts::from_slice(&s.current),
         totals,
@@ -197,7 +207,7 @@ pub fn read_bucket(
         counts.resize(width, 0);
         return Ok(counts);
     }
-    field_counts(view, b, width)
+    field_counts(view, win.naming, b, width)
 }
 
 /// The write for an accepted event: the header with the new totals; the
@@ -239,19 +249,48 @@ pub fn write(
             flush = kind.header_holds_newest().then_some(newest);
         }
     }
-    let header = encode_header(kind, win.precision, win.target, &held, totals, in_header);
+    // A key of an earlier build takes ring names once none of its fields
+    // stays (an RL.COUNT newest bucket that stays keeps its field): every
+    // name it had goes in this write's deletions.
+    let naming = match win.naming {
+        Naming::Index
+            if held.is_empty()
+                && (kind.header_holds_newest() || win.newest != Some(win.target)) =>
+        {
+            Naming::Ring
+        }
+        naming => naming,
+    };
+    let header = encode_header(
+        kind,
+        naming,
+        win.precision,
+        win.target,
+        &held,
+        totals,
+        in_header,
+    );
     if let (Kind::Count, Some(names)) = (kind, names) {
         fields.push((Bytes::from_slice(FIELD_NAMES), names.join(&b","[..]).into()));
     }
     if !kind.header_holds_newest() {
-        fields.push((bucket_field(win.target), encode_counts(bucket)));
+        fields.push((naming.field(win.target), encode_counts(bucket)));
     } else if let Some(newest) = flush {
-        fields.push((bucket_field(newest), encode_counts(&win.newest_counts)));
+        fields.push((naming.field(newest), encode_counts(&win.newest_counts)));
     }
+    // Stale fields go by the names they have. One a new field reuses (ring
+    // names repeat after 4,096 buckets; a converted key's old index may be
+    // a ring name) is set, not deleted: the host sets before it deletes.
+    let delete = win
+        .stale
+        .iter()
+        .map(|&b| win.naming.field(b))
+        .filter(|name| fields.iter().all(|(f, _)| f != name))
+        .collect();
     HashWrite {
         header,
         fields,
-        delete: win.stale.iter().map(|&b| bucket_field(b)).collect(),
+        delete,
         expiry: Expiry::new(win.leaves_at(win.target), win.window_ms),
     }
 }

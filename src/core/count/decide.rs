@@ -189,7 +189,7 @@ mod tests {
         assert_eq!(h.fields[&b"f"[..]], b"success,failure,timeout");
         // Header: kind, precision, newest, held (bucket 10, bit 0), the
         // totals; bucket 10 kept the width it had.
-        assert_eq!(h.fields[&b"h"[..]], &b"c,100,11,1,1,0,1"[..]);
+        assert_eq!(h.fields[&b"h"[..]], &b"C,100,11,1,1,0,1"[..]);
         assert_eq!(h.fields[&b"10"[..]], b"1,0");
         assert_eq!(h.fields[&b"11"[..]], b"0,0,1");
         assert_eq!(h.bucket_count(), 2);

@@ -100,6 +100,32 @@ impl Header {
         out.sort_unstable();
         out
     }
+
+    /// Bucket `b`'s field name, as a number: the index mod 4096 under the
+    /// uppercase kinds (`B`, `C`), the index itself under an earlier
+    /// build's (`b`, `c`).
+    pub fn field_name(&self, b: i64) -> i64 {
+        if self.kind.chars().all(|k| k.is_ascii_uppercase()) {
+            b.rem_euclid(4096)
+        } else {
+            b
+        }
+    }
+
+    /// The names of the fields the held set names (RL.COUNT's newest
+    /// bucket's too), sorted.
+    pub fn held_fields(&self) -> Vec<i64> {
+        let mut out: Vec<i64> = self
+            .held_buckets()
+            .into_iter()
+            .map(|b| self.field_name(b))
+            .collect();
+        if self.kind.eq_ignore_ascii_case("c") {
+            out.push(self.field_name(self.newest));
+        }
+        out.sort_unstable();
+        out
+    }
 }
 
 pub fn header(c: &mut redis::Connection, key: &str) -> Header {
