@@ -47,12 +47,23 @@ pub fn member_integer(bytes: &[u8]) -> Option<i64> {
     if bytes.len() > 20 || !matches!(digits.first(), Some(b'1'..=b'9')) {
         return None;
     }
+    // 19 digits stay below u64::MAX (rl's members have 19): only a 20th
+    // can overflow, so only it is checked.
+    let (head, tail) = digits.split_at(digits.len().min(19));
     let mut v: u64 = 0;
-    for &b in digits {
-        if !b.is_ascii_digit() {
+    for &b in head {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
             return None;
         }
-        v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+        v = v * 10 + u64::from(d);
+    }
+    for &b in tail {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(d))?;
     }
     if negative {
         0i64.checked_sub_unsigned(v)
@@ -290,6 +301,10 @@ mod tests {
             (b"9223372036854775808", None),
             (b"-9223372036854775809", None),
             (b"18446744073709551616", None),
+            (b"99999999999999999999", None),
+            (b"9999999999999999999", None),
+            (b"-9999999999999999999", None),
+            (b"999999999999999999", Some(999_999_999_999_999_999)),
             (b"-0", None),
             (b"00", None),
             (b"07", None),
