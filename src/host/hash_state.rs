@@ -219,14 +219,18 @@ impl HashState<'_> {
         for (f, value) in std::iter::once(header).chain(others) {
             applied.set.extend([f, create(value)]);
         }
-        // Two pairs at a time: the usual admit that starts a bucket sets the
-        // header and the bucket that just became older in one call.
+        // Up to three pairs at a time: the usual admit that starts a bucket
+        // sets the header, the bucket that just became older and the new one
+        // in one call (each call costs the server its own checks).
         let end = ptr::null::<c_char>();
-        for pairs in applied.set.chunks(4) {
+        for pairs in applied.set.chunks(6) {
             // SAFETY: key is open for writing; the server copies fields and
             // values; the argument list ends with NULL.
             unsafe {
                 match *pairs {
+                    [f, v, g, u, h, w] => {
+                        api!(HashSet)(self.key.raw, ffi::HASH_NONE, f, v, g, u, h, w, end)
+                    }
                     [f, v, g, u] => api!(HashSet)(self.key.raw, ffi::HASH_NONE, f, v, g, u, end),
                     [f, v] => api!(HashSet)(self.key.raw, ffi::HASH_NONE, f, v, end),
                     _ => 0, // never: `set` holds whole pairs

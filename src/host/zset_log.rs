@@ -19,7 +19,8 @@ use crate::core::decimal::Line;
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
 use crate::core::slide::log::{
-    Admission, Entry, LogView, LogWrite, Oldest, BLOCK_MEMBER, BLOCK_MEMBER_TEXT, MEMBERS_PER_MS,
+    member_integer, Admission, Entry, LogView, LogWrite, Oldest, BLOCK_MEMBER, BLOCK_MEMBER_TEXT,
+    MEMBERS_PER_MS,
 };
 
 /// Entries an iterator walks before a count or an index goes through the
@@ -636,18 +637,17 @@ impl LogView for ZsetLog<'_> {
 /// the block's member as [`BLOCK_MEMBER`], and the integer that stands
 /// for it as no integer (not rl's).
 fn integer(ele: *mut ffi::Str) -> Option<i64> {
-    let mut value: i64 = 0;
-    // SAFETY: ele is a live server string.
-    if unsafe { api!(StringToLongLong)(ele, &mut value) } == OK {
-        return (value != BLOCK_MEMBER).then_some(value);
-    }
     let mut len: usize = 0;
-    // SAFETY: as above; the pointer is read for `len` bytes while ele lives.
+    // SAFETY: ele is a live server string; the pointer is read for `len`
+    // bytes while ele lives.
     let bytes = unsafe {
         let ptr = api!(StringPtrLen)(ele, &mut len);
         std::slice::from_raw_parts(ptr.cast::<u8>(), len)
     };
-    (bytes == BLOCK_MEMBER_TEXT).then_some(BLOCK_MEMBER)
+    match member_integer(bytes) {
+        Some(value) => (value != BLOCK_MEMBER).then_some(value),
+        None => (bytes == BLOCK_MEMBER_TEXT).then_some(BLOCK_MEMBER),
+    }
 }
 
 /// A score as whole ms. rl writes whole, finite ms (log entries and

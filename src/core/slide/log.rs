@@ -32,6 +32,46 @@ pub fn member(score: i64, n: i64) -> i64 {
     score * MEMBERS_PER_MS + n
 }
 
+/// A member's bytes as the integer the server reads them as (its
+/// `string2ll`, which `RedisModule_StringToLongLong` calls): an optional
+/// `-`, then `0` alone or digits without a leading zero, in `i64`, at most
+/// 20 bytes; `None` for anything else. Parsed here from the bytes, where the
+/// server's call costs several times more per member read.
+pub fn member_integer(bytes: &[u8]) -> Option<i64> {
+    let (negative, digits) = match bytes {
+        [b'0'] => return Some(0),
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, bytes),
+    };
+    // The server's bound on the whole text (sign included): 20 bytes.
+    if bytes.len() > 20 || !matches!(digits.first(), Some(b'1'..=b'9')) {
+        return None;
+    }
+    // 19 digits stay below u64::MAX (rl's members have 19): only a 20th
+    // can overflow, so only it is checked.
+    let (head, tail) = digits.split_at(digits.len().min(19));
+    let mut v: u64 = 0;
+    for &b in head {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + u64::from(d);
+    }
+    for &b in tail {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(d))?;
+    }
+    if negative {
+        0i64.checked_sub_unsigned(v)
+    } else {
+        i64::try_from(v).ok()
+    }
+}
+
 /// One stored entry: its score in whole ms (a score that is not a whole
 /// finite number, `+inf` included, reads as `i64::MIN`) and its member, if
 /// the member is an integer.
@@ -241,5 +281,65 @@ impl LogView for MemoryLog {
                 member: Some(m),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::member_integer;
+    use proptest::prelude::*;
+
+    #[test]
+    fn member_integers_read_as_the_server_reads_them() {
+        let rows: &[(&[u8], Option<i64>)] = &[
+            (b"0", Some(0)),
+            (b"7", Some(7)),
+            (b"-7", Some(-7)),
+            (b"1796126400000000001", Some(1_796_126_400_000_000_001)),
+            (b"9223372036854775807", Some(i64::MAX)),
+            (b"-9223372036854775808", Some(i64::MIN)),
+            (b"9223372036854775808", None),
+            (b"-9223372036854775809", None),
+            (b"18446744073709551616", None),
+            (b"99999999999999999999", None),
+            (b"9999999999999999999", None),
+            (b"-9999999999999999999", None),
+            (b"999999999999999999", Some(999_999_999_999_999_999)),
+            (b"-0", None),
+            (b"00", None),
+            (b"07", None),
+            (b"-07", None),
+            (b"+7", None),
+            (b" 7", None),
+            (b"7 ", None),
+            (b"7.0", None),
+            (b"-", None),
+            (b"", None),
+            (b"rl block", None),
+            (b"000000000000000000001", None),
+        ];
+        for &(bytes, want) in rows {
+            assert_eq!(
+                member_integer(bytes),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+
+    proptest! {
+        /// Exactly the canonical decimal texts of i64 values are integers
+        /// (as `string2ll` accepts), each read as its value.
+        #[test]
+        fn only_canonical_decimals_are_integers(s in "-?[0-9]{0,21}|[-+ 0-9a]{0,6}") {
+            let want = s.parse::<i64>().ok().filter(|v| v.to_string() == s);
+            prop_assert_eq!(member_integer(s.as_bytes()), want);
+        }
+
+        #[test]
+        fn every_i64_reads_back(v in any::<i64>()) {
+            prop_assert_eq!(member_integer(v.to_string().as_bytes()), Some(v));
+        }
     }
 }
