@@ -88,21 +88,17 @@ pub(super) fn zrem(cmd: &CommandCtx, key_index: usize, members: &[*mut Str]) {
     replicate_strings(cmd, c"ZREM", key_index, members);
 }
 
-/// The `PXAT` token, the same on every call: a kept string costs the
-/// server a reference count instead of a new string and its free.
-fn pxat() -> *mut Str {
+/// `SET key value PXAT at_ms`: a whole string state and its absolute expiry
+/// in one command (PXAT exists since Redis 6.2).
+pub fn set_pxat(cmd: &CommandCtx, key_index: usize, value: i64, at_ms: i64) {
+    let (value, at) = (decimal(value), decimal(at_ms));
+    let (value, at) = (value.as_slice(), at.as_slice());
+    // The same token on every call: a kept string costs the server a
+    // reference count instead of a new string and its free.
     // SAFETY: made without a context, kept until unload.
-    kept_strings::PXAT.borrow(0, || unsafe {
+    let pxat = kept_strings::PXAT.borrow(0, || unsafe {
         api!(CreateString)(std::ptr::null_mut(), c"PXAT".as_ptr(), 4)
-    })
-}
-
-/// `SET key value PXAT at_ms`: a whole string state (the bytes as written:
-/// a counter, a TAT, a blocked state) and its absolute expiry in one
-/// command (PXAT exists since Redis 6.2).
-pub fn set_pxat(cmd: &CommandCtx, key_index: usize, value: &[u8], at_ms: i64) {
-    let at = decimal(at_ms);
-    let at = at.as_slice();
+    });
     // SAFETY: as above; each buffer is live for the call, which copies it,
     // and the kept string is live (the server takes its own reference).
     unsafe {
@@ -113,28 +109,28 @@ pub fn set_pxat(cmd: &CommandCtx, key_index: usize, value: &[u8], at_ms: i64) {
             cmd.raw_arg(key_index),
             value.as_ptr(),
             value.len(),
-            pxat(),
+            pxat,
             at.as_ptr(),
             at.len(),
         );
     }
 }
 
-/// `SET key value PXAT at_ms` with the server string the key was just set
-/// to: the server takes a reference to it instead of copying the bytes
-/// into a new string (and freeing it after).
-pub(super) fn set_string_pxat(cmd: &CommandCtx, key_index: usize, value: *mut Str, at_ms: i64) {
+/// `SET key value PXAT at_ms` with the value's bytes as written (a
+/// blocked state's extended value).
+pub fn set_bytes_pxat(cmd: &CommandCtx, key_index: usize, value: &[u8], at_ms: i64) {
     let at = decimal(at_ms);
     let at = at.as_slice();
-    // SAFETY: as above; `value` is live (the caller frees it after).
+    // SAFETY: as above; each buffer is live for the call, which copies it.
     unsafe {
         api!(Replicate)(
             cmd.raw,
             c"SET".as_ptr(),
-            c"sssb".as_ptr(),
+            c"sbcb".as_ptr(),
             cmd.raw_arg(key_index),
-            value,
-            pxat(),
+            value.as_ptr(),
+            value.len(),
+            c"PXAT".as_ptr(),
             at.as_ptr(),
             at.len(),
         );

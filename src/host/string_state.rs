@@ -4,13 +4,11 @@
 //!
 //! Encoding matters for reads: `StringDMA` hands out a RAW value's buffer as
 //! is, but first re-encodes an INT or EMBSTR value as RAW (invisible to DUMP,
-//! TTL and replication, yet an allocation). An existing state is therefore
-//! written through `StringTruncate` + `StringDMA`, which leaves the value RAW
-//! and updates it in place. A new key is set to a server string instead
-//! (`StringSet`), the same string the replicated `SET` carries: one
-//! allocation where the in-place path costs three (the value's object, its
-//! buffer and the replicated copy). Its value is then EMBSTR, converted once
-//! on the key's next read; a key's later writes stay in place.
+//! TTL and replication, yet an allocation). So we write through
+//! `StringTruncate` + `StringDMA`, which leaves the value RAW and updates it
+//! in place: our own states are then read without any conversion, and only a
+//! value someone else wrote (a SET, a replica's copy after a failover, an RDB
+//! load) is converted, once, on its first read.
 
 use super::context::CommandCtx;
 use super::ffi;
@@ -49,13 +47,15 @@ impl<'a> Store<'a> for StringState<'a> {
     /// after it.
     fn record(&mut self, w: &StringWrite) -> Result<(), RlError> {
         if let Some(bytes) = w.blocked_bytes() {
-            return self.set(bytes.as_bytes(), w.key_expire_at_ms());
+            return self.record_bytes(bytes.as_bytes(), w.key_expire_at_ms());
         }
         // Every check first: nothing may be written that is not replicated.
-        i64::try_from(w.value).map_err(|_| RlError::Internal("value above i64"))?;
+        let value = i64::try_from(w.value).map_err(|_| RlError::Internal("value above i64"))?;
         let mut line: Line<20> = Line::new();
         line.unsigned(w.value, 1);
-        self.set(line.as_slice(), w.expire_at_ms)
+        self.write(line.as_slice(), w.expire_at_ms)?;
+        replicate::set_pxat(self.key.cmd, self.key.index, value, w.expire_at_ms);
+        Ok(())
     }
 }
 
@@ -86,36 +86,12 @@ impl StringView for StringState<'_> {
 }
 
 impl StringState<'_> {
-    /// Stores `bytes` (a counter, a TAT, a blocked state) with the absolute
-    /// expiry `expire_at_ms`, then replicates it as `SET key bytes PXAT at`.
-    fn set(&mut self, bytes: &[u8], expire_at_ms: i64) -> Result<(), RlError> {
-        if !self.key.is_empty() {
-            self.write(bytes, expire_at_ms)?;
-            replicate::set_pxat(self.key.cmd, self.key.index, bytes, expire_at_ms);
-            return Ok(());
-        }
-        let cmd = self.key.cmd;
-        // SAFETY: ctx is live; the string is ours until freed below.
-        let value = unsafe { api!(CreateString)(cmd.raw, bytes.as_ptr().cast(), bytes.len()) };
-        let created = self.create(value, expire_at_ms);
-        if created.is_ok() {
-            replicate::set_string_pxat(cmd, self.key.index, value, expire_at_ms);
-        }
-        // SAFETY: made above and freed once; the key holds its own reference.
-        unsafe { api!(FreeString)(cmd.raw, value) };
-        created
-    }
-
-    /// Sets the missing key to `value` with the absolute expiry
-    /// `expire_at_ms`, and signals it as modified.
-    fn create(&mut self, value: *mut ffi::Str, expire_at_ms: i64) -> Result<(), RlError> {
-        // SAFETY: the key is open for writing and missing; `value` is live.
-        unsafe {
-            if api!(StringSet)(self.key.raw, value) != OK {
-                return Err(RlError::Internal("could not write the string"));
-            }
-        }
-        self.expire_and_signal(expire_at_ms)
+    /// A value other than plain digits (a blocked state), written and
+    /// replicated as `SET key value PXAT at`.
+    fn record_bytes(&mut self, bytes: &[u8], expire_at_ms: i64) -> Result<(), RlError> {
+        self.write(bytes, expire_at_ms)?;
+        replicate::set_bytes_pxat(self.key.cmd, self.key.index, bytes, expire_at_ms);
+        Ok(())
     }
 
     /// Applies `RL.UNBLOCK`'s change: the state written back plain, or the
@@ -141,7 +117,7 @@ impl StringState<'_> {
     /// Stores `digits` with the absolute expiry `expire_at_ms`, and
     /// signals the key as modified.
     fn write(&mut self, digits: &[u8], expire_at_ms: i64) -> Result<(), RlError> {
-        let raw = self.key.raw;
+        let (raw, cmd, index) = (self.key.raw, self.key.cmd, self.key.index);
         // SAFETY: key is open for writing and is empty or a string; the DMA
         // buffer is exactly `digits.len()` bytes after the truncate.
         unsafe {
@@ -154,17 +130,9 @@ impl StringState<'_> {
                 return Err(RlError::Internal("could not write the string"));
             }
             std::ptr::copy_nonoverlapping(digits.as_ptr(), ptr.cast::<u8>(), len);
-        }
-        self.expire_and_signal(expire_at_ms)
-    }
-
-    /// Sets the just written key's absolute expiry, and fires what
-    /// `SET key value PXAT t` would.
-    fn expire_and_signal(&mut self, expire_at_ms: i64) -> Result<(), RlError> {
-        let (raw, cmd, index) = (self.key.raw, self.key.cmd, self.key.index);
-        // SAFETY: the key is open for writing and was just written.
-        if unsafe { api!(SetAbsExpire)(raw, expire_at_ms) } != OK {
-            return Err(RlError::Internal("could not set the expiry"));
+            if api!(SetAbsExpire)(raw, expire_at_ms) != OK {
+                return Err(RlError::Internal("could not set the expiry"));
+            }
         }
         // A decision made over the same open key after this write (RL.REFUND's
         // peek) reads the expiry the key has now.
