@@ -127,7 +127,7 @@ fn every_limiter_can_be_a_clause_and_each_records_like_its_command() {
             .arg("h")
             .query(&mut c)
             .unwrap();
-        assert!(header.starts_with("b,"), "{f:?} {header}");
+        assert!(header.starts_with("B,"), "{f:?} {header}");
         let fixed: String = redis::cmd("GET").arg("{u}f").query(&mut c).unwrap();
         assert_eq!(fixed, "1", "{f:?}");
         for key in ["{u}s", "{u}b", "{u}t", "{u}f"] {
