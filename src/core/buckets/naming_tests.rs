@@ -9,17 +9,9 @@ use proptest::prelude::*;
 
 use super::decide::decide;
 use super::layout::*;
-use super::request::{check_precision, BucketsRequest};
+use super::request::check_precision;
 
-fn req(limit: u64, window_ms: u64, precision: u64, cost: u64) -> BucketsRequest {
-    BucketsRequest {
-        limit,
-        window_ms,
-        precision: Some(precision),
-        cost,
-        block_ms: None,
-    }
-}
+use crate::core::buckets::request::test_request as req;
 
 /// `h` (ring names) rewritten as an earlier build wrote it: the kind in
 /// lowercase, every bucket field named by its full index.

@@ -44,15 +44,7 @@ mod tests {
     use crate::core::buckets::layout::MemoryHash;
     use proptest::prelude::*;
 
-    fn req(limit: u64, window_ms: u64, precision: u64, cost: u64) -> BucketsRequest {
-        BucketsRequest {
-            limit,
-            window_ms,
-            precision: Some(precision),
-            cost,
-            block_ms: None,
-        }
-    }
+    use crate::core::buckets::request::test_request as req;
 
     fn admit(h: &mut MemoryHash, r: &BucketsRequest, now: i64) -> bool {
         let out = decide(h, r, now).unwrap();

@@ -163,15 +163,7 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
-    fn req(limit: u64, window_ms: u64, precision: u64, cost: u64) -> BucketsRequest {
-        BucketsRequest {
-            limit,
-            window_ms,
-            precision: Some(precision),
-            cost,
-            block_ms: None,
-        }
-    }
+    use crate::core::buckets::request::test_request as req;
 
     fn at(ms: i64) -> Call {
         Call::one(Now { ms, us: ms * 1000 })

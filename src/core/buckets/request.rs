@@ -138,6 +138,18 @@ pub fn default_precision(window_ms: u64) -> u64 {
     window_ms.div_ceil(DEFAULT_BUCKETS).max(1)
 }
 
+/// A request without `BLOCK`, for the tests' tables of explicit times.
+#[cfg(test)]
+pub fn test_request(limit: u64, window_ms: u64, precision: u64, cost: u64) -> BucketsRequest {
+    BucketsRequest {
+        limit,
+        window_ms,
+        precision: Some(precision),
+        cost,
+        block_ms: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,15 +11,7 @@ mod tables {
     use super::*;
     use proptest::prelude::*;
 
-    fn req(limit: u64, window_ms: u64, precision: u64, cost: u64) -> BucketsRequest {
-        BucketsRequest {
-            limit,
-            window_ms,
-            precision: Some(precision),
-            cost,
-            block_ms: None,
-        }
-    }
+    use crate::core::buckets::request::test_request as req;
 
     fn call(h: &mut MemoryHash, r: &BucketsRequest, now: i64) -> [i64; 4] {
         let out = decide(h, r, now).unwrap();
