@@ -130,7 +130,7 @@ def test_sliding_window_counter_is_one_rl_buckets_key(server):
     assert limiter.hit(item, "s", cost=3)
     key = "RL:" + item.key_for("s")
     c = server.client()
-    assert c.type(key) == b"hash" and c.hget(key, "h").startswith(b"b,1000,")
+    assert c.type(key) == b"hash" and c.hget(key, "h").startswith(b"B,1000,")
     assert c.keys("*") == [key.encode()]
     stats = limiter.get_window_stats(item, "s")
     assert stats.remaining == 1 and time.time() < stats.reset_time <= time.time() + 61
