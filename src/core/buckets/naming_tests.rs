@@ -135,3 +135,37 @@ fn an_old_key_converts_when_its_fields_leave() {
     assert_eq!(old.fields[&Naming::Ring.field(b)[..]], b"1");
     assert_eq!(Naming::Ring.field(b).len(), (b % 4096).to_string().len());
 }
+
+/// RL.COUNT writes the target bucket's own field. After a gap of 4,096
+/// buckets (the state of a key rl's TTL would have let go, but one a
+/// forged or replayed key can hold) the target's ring name is a stale
+/// field's: the write sets that name and leaves it out of its deletions,
+/// since the host sets before it deletes.
+#[test]
+fn a_count_field_that_takes_a_stale_name_is_set_not_deleted() {
+    use super::held::HeldBuckets;
+    use super::window::{write, Window};
+    use smallvec::smallvec;
+
+    let (stale, precision) = (10_000i64, 1_000i64);
+    let target = stale + RING;
+    let win = Window {
+        precision,
+        window_ms: 100 * precision,
+        now: target * precision,
+        live_from: target - 99,
+        target,
+        newest: Some(stale),
+        naming: Naming::Ring,
+        held: HeldBuckets::default(),
+        newest_counts: smallvec![3],
+        totals: smallvec![0],
+        stale: vec![stale, stale - 1],
+    };
+    let w = write(&win, Kind::Count, &[1], &[1], None);
+    let name = Naming::Ring.field(target);
+    assert_eq!(name, Naming::Ring.field(stale), "the names come round");
+    assert!(w.fields.iter().any(|(f, v)| *f == name && &v[..] == b"1"));
+    assert!(!w.delete.contains(&name), "deletions: {:?}", w.delete);
+    assert_eq!(w.delete, vec![Naming::Ring.field(stale - 1)]);
+}
