@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::process::Command;
 
 use crate::common::Server;
-use crate::{median, rounds, run_row, Sample, REGIMES};
+use crate::throughput::{median, rounds, run_row, Sample, REGIMES};
 
 /// An adapter's command per hit, and the peer row (a fetched script) it
 /// replaces.

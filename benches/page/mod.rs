@@ -278,7 +278,8 @@ impl Page {
         }
         let what = format!(
             "`{}` on {} (N={} calls per row over R={} keys, pipelined {}), callgrind, \
-             instructions per call counted inside the server",
+             instructions per call on the server's request path (reading, running and \
+             replying; its timers left out)",
             meta.get("command")
                 .map_or("benches/callgrind.sh", String::as_str),
             meta.get("server").map_or("?", String::as_str),
@@ -578,7 +579,7 @@ fn profile(meta: &BTreeMap<String, String>) -> Option<String> {
     );
     let _ = writeln!(
         md,
-        "| the whole server (all the row's work, / N) | {} |",
+        "| the request path (all the row's reading, running and replying, / N) | {} |",
         per(total)
     );
     let _ = writeln!(

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use redis::Connection;
 
 use super::common::Server;
-use super::{main_thread_cpu_s, median};
+use crate::throughput::{main_thread_cpu_s, median};
 
 /// Waiting clients per measure (the per-key cap).
 const N: usize = 1000;
