@@ -157,14 +157,22 @@ fn memory_differs_only_by_the_digits_of_the_counts() {
             );
             let (slow, fast) = (format!("slow{attempt}"), format!("fast{attempt}"));
             for _ in 0..4 {
+                // One call each, weighted: a round is two commands in one
+                // transaction, so on a real clock it straddles a bucket
+                // boundary only if one falls between them (2,010 calls
+                // took long enough under load to straddle five times).
                 let mut pipe = redis::pipe();
                 pipe.atomic();
-                for _ in 0..10 {
-                    pipe.cmd("RL.BUCKETS").arg(&slow).arg(&args).ignore();
-                }
-                for _ in 0..2000 {
-                    pipe.cmd("RL.BUCKETS").arg(&fast).arg(&args).ignore();
-                }
+                pipe.cmd("RL.BUCKETS")
+                    .arg(&slow)
+                    .arg(&args)
+                    .arg(&["COST", "10"])
+                    .ignore();
+                pipe.cmd("RL.BUCKETS")
+                    .arg(&fast)
+                    .arg(&args)
+                    .arg(&["COST", "2000"])
+                    .ignore();
                 let () = pipe.query(&mut c).unwrap();
                 server.advance(300);
             }
