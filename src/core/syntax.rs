@@ -56,9 +56,19 @@ impl Syntax {
         self.command.to_str().unwrap_or("rl")
     }
 
-    /// Arguments a call needs at least, the command name included.
-    fn min_args(&self) -> usize {
-        1 + self.args.iter().filter(|a| !a.optional).count()
+    /// Arguments a call needs at least, the command name included. A
+    /// `const fn`, so a command can name its plain line's length as a
+    /// constant (see `commands::slide`).
+    pub const fn min_args(&self) -> usize {
+        let mut n = 1;
+        let mut i = 0;
+        while i < self.args.len() {
+            if !self.args[i].optional {
+                n += 1;
+            }
+            i += 1;
+        }
+        n
     }
 
     /// The server's arity: the exact count, or minus the minimum when
