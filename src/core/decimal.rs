@@ -92,6 +92,15 @@ impl<const N: usize> Line<N> {
         self.bytes(&digits[24 - n.max(width.min(20))..]);
     }
 
+    /// The last `width` digits (at most 8) of `v` (below 10^8), zero-padded:
+    /// a fixed-width field (an RL.SLIDE member's number within its ms),
+    /// one group and no length to find.
+    #[inline]
+    pub fn fixed(&mut self, v: u64, width: usize) {
+        let eight = eight_digits(v);
+        self.bytes(&eight[8 - width.min(8)..]);
+    }
+
     /// `v` in decimal, with a `-` when negative.
     pub fn signed(&mut self, v: i64) {
         if v < 0 {
@@ -121,6 +130,10 @@ mod tests {
         assert_eq!(unsigned(100_000_000, 9), "100000000");
         assert_eq!(unsigned(1_000_000_000, 9), "1000000000");
         assert_eq!(unsigned(u64::MAX, 1), "18446744073709551615");
+        let mut l: Line<24> = Line::new();
+        l.bytes(b"1764523000123");
+        l.fixed(42, 6);
+        assert_eq!(l.as_slice(), b"1764523000123000042");
         let mut l: Line<48> = Line::new();
         l.signed(-1_764_523_000_123);
         l.byte(b',');

@@ -320,13 +320,29 @@ impl ZsetLog<'_> {
             score,
             members: SmallVec::new(),
         };
+        // A member `at * 10^6 + n` reads as the score's digits and then `n`
+        // in six digits (for `at` above 0): its text is made from the
+        // score's string, which every admission in the ms shares, rather
+        // than formatted whole.
+        let score_digits = if a.at > 0 {
+            super::context::string_bytes(score)
+        } else {
+            &[]
+        };
         let mut candidate = a.first_member;
         let last_of_ms = a.at * MEMBERS_PER_MS + (MEMBERS_PER_MS - 1);
         while (written.members.len() as u64) < a.count {
             let added = if candidate > last_of_ms {
                 Err(RlError::ForeignZset)
             } else {
-                self.add(a.at, candidate)
+                let mut digits: Line<21> = Line::new();
+                if score_digits.is_empty() {
+                    digits.signed(candidate);
+                } else {
+                    digits.bytes(score_digits);
+                    digits.fixed((candidate - a.at * MEMBERS_PER_MS) as u64, 6);
+                }
+                self.add(a.at, digits.as_slice())
             };
             match added {
                 Ok(Some(member)) => written.members.push(member),
@@ -352,17 +368,14 @@ impl ZsetLog<'_> {
         Ok(written)
     }
 
-    /// Adds one member unless it exists; the member string when added
-    /// (ours to free), `None` when it existed.
-    fn add(&mut self, score: i64, member: i64) -> Result<Option<*mut ffi::Str>, RlError> {
+    /// Adds one member, given as its decimal text, unless it exists; the
+    /// member string when added (ours to free), `None` when it existed.
+    /// (Formatted by the caller: the server's own conversion is several
+    /// times slower for a member's 19 digits.)
+    fn add(&mut self, score: i64, text: &[u8]) -> Result<Option<*mut ffi::Str>, RlError> {
         // SAFETY: key is open for writing; the server copies the member; a
         // string we do not hand back is freed here.
         unsafe {
-            // Formatted here: the server's own conversion is several times
-            // slower for a member's 19 digits.
-            let mut digits: Line<21> = Line::new();
-            digits.signed(member);
-            let text = digits.as_slice();
             let ele = api!(CreateString)(self.key.cmd.raw, text.as_ptr().cast(), text.len());
             let mut flags = ffi::ZADD_NX as c_int;
             let status = api!(ZsetAdd)(self.key.raw, score as f64, ele, &mut flags);
