@@ -74,7 +74,9 @@ pub fn set_once<T>(slot: &mut Option<T>, value: T, option: &'static str) -> Resu
 
 /// The options `[COST cost] [BLOCK ms]` of a command declared by `syntax`
 /// (whose options are among these): `cost` in `1..=max_cost`, default 1;
-/// the block's length in ms, if given.
+/// the block's length in ms, if given. Inlined, so the option scan runs
+/// over the caller's constant declaration.
+#[inline(always)]
 pub fn cost_block_options(
     syntax: &Syntax,
     args: &[&[u8]],
