@@ -47,52 +47,13 @@ pub fn member_integer(bytes: &[u8]) -> Option<i64> {
     if bytes.len() > 20 || !matches!(digits.first(), Some(b'1'..=b'9')) {
         return None;
     }
-    // 19 digits stay below u64::MAX (rl's members have 19): only a 20th
-    // can overflow, so only it is checked. Eight digits at a time while
-    // eight remain (a member's 19 in two steps and three single digits).
-    let (head, tail) = digits.split_at(digits.len().min(19));
-    let mut eights = head.chunks_exact(8);
-    let mut v: u64 = 0;
-    for group in &mut eights {
-        let group: [u8; 8] = group.try_into().ok()?;
-        v = v * 100_000_000 + eight_digits(u64::from_le_bytes(group))?;
-    }
-    for &b in eights.remainder() {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v * 10 + u64::from(d);
-    }
-    for &b in tail {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(u64::from(d))?;
-    }
+    // Digits only, at most 20 of them, in u64 (eight at a time).
+    let v = crate::core::args::unsigned(digits)?;
     if negative {
         0i64.checked_sub_unsigned(v)
     } else {
         i64::try_from(v).ok()
     }
-}
-
-/// Eight ASCII digits read as one little-endian u64 (the first digit in the
-/// lowest byte) as their value; `None` if a byte is not a digit. Each byte
-/// is a digit when its high half is 3 and adding 6 keeps it so; then the
-/// digits are combined in pairs, fours and eights with three
-/// multiplications.
-fn eight_digits(x: u64) -> Option<u64> {
-    const HIGH: u64 = 0xf0f0_f0f0_f0f0_f0f0;
-    const ZEROS: u64 = 0x3030_3030_3030_3030;
-    if x & HIGH != ZEROS || x.wrapping_add(0x0606_0606_0606_0606) & HIGH != ZEROS {
-        return None;
-    }
-    let x = x - ZEROS;
-    let x = (x * 10 + (x >> 8)) & 0x00ff_00ff_00ff_00ff;
-    let x = (x * 100 + (x >> 16)) & 0x0000_ffff_0000_ffff;
-    Some((x * 10_000 + (x >> 32)) & 0xffff_ffff)
 }
 
 /// One stored entry: its score in whole ms (a score that is not a whole
