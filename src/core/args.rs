@@ -40,28 +40,31 @@ pub fn argument(bytes: &[u8]) -> Option<u64> {
 /// allowed) that fits in a `u64`, as rl reads its stored integer states;
 /// `None` for anything else.
 pub fn unsigned(bytes: &[u8]) -> Option<u64> {
-    if bytes.is_empty() || bytes.len() > 20 {
+    let n = bytes.len();
+    if n == 0 || n > 20 {
         return None;
     }
     // 19 digits stay below u64::MAX: only a 20th can overflow, so only it
     // is checked. Eight digits at a time while eight remain (a stored TAT's
-    // 16 in two steps, a member's 19 in two and three single digits).
-    let (head, tail) = bytes.split_at(bytes.len().min(19));
-    let mut eights = head.chunks_exact(8);
-    let mut value: u64 = 0;
-    for group in &mut eights {
-        let group: [u8; 8] = group.try_into().ok()?;
-        value = value * 100_000_000 + eight_digits(u64::from_le_bytes(group))?;
+    // 16 in two steps, a member's 19 in two and three single digits), by
+    // index: slice iterators cost as much again here.
+    let safe = n.min(19);
+    let (mut value, mut i) = (0u64, 0);
+    while i + 8 <= safe {
+        let group = u64::from_le_bytes(bytes[i..i + 8].try_into().ok()?);
+        value = value * 100_000_000 + eight_digits(group)?;
+        i += 8;
     }
-    for &b in eights.remainder() {
-        let d = b.wrapping_sub(b'0');
+    while i < safe {
+        let d = bytes[i].wrapping_sub(b'0');
         if d > 9 {
             return None;
         }
         value = value * 10 + u64::from(d);
+        i += 1;
     }
-    for &b in tail {
-        let d = b.wrapping_sub(b'0');
+    if n == 20 {
+        let d = bytes[19].wrapping_sub(b'0');
         if d > 9 {
             return None;
         }
