@@ -63,7 +63,11 @@ const ZSET: KeyKind = KeyKind {
 /// strings are handed to replication (no second formatting). Freed on drop.
 struct Written {
     ctx: *mut ffi::Ctx,
-    /// The entries' score, as a string.
+    /// The entries' score, as a string: the kept one, borrowed (no
+    /// reference of ours to take and drop on every admission). Only the
+    /// replication of this admission reads it, right after the write,
+    /// before any other admission could replace the kept string, and the
+    /// server takes its own reference to what it replicates.
     score: *mut ffi::Str,
     /// The members added, in order (one for a cost of 1: no heap vector).
     members: SmallVec<[*mut ffi::Str; 1]>,
@@ -71,7 +75,7 @@ struct Written {
 
 impl Drop for Written {
     fn drop(&mut self) {
-        for &s in self.members.iter().chain([&self.score]) {
+        for &s in &self.members {
             // SAFETY: each string was created by us and is freed once.
             unsafe { api!(FreeString)(self.ctx, s) }
         }
@@ -310,9 +314,9 @@ impl ZsetLog<'_> {
     /// the key never empties between). Nothing is written when a member
     /// cannot be numbered.
     fn apply(&mut self, a: &Admission) -> Result<Written, RlError> {
-        // SAFETY: the string is made without a context, kept, and freed by
-        // `Written` (one reference each).
-        let score = kept_strings::SLIDE_SCORE.get(a.at, || unsafe {
+        // SAFETY: the string is made without a context and kept (freed
+        // when another score replaces it, or at unload).
+        let score = kept_strings::SLIDE_SCORE.borrow(a.at, || unsafe {
             api!(CreateStringFromLongLong)(std::ptr::null_mut(), a.at)
         });
         let mut written = Written {
