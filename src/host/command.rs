@@ -66,7 +66,7 @@ pub fn run(ctx: *mut ffi::Ctx, argv: *mut *mut ffi::Str, argc: c_int, spec: &Com
             for (i, slot) in buf[..argc].iter_mut().enumerate() {
                 // SAFETY: argv holds argc live strings for the whole call
                 // (`raw_arg` without its bounds check, which `i < argc` is).
-                *slot = string_bytes(unsafe { *argv.add(i) });
+                *slot = string_bytes(unsafe { *cmd.argv.add(i) });
             }
             handler(&cmd, &buf[..argc])
         } else {
