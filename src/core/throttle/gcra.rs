@@ -258,13 +258,14 @@ impl CellReply {
 /// keys survive a switch from redis-cell). Anything else is another key's
 /// string and is refused rather than misread.
 pub fn stored_tat(bytes: &[u8]) -> Result<i64, RlError> {
-    let foreign = RlError::ForeignString {
-        expected: STATE_NAME,
-    };
+    // The error made only when it is the answer: dropping an unused one
+    // costs every read of a TAT.
     match unsigned(bytes) {
         Some(ns) if ns >= NANOS_FROM => Ok(ns.div_ceil(1000) as i64),
         Some(us) if us > MIN_STORED_TAT_US => Ok(us as i64),
-        _ => Err(foreign),
+        _ => Err(RlError::ForeignString {
+            expected: STATE_NAME,
+        }),
     }
 }
 
