@@ -40,6 +40,9 @@ pub struct ZsetLog<'a> {
     /// [`WALK_TO_NEWEST`] entries), so `oldest_through` need not read it
     /// again. Cleared by every write.
     oldest_seen: Option<Entry>,
+    /// The entry count `ends` read, so the decision's count after it costs
+    /// no second server call. Cleared by every write.
+    count_seen: Option<u64>,
     /// The members of the stale entries `ends` read, oldest first, as the
     /// server strings it got: an admission removes these same entries, and
     /// removing them by these strings spares a second walk that reads each
@@ -90,12 +93,14 @@ impl<'a> Store<'a> for ZsetLog<'a> {
         Ok(ZsetLog {
             key,
             oldest_seen: None,
+            count_seen: None,
             stale_read: SmallVec::new(),
         })
     }
 
     fn record(&mut self, write: &LogWrite) -> Result<(), RlError> {
         self.oldest_seen = None;
+        self.count_seen = None;
         let recorded = match write {
             LogWrite::Admit(admission) => self.admit(admission),
             LogWrite::Remove(members) => self.remove(members),
@@ -437,6 +442,9 @@ impl ZsetLog<'_> {
 
 impl LogView for ZsetLog<'_> {
     fn entry_count(&mut self) -> u64 {
+        if let Some(n) = self.count_seen {
+            return n;
+        }
         if self.is_empty() {
             return 0;
         }
@@ -546,6 +554,7 @@ impl LogView for ZsetLog<'_> {
         self.free_stale_read();
         let mut out = Oldest::default();
         let len = self.entry_count();
+        self.count_seen = Some(len);
         if len == 0 || !self.start(f64::NEG_INFINITY, f64::INFINITY, false, false) {
             return (None, out);
         }
