@@ -12,7 +12,16 @@ use crate::host::reply::Reply;
 use crate::host::wait;
 use crate::host::zset_log::ZsetLog;
 
+/// `RL.SLIDE key limit window`, the required arguments alone: no `UPTO`,
+/// `WAIT` or option can follow, so the scans for them are skipped (most
+/// calls; as `with_wait` answers such a line).
+const PLAIN_LINE: usize = SYNTAX.min_args();
+
 fn slide(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
+    if args.len() == PLAIN_LINE {
+        let req = SlideRequest::parse(args)?;
+        return Ok(Reply::Decision(limit::run::<ZsetLog, _>(cmd, &req, 1)?));
+    }
     if let Some(line) = take_upto(&SYNTAX, args)? {
         let req = SlideRequest::parse_up_to(&line)?;
         return Ok(Reply::Granted(limit::run::<ZsetLog, _>(

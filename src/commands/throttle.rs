@@ -12,7 +12,16 @@ use crate::host::reply::Reply;
 use crate::host::string_state::StringState;
 use crate::host::wait;
 
+/// `RL.THROTTLE key max_burst count period`, the required arguments
+/// alone: no `UPTO`, `WAIT` or option can follow, so the scans for them
+/// are skipped (most calls; as `with_wait` answers such a line).
+const PLAIN_LINE: usize = RL_THROTTLE.min_args();
+
 fn throttle(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
+    if args.len() == PLAIN_LINE {
+        let req = ThrottleRequest::parse_ms(args)?;
+        return Ok(Reply::Decision(limit::run::<StringState, _>(cmd, &req, 1)?));
+    }
     if let Some(line) = take_upto(&RL_THROTTLE, args)? {
         let req = ThrottleRequest::parse_ms_up_to(&line)?;
         return Ok(Reply::Granted(limit::run::<StringState, _>(

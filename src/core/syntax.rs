@@ -56,9 +56,20 @@ impl Syntax {
         self.command.to_str().unwrap_or("rl")
     }
 
-    /// Arguments a call needs at least, the command name included.
-    fn min_args(&self) -> usize {
-        1 + self.args.iter().filter(|a| !a.optional).count()
+    /// Arguments a call needs at least, the command name included. A
+    /// `const fn`, so a command can name its plain line's length as a
+    /// constant (see `commands::slide`).
+    #[inline(always)]
+    pub const fn min_args(&self) -> usize {
+        let mut n = 1;
+        let mut i = 0;
+        while i < self.args.len() {
+            if !self.args[i].optional {
+                n += 1;
+            }
+            i += 1;
+        }
+        n
     }
 
     /// The server's arity: the exact count, or minus the minimum when
@@ -74,7 +85,9 @@ impl Syntax {
 
     /// Refuses a call of `len` arguments (name included) that the command
     /// cannot spell: too few, or more than its positional arguments when it
-    /// has no options or repeated arguments to take the rest.
+    /// has no options or repeated arguments to take the rest. Inlined: over
+    /// a command's constant declaration the counts fold to constants.
+    #[inline(always)]
     pub fn check_count(&self, len: usize) -> Result<(), RlError> {
         let open_ended = self.args.iter().any(|a| a.token.is_some() || a.multiple());
         if len < self.min_args() || (!open_ended && len > 1 + self.args.len()) {
@@ -112,7 +125,8 @@ impl Syntax {
     /// Walks the `TOKEN value` pairs after the positional arguments, handing
     /// each to `on_option` under its declared token (matched
     /// case-insensitively). An undeclared token or a token without its value
-    /// is an error naming it.
+    /// is an error naming it. Inlined, as `check_count`.
+    #[inline(always)]
     pub fn for_each_option<'a>(
         &self,
         line: &[&'a [u8]],

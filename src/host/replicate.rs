@@ -89,10 +89,11 @@ pub(super) fn zrem(cmd: &CommandCtx, key_index: usize, members: &[*mut Str]) {
 }
 
 /// `SET key value PXAT at_ms`: a whole string state and its absolute expiry
-/// in one command (PXAT exists since Redis 6.2).
-pub fn set_pxat(cmd: &CommandCtx, key_index: usize, value: i64, at_ms: i64) {
-    let (value, at) = (decimal(value), decimal(at_ms));
-    let (value, at) = (value.as_slice(), at.as_slice());
+/// in one command (PXAT exists since Redis 6.2). `value` is the digits as
+/// the key was given them (formatted once for both).
+pub fn set_pxat(cmd: &CommandCtx, key_index: usize, value: &[u8], at_ms: i64) {
+    let at = decimal(at_ms);
+    let at = at.as_slice();
     // The same token on every call: a kept string costs the server a
     // reference count instead of a new string and its free.
     // SAFETY: made without a context, kept until unload.

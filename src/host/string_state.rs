@@ -50,11 +50,18 @@ impl<'a> Store<'a> for StringState<'a> {
             return self.record_bytes(bytes.as_bytes(), w.key_expire_at_ms());
         }
         // Every check first: nothing may be written that is not replicated.
-        let value = i64::try_from(w.value).map_err(|_| RlError::Internal("value above i64"))?;
+        if i64::try_from(w.value).is_err() {
+            return Err(RlError::Internal("value above i64"));
+        }
         let mut line: Line<20> = Line::new();
         line.unsigned(w.value, 1);
         self.write(line.as_slice(), w.expire_at_ms)?;
-        replicate::set_pxat(self.key.cmd, self.key.index, value, w.expire_at_ms);
+        replicate::set_pxat(
+            self.key.cmd,
+            self.key.index,
+            line.as_slice(),
+            w.expire_at_ms,
+        );
         Ok(())
     }
 }

@@ -40,6 +40,9 @@ pub struct ZsetLog<'a> {
     /// [`WALK_TO_NEWEST`] entries), so `oldest_through` need not read it
     /// again. Cleared by every write.
     oldest_seen: Option<Entry>,
+    /// The entry count `ends` read, so the decision's count after it costs
+    /// no second server call. Cleared by every write.
+    count_seen: Option<u64>,
     /// The members of the stale entries `ends` read, oldest first, as the
     /// server strings it got: an admission removes these same entries, and
     /// removing them by these strings spares a second walk that reads each
@@ -63,7 +66,11 @@ const ZSET: KeyKind = KeyKind {
 /// strings are handed to replication (no second formatting). Freed on drop.
 struct Written {
     ctx: *mut ffi::Ctx,
-    /// The entries' score, as a string.
+    /// The entries' score, as a string: the kept one, borrowed (no
+    /// reference of ours to take and drop on every admission). Only the
+    /// replication of this admission reads it, right after the write,
+    /// before any other admission could replace the kept string, and the
+    /// server takes its own reference to what it replicates.
     score: *mut ffi::Str,
     /// The members added, in order (one for a cost of 1: no heap vector).
     members: SmallVec<[*mut ffi::Str; 1]>,
@@ -71,7 +78,7 @@ struct Written {
 
 impl Drop for Written {
     fn drop(&mut self) {
-        for &s in self.members.iter().chain([&self.score]) {
+        for &s in &self.members {
             // SAFETY: each string was created by us and is freed once.
             unsafe { api!(FreeString)(self.ctx, s) }
         }
@@ -86,12 +93,14 @@ impl<'a> Store<'a> for ZsetLog<'a> {
         Ok(ZsetLog {
             key,
             oldest_seen: None,
+            count_seen: None,
             stale_read: SmallVec::new(),
         })
     }
 
     fn record(&mut self, write: &LogWrite) -> Result<(), RlError> {
         self.oldest_seen = None;
+        self.count_seen = None;
         let recorded = match write {
             LogWrite::Admit(admission) => self.admit(admission),
             LogWrite::Remove(members) => self.remove(members),
@@ -310,9 +319,9 @@ impl ZsetLog<'_> {
     /// the key never empties between). Nothing is written when a member
     /// cannot be numbered.
     fn apply(&mut self, a: &Admission) -> Result<Written, RlError> {
-        // SAFETY: the string is made without a context, kept, and freed by
-        // `Written` (one reference each).
-        let score = kept_strings::SLIDE_SCORE.get(a.at, || unsafe {
+        // SAFETY: the string is made without a context and kept (freed
+        // when another score replaces it, or at unload).
+        let score = kept_strings::SLIDE_SCORE.borrow(a.at, || unsafe {
             api!(CreateStringFromLongLong)(std::ptr::null_mut(), a.at)
         });
         let mut written = Written {
@@ -320,13 +329,29 @@ impl ZsetLog<'_> {
             score,
             members: SmallVec::new(),
         };
+        // A member `at * 10^6 + n` reads as the score's digits and then `n`
+        // in six digits (for `at` above 0): its text is made from the
+        // score's string, which every admission in the ms shares, rather
+        // than formatted whole.
+        let score_digits = if a.at > 0 {
+            super::context::string_bytes(score)
+        } else {
+            &[]
+        };
         let mut candidate = a.first_member;
         let last_of_ms = a.at * MEMBERS_PER_MS + (MEMBERS_PER_MS - 1);
         while (written.members.len() as u64) < a.count {
             let added = if candidate > last_of_ms {
                 Err(RlError::ForeignZset)
             } else {
-                self.add(a.at, candidate)
+                let mut digits: Line<21> = Line::new();
+                if score_digits.is_empty() {
+                    digits.signed(candidate);
+                } else {
+                    digits.bytes(score_digits);
+                    digits.fixed((candidate - a.at * MEMBERS_PER_MS) as u64, 6);
+                }
+                self.add(a.at, digits.as_slice())
             };
             match added {
                 Ok(Some(member)) => written.members.push(member),
@@ -352,17 +377,14 @@ impl ZsetLog<'_> {
         Ok(written)
     }
 
-    /// Adds one member unless it exists; the member string when added
-    /// (ours to free), `None` when it existed.
-    fn add(&mut self, score: i64, member: i64) -> Result<Option<*mut ffi::Str>, RlError> {
+    /// Adds one member, given as its decimal text, unless it exists; the
+    /// member string when added (ours to free), `None` when it existed.
+    /// (Formatted by the caller: the server's own conversion is several
+    /// times slower for a member's 19 digits.)
+    fn add(&mut self, score: i64, text: &[u8]) -> Result<Option<*mut ffi::Str>, RlError> {
         // SAFETY: key is open for writing; the server copies the member; a
         // string we do not hand back is freed here.
         unsafe {
-            // Formatted here: the server's own conversion is several times
-            // slower for a member's 19 digits.
-            let mut digits: Line<21> = Line::new();
-            digits.signed(member);
-            let text = digits.as_slice();
             let ele = api!(CreateString)(self.key.cmd.raw, text.as_ptr().cast(), text.len());
             let mut flags = ffi::ZADD_NX as c_int;
             let status = api!(ZsetAdd)(self.key.raw, score as f64, ele, &mut flags);
@@ -420,6 +442,9 @@ impl ZsetLog<'_> {
 
 impl LogView for ZsetLog<'_> {
     fn entry_count(&mut self) -> u64 {
+        if let Some(n) = self.count_seen {
+            return n;
+        }
         if self.is_empty() {
             return 0;
         }
@@ -529,6 +554,7 @@ impl LogView for ZsetLog<'_> {
         self.free_stale_read();
         let mut out = Oldest::default();
         let len = self.entry_count();
+        self.count_seen = Some(len);
         if len == 0 || !self.start(f64::NEG_INFINITY, f64::INFINITY, false, false) {
             return (None, out);
         }

@@ -47,24 +47,8 @@ pub fn member_integer(bytes: &[u8]) -> Option<i64> {
     if bytes.len() > 20 || !matches!(digits.first(), Some(b'1'..=b'9')) {
         return None;
     }
-    // 19 digits stay below u64::MAX (rl's members have 19): only a 20th
-    // can overflow, so only it is checked.
-    let (head, tail) = digits.split_at(digits.len().min(19));
-    let mut v: u64 = 0;
-    for &b in head {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v * 10 + u64::from(d);
-    }
-    for &b in tail {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(u64::from(d))?;
-    }
+    // Digits only, at most 20 of them, in u64 (eight at a time).
+    let v = crate::core::args::unsigned(digits)?;
     if negative {
         0i64.checked_sub_unsigned(v)
     } else {
@@ -335,6 +319,19 @@ mod tests {
         fn only_canonical_decimals_are_integers(s in "-?[0-9]{0,21}|[-+ 0-9a]{0,6}") {
             let want = s.parse::<i64>().ok().filter(|v| v.to_string() == s);
             prop_assert_eq!(member_integer(s.as_bytes()), want);
+        }
+
+        #[test]
+        fn a_stray_byte_among_the_digits_is_no_integer(
+            head in "[1-9][0-9]{1,17}",
+            odd in prop::sample::select(vec![b'/', b':', b'a', b' ', 0x00, 0x30 + 0x80, 0xb9, 0x3a]),
+            at in 0usize..19,
+            tail in "[0-9]{0,3}",
+        ) {
+            let mut text = format!("{head}{tail}").into_bytes();
+            let at = at.min(text.len() - 1).max(1);
+            text[at] = odd;
+            prop_assert_eq!(member_integer(&text), None);
         }
 
         #[test]

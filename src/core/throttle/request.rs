@@ -116,6 +116,8 @@ impl ThrottleRequest {
         )
     }
 
+    /// Inlined into each dialect's parser, so its constants fold.
+    #[inline(always)]
     fn parse(args: &[&[u8]], d: &Dialect) -> Result<Self, RlError> {
         d.syntax.check_count(args.len())?;
         // UPTO here was not taken off the line (RL.THROTTLE's own parse
