@@ -355,13 +355,32 @@ impl Server {
                 }
             }
             if let Ok(mut c) = self.try_conn() {
-                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
+                // The server answering must be this one: another test's
+                // server can hold the port this one failed to bind (found
+                // free, taken before the bind), and then this one exits.
+                if self.answers_as_child(&mut c) {
                     return true;
                 }
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         false
+    }
+
+    /// Whether the server answering on `c` is the process this handle
+    /// started (its `INFO server` `process_id`).
+    fn answers_as_child(&self, c: &mut redis::Connection) -> bool {
+        let Ok(info) = redis::cmd("INFO").arg("server").query::<String>(c) else {
+            return false;
+        };
+        let pid = info
+            .lines()
+            .find_map(|l| l.strip_prefix("process_id:")?.trim().parse::<u32>().ok());
+        match (&self.child, pid) {
+            (Some(child), Some(pid)) => child.id() == pid,
+            (None, Some(_)) => true,
+            _ => false,
+        }
     }
 
     /// Whether this server's clock is stopped (moved only by `advance`).
