@@ -92,9 +92,9 @@ async function rateLimitRedis() {
   await rateLimiterFlexible();
   // limit 100 per 60 s, as the rl rows.
   await upstash('upstash_sliding', (R) => R.slidingWindow(100, '60 s'), [99, 100]);
-  // One token every 600 ms into a bucket of 11: the rate and burst of
-  // rl_throttle's row (max_burst 10, 100 per 60 s).
-  await upstash('upstash_token', (R) => R.tokenBucket(1, '600 ms', 11), [10, 0, 11]);
+  // One token every 36 s into a bucket of 11: the rate and burst of
+  // rl_throttle's row (max_burst 10, 100 per hour).
+  await upstash('upstash_token', (R) => R.tokenBucket(1, '36 s', 11), [10, 0, 11]);
   await rateLimitRedis();
 })().catch((e) => {
   console.error(`benches/peers/node_calls.js: ${e.stack || e}`);
