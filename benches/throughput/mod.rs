@@ -37,16 +37,16 @@ pub const REGIMES: [Regime; 2] = [
         short: "pipelined",
         clients: 50,
         pipeline: 16,
-        // Enough for a steady CPU figure (0.2 to 2 s a row on an idle
+        // Enough for a steady CPU figure (0.1 to 1 s a row on an idle
         // machine) and a make bench within 10 minutes.
-        requests: 100_000,
+        requests: 50_000,
     },
     Regime {
         name: "unpipelined (50 conns)",
         short: "unpipelined",
         clients: 50,
         pipeline: 1,
-        requests: 20_000,
+        requests: 10_000,
     },
 ];
 
