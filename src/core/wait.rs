@@ -93,7 +93,7 @@ pub struct Split<'a> {
 /// `None` (nothing allocated) for a line without the word `WAIT` past its
 /// required arguments: the line as it is.
 pub fn split<'a>(line: &[&'a [u8]], syntax: &Syntax) -> Result<Option<Split<'a>>, RlError> {
-    let required = 1 + syntax.args.iter().filter(|a| !a.optional).count();
+    let required = syntax.min_args();
     let rest = line.get(required..).unwrap_or(&[]);
     if !rest
         .iter()

@@ -89,8 +89,9 @@ pub(super) fn zrem(cmd: &CommandCtx, key_index: usize, members: &[*mut Str]) {
 }
 
 /// `SET key value PXAT at_ms`: a whole string state and its absolute expiry
-/// in one command (PXAT exists since Redis 6.2). `value` is the digits as
-/// the key was given them (formatted once for both).
+/// in one command (PXAT exists since Redis 6.2). `value` is the bytes as
+/// the key was given them (a state's digits, formatted once for both, or a
+/// blocked state's extended value).
 pub fn set_pxat(cmd: &CommandCtx, key_index: usize, value: &[u8], at_ms: i64) {
     let at = decimal(at_ms);
     let at = at.as_slice();
@@ -111,27 +112,6 @@ pub fn set_pxat(cmd: &CommandCtx, key_index: usize, value: &[u8], at_ms: i64) {
             value.as_ptr(),
             value.len(),
             pxat,
-            at.as_ptr(),
-            at.len(),
-        );
-    }
-}
-
-/// `SET key value PXAT at_ms` with the value's bytes as written (a
-/// blocked state's extended value).
-pub fn set_bytes_pxat(cmd: &CommandCtx, key_index: usize, value: &[u8], at_ms: i64) {
-    let at = decimal(at_ms);
-    let at = at.as_slice();
-    // SAFETY: as above; each buffer is live for the call, which copies it.
-    unsafe {
-        api!(Replicate)(
-            cmd.raw,
-            c"SET".as_ptr(),
-            c"sbcb".as_ptr(),
-            cmd.raw_arg(key_index),
-            value.as_ptr(),
-            value.len(),
-            c"PXAT".as_ptr(),
             at.as_ptr(),
             at.len(),
         );

@@ -55,14 +55,7 @@ impl<'a> Store<'a> for StringState<'a> {
         }
         let mut line: Line<20> = Line::new();
         line.unsigned(w.value, 1);
-        self.write(line.as_slice(), w.expire_at_ms)?;
-        replicate::set_pxat(
-            self.key.cmd,
-            self.key.index,
-            line.as_slice(),
-            w.expire_at_ms,
-        );
-        Ok(())
+        self.record_bytes(line.as_slice(), w.expire_at_ms)
     }
 }
 
@@ -93,11 +86,11 @@ impl StringView for StringState<'_> {
 }
 
 impl StringState<'_> {
-    /// A value other than plain digits (a blocked state), written and
-    /// replicated as `SET key value PXAT at`.
+    /// The value's bytes (a state's digits, or a blocked state), written
+    /// and replicated as `SET key value PXAT at` with those same bytes.
     fn record_bytes(&mut self, bytes: &[u8], expire_at_ms: i64) -> Result<(), RlError> {
         self.write(bytes, expire_at_ms)?;
-        replicate::set_bytes_pxat(self.key.cmd, self.key.index, bytes, expire_at_ms);
+        replicate::set_pxat(self.key.cmd, self.key.index, bytes, expire_at_ms);
         Ok(())
     }
 
