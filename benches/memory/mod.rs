@@ -4,16 +4,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-/// Exact MEMORY USAGE (every element counted, not sampled).
-fn usage(c: &mut redis::Connection, key: &str) -> i64 {
-    redis::cmd("MEMORY")
-        .arg("USAGE")
-        .arg(key)
-        .arg("SAMPLES")
-        .arg(0)
-        .query(c)
-        .unwrap()
-}
+use crate::common::memory_usage;
 
 /// RL.SLIDE and the Lua script's sorted set holding the same entries.
 pub fn slide_memory(
@@ -56,7 +47,7 @@ pub fn slide_memory(
         // The script's members are its TIME reading: two calls in one µs
         // share a member, so count what it really holds.
         let held: usize = redis::cmd("ZCARD").arg(&lua).query(c).unwrap();
-        let (a, b) = (usage(c, &native), usage(c, &lua));
+        let (a, b) = (memory_usage(c, &native), memory_usage(c, &lua));
         let per = |bytes: i64, n: usize| bytes as f64 / n.max(1) as f64;
         let lua_n = if held == n as usize {
             String::new()
@@ -143,7 +134,7 @@ pub fn buckets_memory(
             // count lives in it, so this counts the older buckets held).
             let held: usize = redis::cmd("HLEN").arg(&native).query(c).unwrap();
             let held = held.saturating_sub(1);
-            let (a, b) = (usage(c, &native), usage(c, &lua));
+            let (a, b) = (memory_usage(c, &native), memory_usage(c, &lua));
             let _ = writeln!(md, "| {buckets} | {rate} | {held} | {a} | {b} |");
             let kind = if rate == 1 { "buckets" } else { "buckets-100" };
             // Buckets filled: the older ones held, and the newest.

@@ -189,16 +189,7 @@ fn memory_differs_only_by_the_digits_of_the_counts() {
             assert!(bs.values().all(|v| v == "10"), "{f:?} {bs:?}");
             assert!(bf.values().all(|v| v == "2000"), "{f:?} {bf:?}");
             assert_eq!((hs.counts[1], hf.counts[1]), (10, 2000), "{f:?}");
-            let usage = |c: &mut redis::Connection, k: &str| -> i64 {
-                redis::cmd("MEMORY")
-                    .arg("USAGE")
-                    .arg(k)
-                    .arg("SAMPLES")
-                    .arg(0)
-                    .query(c)
-                    .unwrap()
-            };
-            let (ms, mf) = (usage(&mut c, &slow), usage(&mut c, &fast));
+            let (ms, mf) = (memory_usage(&mut c, &slow), memory_usage(&mut c, &fast));
             println!("{f:?}: 4 buckets at 10 per bucket {ms} B, at 2000 {mf} B");
             // Four counts and two totals one byte longer, in a listpack
             // whose allocation rounds up to a 16- or 32-byte size class.
@@ -266,14 +257,7 @@ fn key_with_buckets_of(
         .arg(250 * p * 2)
         .query(c)
         .unwrap();
-    // SAMPLES 0: every field counted (the default samples 5 and scales).
-    let usage: i64 = redis::cmd("MEMORY")
-        .arg("USAGE")
-        .arg(key)
-        .arg("SAMPLES")
-        .arg(0)
-        .query(c)
-        .unwrap();
+    let usage = memory_usage(c, key);
     let enc: String = redis::cmd("OBJECT")
         .arg("ENCODING")
         .arg(key)

@@ -177,16 +177,6 @@ pub const REFUNDS_AT_OOM: [(&[&str], &[&str], i64); 6] = [
     ),
 ];
 
-fn memory_usage(c: &mut redis::Connection, key: &str) -> i64 {
-    redis::cmd("MEMORY")
-        .arg("USAGE")
-        .arg(key)
-        .arg("SAMPLES")
-        .arg(0)
-        .query(c)
-        .unwrap()
-}
-
 /// The refunds of [`REFUNDS_AT_OOM`] through `call` (the module's
 /// commands, or the library's functions), with `pause` letting a bucket
 /// width pass: at maxmemory (`noeviction`, an admission refused with OOM)

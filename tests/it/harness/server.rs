@@ -610,6 +610,18 @@ pub fn info_int(c: &mut redis::Connection, section: &str, field: &str) -> i64 {
         .unwrap_or_else(|e| panic!("{field}: {e}"))
 }
 
+/// `key`'s exact `MEMORY USAGE` (`SAMPLES 0`: every element counted; the
+/// default samples 5 and scales).
+pub fn memory_usage(c: &mut redis::Connection, key: &str) -> i64 {
+    redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg(key)
+        .arg("SAMPLES")
+        .arg(0)
+        .query(c)
+        .unwrap()
+}
+
 /// Waits until `n` replicas acknowledged everything this connection wrote.
 pub fn wait_replicas(c: &mut redis::Connection, n: i64) {
     let acked: i64 = redis::cmd("WAIT").arg(n).arg(10_000).query(c).unwrap();
