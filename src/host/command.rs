@@ -6,7 +6,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::ffi;
 
-use super::context::{string_bytes, CommandCtx};
+use super::context::CommandCtx;
+use super::ffi::string_bytes;
 use super::ffi::OK;
 use super::metrics::{self, Ended};
 use super::prefix_stats;

@@ -2,7 +2,7 @@
 
 use super::ffi;
 
-use super::ffi::{api, optional_api};
+use super::ffi::{api, optional_api, string_bytes};
 use super::options;
 use crate::core::limiter::Now;
 
@@ -89,19 +89,6 @@ thread_local! {
 /// Whether the keyspace event being delivered is one rl fired.
 pub(crate) fn own_event() -> bool {
     OWN_EVENT.with(|own| own.get())
-}
-
-/// The bytes of a server string, borrowed for the command call.
-pub(crate) fn string_bytes<'a>(s: *const ffi::Str) -> &'a [u8] {
-    let mut len = 0;
-    // SAFETY: `s` is a live server string; the buffer lives as long as it does.
-    unsafe {
-        let ptr = api!(StringPtrLen)(s, &mut len);
-        if ptr.is_null() {
-            return &[];
-        }
-        std::slice::from_raw_parts(ptr.cast::<u8>(), len)
-    }
 }
 
 impl CommandCtx {

@@ -224,6 +224,19 @@ pub(crate) fn log(ctx: *mut Ctx, level: &std::ffi::CStr, text: &str) {
     }
 }
 
+/// The bytes of a server string, borrowed for the command call.
+pub(crate) fn string_bytes<'a>(s: *const Str) -> &'a [u8] {
+    let mut len = 0;
+    // SAFETY: `s` is a live server string; the buffer lives as long as it does.
+    unsafe {
+        let ptr = api!(StringPtrLen)(s, &mut len);
+        if ptr.is_null() {
+            return &[];
+        }
+        std::slice::from_raw_parts(ptr.cast::<u8>(), len)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,9 +7,10 @@ use std::ptr;
 
 use smallvec::SmallVec;
 
-use super::context::{string_bytes, CommandCtx};
+use super::context::CommandCtx;
 use super::ffi;
 use super::ffi::api;
+use super::ffi::string_bytes;
 use super::ffi::OK;
 use super::kept_strings;
 use super::key::{Access, KeyKind, OpenKey};

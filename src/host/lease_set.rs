@@ -13,8 +13,9 @@ use std::sync::OnceLock;
 use smallvec::SmallVec;
 
 use super::call;
-use super::context::{string_bytes, CommandCtx};
+use super::context::CommandCtx;
 use super::ffi;
+use super::ffi::string_bytes;
 use super::ffi::{api, OK};
 use super::kept_strings;
 use super::key::{Access, KeyKind, OpenKey};

@@ -10,6 +10,7 @@ pub mod hash_state;
 pub mod info;
 pub mod kept_strings;
 pub mod key;
+pub mod key_access;
 pub mod lease_set;
 pub mod limit;
 pub mod metrics;
@@ -63,7 +64,7 @@ pub unsafe fn on_load(
         let argc = usize::try_from(argc).unwrap_or(0);
         // SAFETY: argv holds argc live strings for the whole call.
         let args: Vec<&[u8]> = (0..argc)
-            .map(|i| context::string_bytes(unsafe { *argv.add(i) }))
+            .map(|i| ffi::string_bytes(unsafe { *argv.add(i) }))
             .collect();
         start(ctx, &args)
     })

@@ -13,9 +13,8 @@ use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering::Relaxed};
 use std::sync::Mutex;
 
-use super::context::string_bytes;
 use super::ffi;
-use super::ffi::api;
+use super::ffi::{api, string_bytes};
 use super::prefix_stats;
 use crate::core::load_options::LoadOptions;
 use crate::core::prefixes;

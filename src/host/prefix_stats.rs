@@ -10,10 +10,10 @@ use std::sync::Mutex;
 
 use smallvec::SmallVec;
 
-use super::context::string_bytes;
 use super::ffi;
+use super::ffi::string_bytes;
+use super::key_access::KeyAccess;
 use super::metrics::{self, Ended};
-use super::registry::KeyAccess;
 
 /// One prefix's counters.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,6 +19,7 @@ use linkme::distributed_slice;
 use super::context::CommandCtx;
 use super::ffi::OK;
 use super::ffi::{api, optional_api};
+pub use super::key_access::KeyAccess;
 use super::metrics::{Counters, Registration};
 use super::reply::Reply;
 use crate::core::error::RlError;
@@ -30,37 +31,6 @@ pub type Callback = extern "C" fn(*mut ffi::Ctx, *mut *mut ffi::Str, c_int) -> c
 
 /// A command body: the context and the arguments as bytes (name included).
 pub type Handler = fn(&CommandCtx, &[&[u8]]) -> Result<Reply, RlError>;
-
-/// What the command does with its key (key-spec flags).
-#[derive(Debug, Clone, Copy)]
-pub enum KeyAccess {
-    /// Reads, inserts and removes entries (like ZADD).
-    ReadWriteUpdate,
-    /// Only reads.
-    ReadOnly,
-    /// Only reads, one key at this argument index (`RL.PEEK limiter key`).
-    ReadOnlyAt(c_int),
-    /// Reads, updates and removes entries, one key at this argument index
-    /// (`RL.REFUND limiter key`).
-    ReadWriteUpdateAt(c_int),
-    /// Reads, inserts and removes entries in several keys: the key count at
-    /// this argument index, the keys right after it (`RL.ALL numkeys key ...`).
-    ReadWriteUpdateKeyNum(c_int),
-}
-
-impl KeyAccess {
-    /// The legacy `(first, last, step)` for `CreateCommand`. Key specs
-    /// (`SetCommandInfo`) are what the server uses to find keys; a key count
-    /// has no legacy form, so it gets none. Servers (7.0 to 9.1) only route
-    /// such a command in Cluster if it also has the `getkeys-api` flag.
-    fn legacy_range(self) -> (c_int, c_int, c_int) {
-        match self {
-            KeyAccess::ReadWriteUpdate | KeyAccess::ReadOnly => (1, 1, 1),
-            KeyAccess::ReadOnlyAt(at) | KeyAccess::ReadWriteUpdateAt(at) => (at, at, 1),
-            KeyAccess::ReadWriteUpdateKeyNum(_) => (0, 0, 0),
-        }
-    }
-}
 
 /// A command's full declaration.
 pub struct CommandSpec {

@@ -334,7 +334,7 @@ impl ZsetLog<'_> {
         // score's string, which every admission in the ms shares, rather
         // than formatted whole.
         let score_digits = if a.at > 0 {
-            super::context::string_bytes(score)
+            super::ffi::string_bytes(score)
         } else {
             &[]
         };

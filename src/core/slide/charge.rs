@@ -9,7 +9,7 @@
 //! entry already in the window (read and checked now) or the new ones'
 //! leaving.
 
-use super::block::SkipBlock;
+use super::block_member::SkipBlock;
 use super::decide::{admission, evict_budget, nth_leaves, read_ends, Ends};
 use super::log::{LogView, LogWrite};
 use super::request::SlideRequest;

@@ -1,7 +1,7 @@
 //! The decision: count the entries still in the window, admit if the cost
 //! fits, and name the stale entries an admission removes.
 
-use super::block::{block_write, write_until, SkipBlock};
+use super::block_member::{block_write, write_until, SkipBlock};
 use super::log::{member, Admission, Entry, LogView, LogWrite, MAX_NOW_MS, MEMBERS_PER_MS};
 use super::request::SlideRequest;
 use crate::core::block;

@@ -13,6 +13,7 @@
 //! (after a burst and a pause) drains over the next admissions.
 
 pub mod block;
+pub mod block_member;
 #[cfg(test)]
 mod block_tests;
 pub mod charge;

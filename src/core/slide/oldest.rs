@@ -1,7 +1,7 @@
 //! `RL.PEEK SLIDE ... OLDEST`: the wait until the oldest entry the window
 //! counts leaves it.
 
-use super::block::SkipBlock;
+use super::block_member::SkipBlock;
 use super::decide::{nth_leaves, read_ends};
 use super::log::LogView;
 use super::request::SlideRequest;

@@ -9,7 +9,7 @@
 
 use smallvec::SmallVec;
 
-use super::block::SkipBlock;
+use super::block_member::SkipBlock;
 use super::decide::{read_ends, Ends};
 use super::log::{Entry, LogView, LogWrite, Oldest};
 use super::request::SlideRequest;

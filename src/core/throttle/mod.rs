@@ -5,6 +5,8 @@ pub mod charge;
 pub mod gcra;
 pub mod refund;
 pub mod request;
+#[cfg(test)]
+mod time_anomalies;
 
 use crate::core::block;
 use crate::core::decision::Decision;

@@ -35,9 +35,10 @@ mod callbacks;
 mod moved;
 use callbacks::{on_disconnect, on_free, on_reply, on_timeout, on_timer};
 
-use super::context::{string_bytes, CommandCtx};
+use super::context::CommandCtx;
 use super::ffi;
 use super::ffi::api;
+use super::ffi::string_bytes;
 use super::limit::{self, with_store, WithStore};
 use super::registry::{CommandSpec, COMMANDS};
 use super::reply::Reply;

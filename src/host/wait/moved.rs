@@ -26,9 +26,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::{pump, with, Bc, Phase};
 use crate::core::error::RlError;
 use crate::host::command::catch;
-use crate::host::context::{own_event, string_bytes};
+use crate::host::context::own_event;
 use crate::host::ffi;
 use crate::host::ffi::api;
+use crate::host::ffi::string_bytes;
 
 /// Whether rl subscribed to the events that tell a key left. The main
 /// thread alone reads and sets it.
