@@ -3,10 +3,10 @@
 //! free waits for one (src/host/wait/).
 
 use crate::command;
-use crate::core::any::LimitRequest;
+use crate::core::dispatch::LimitRequest;
 use crate::core::error::RlError;
 use crate::core::lease::request::{AcquireRequest, ACQUIRE};
-use crate::core::wait;
+use crate::core::options::wait;
 use crate::host::context::CommandCtx;
 use crate::host::lease_set::LeaseSet;
 use crate::host::limit;

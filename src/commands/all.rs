@@ -3,8 +3,8 @@
 //! the block a denying clause's `BLOCK` sets on its own key).
 
 use crate::command;
-use crate::core::all::combine::combine;
-use crate::core::all::{AllRequest, ALL, ALL_FIRST_KEY};
+use crate::core::dispatch::all::combine::combine;
+use crate::core::dispatch::all::{AllRequest, ALL, ALL_FIRST_KEY};
 use crate::core::error::RlError;
 use crate::core::limiter::Call;
 use crate::host::context::CommandCtx;

@@ -3,7 +3,7 @@
 //! end in ms on the server's clock.
 
 use crate::command;
-use crate::core::block::{BlockRequest, BLOCK, BLOCK_KEY};
+use crate::core::dispatch::block::{BlockRequest, BLOCK, BLOCK_KEY};
 use crate::core::error::RlError;
 use crate::host::context::CommandCtx;
 use crate::host::limit;

@@ -2,8 +2,8 @@
 //! window in buckets, memory bounded by the bucket count.
 
 use crate::command;
-use crate::core::any::LimitRequest;
 use crate::core::buckets::request::{BucketsRequest, SYNTAX};
+use crate::core::dispatch::LimitRequest;
 use crate::core::error::RlError;
 use crate::core::upto::{take_upto, UpTo};
 use crate::host::context::CommandCtx;

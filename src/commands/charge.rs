@@ -2,7 +2,7 @@
 //! records `n` units on the named limiter whether or not they fit.
 
 use crate::command;
-use crate::core::charge::{parse_charge, CHARGE, CHARGE_KEY};
+use crate::core::dispatch::charge::{parse_charge, CHARGE, CHARGE_KEY};
 use crate::core::error::RlError;
 use crate::host::context::CommandCtx;
 use crate::host::limit;

@@ -1,7 +1,7 @@
 //! `RL.FIXED key limit window [COST cost]`: the fixed-window counter.
 
 use crate::command;
-use crate::core::any::LimitRequest;
+use crate::core::dispatch::LimitRequest;
 use crate::core::error::RlError;
 use crate::core::fixed::request::{FixedRequest, SYNTAX};
 use crate::core::upto::{take_upto, UpTo};

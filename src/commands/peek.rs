@@ -3,8 +3,8 @@
 //! replicas and in read-only scripts.
 
 use crate::command;
+use crate::core::dispatch::peek::{parse_peek, PEEK, PEEK_KEY};
 use crate::core::error::RlError;
-use crate::core::peek::{parse_peek, PEEK, PEEK_KEY};
 use crate::host::context::CommandCtx;
 use crate::host::limit;
 use crate::host::registry::KeyAccess;

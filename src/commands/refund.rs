@@ -3,8 +3,8 @@
 //! `COST` (`THROTTLE`: its `quantity`).
 
 use crate::command;
+use crate::core::dispatch::refund::{parse_refund, REFUND, REFUND_KEY};
 use crate::core::error::RlError;
-use crate::core::refund::{parse_refund, REFUND, REFUND_KEY};
 use crate::host::context::CommandCtx;
 use crate::host::limit;
 use crate::host::registry::KeyAccess;

@@ -1,7 +1,7 @@
 //! `RL.SLIDE key limit window [COST cost] [BLOCK ms]`: the exact sliding-window log.
 
 use crate::command;
-use crate::core::any::LimitRequest;
+use crate::core::dispatch::LimitRequest;
 use crate::core::error::RlError;
 use crate::core::slide::request::{SlideRequest, SYNTAX};
 use crate::core::upto::{take_upto, UpTo};

@@ -1,7 +1,7 @@
 //! `RL.THROTTLE key max_burst count period [quantity]`: GCRA, period in ms.
 
 use crate::command;
-use crate::core::any::LimitRequest;
+use crate::core::dispatch::LimitRequest;
 use crate::core::error::RlError;
 use crate::core::throttle::request::{ThrottleRequest, RL_THROTTLE};
 use crate::core::upto::{take_upto, UpTo};

@@ -2,7 +2,7 @@
 //! early, keeping its counts; replies 1 if a block was lifted, else 0.
 
 use crate::command;
-use crate::core::block::{UnblockRequest, BLOCK_KEY, UNBLOCK};
+use crate::core::dispatch::block::{UnblockRequest, BLOCK_KEY, UNBLOCK};
 use crate::core::error::RlError;
 use crate::host::context::CommandCtx;
 use crate::host::limit;

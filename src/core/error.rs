@@ -102,7 +102,7 @@ pub enum RlError {
     /// An error in `RL.ALL` clause `clause` (1-based).
     InClause { clause: usize, error: Box<RlError> },
     /// A `WAIT` call refused before it waited.
-    Wait(super::wait::WaitError),
+    Wait(WaitError),
 }
 
 impl RlError {
@@ -268,6 +268,37 @@ pub fn token_text(bytes: &[u8]) -> String {
         text.push_str("...");
     }
     text
+}
+
+/// Why a `WAIT` call was refused before it waited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitError {
+    /// The key already has [`MAX_WAITERS_PER_KEY`] waiting clients.
+    KeyFull { max: usize },
+    /// The server already has [`MAX_WAITERS`] waiting clients.
+    ServerFull { max: usize },
+    /// In a cluster, the key a client waited on left this server (deleted,
+    /// or migrated to another node) before its turn came.
+    KeyLeft,
+}
+
+impl fmt::Display for WaitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WaitError::KeyFull { max } => write!(
+                f,
+                "ERR {max} clients already wait on this key, the most that may: retry later, or without WAIT"
+            ),
+            WaitError::ServerFull { max } => write!(
+                f,
+                "ERR {max} clients already wait on this server, the most that may: retry later, or without WAIT"
+            ),
+            WaitError::KeyLeft => write!(
+                f,
+                "UNBLOCKED the key left this server while the client waited (deleted, or migrated to another node): nothing recorded, retry on the key's owner"
+            ),
+        }
+    }
 }
 
 #[cfg(test)]

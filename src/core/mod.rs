@@ -8,29 +8,24 @@
 //! [`any`] names any limiter by its token, for [`peek`], [`all`] and
 //! [`refund`] and [`charge`].
 
-pub mod all;
-pub mod any;
 pub mod args;
-pub mod block;
 pub mod buckets;
-pub mod charge;
 pub mod count;
 pub mod decimal;
 pub mod decision;
+pub mod dispatch;
 pub mod error;
 pub mod expiry;
 pub mod fixed;
 pub mod lease;
 pub mod limiter;
 pub mod load_options;
-pub mod peek;
+pub mod options;
 pub mod prefixes;
 #[cfg(test)]
 mod properties;
-pub mod refund;
 pub mod slide;
 pub mod string_key;
 pub mod syntax;
 pub mod throttle;
 pub mod upto;
-pub mod wait;

@@ -6,16 +6,16 @@
 
 use proptest::prelude::*;
 
-use super::any::Algorithm;
-use super::block::string::block;
 use super::decision::Decision;
 use super::fixed::request::FixedRequest;
 use super::limiter::{Call, Limiter, Now};
-use super::refund::Units;
 use super::string_key::{MemoryString, StringWrite};
 use super::throttle::gcra::Gcra;
 use super::throttle::request::ThrottleRequest;
 use super::upto::UpTo;
+use crate::core::dispatch::block::string::block;
+use crate::core::dispatch::Algorithm;
+use crate::core::limiter::Units;
 
 const T0: i64 = 1_800_000_000_000;
 

@@ -8,6 +8,10 @@ use std::ffi::CStr;
 
 use super::error::RlError;
 
+/// The token of `WAIT timeout_ms` ([`crate::core::options::wait`]): no
+/// limiter's parser reads it as an option; the host takes it off first.
+pub const WAIT_TOKEN: &str = "WAIT";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgKind {
     Key,
@@ -153,7 +157,7 @@ impl Syntax {
             // The waiting commands take WAIT off their line first
             // (`wait::split`): a parser never reads it as an option, and
             // elsewhere it is unknown, as the function edition says too.
-            if given.eq_ignore_ascii_case(super::wait::TOKEN.as_bytes()) {
+            if given.eq_ignore_ascii_case(WAIT_TOKEN.as_bytes()) {
                 return Err(RlError::UnknownOption(super::error::token_text(given)));
             }
             let token = self
@@ -191,7 +195,11 @@ pub(crate) mod tests {
             .unwrap_or_else(|e| panic!("{valid}: {e}"));
         for (i, arg) in syntax.args.iter().enumerate() {
             // WAIT never reaches a parser: the host takes it off first.
-            if arg.kind != ArgKind::Integer || arg.token == crate::core::wait::ARG.token {
+            if arg.kind != ArgKind::Integer
+                || arg
+                    .token
+                    .is_some_and(|t| t.to_bytes() == WAIT_TOKEN.as_bytes())
+            {
                 continue;
             }
             let name = arg.name.to_str().unwrap();

@@ -12,8 +12,8 @@
 use super::decision::Decision;
 use super::error::RlError;
 use super::limiter::{Answer, Call, Limiter, Outcome};
-use super::refund::Units;
 use super::syntax::Syntax;
+use crate::core::limiter::Units;
 
 /// The line without its `UPTO` (a flag anywhere after the required
 /// positional arguments), or `None` when it has none: the plain line is
@@ -107,9 +107,9 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::any::test_lines::split;
     use crate::core::buckets::layout::MemoryHash;
     use crate::core::buckets::request::BucketsRequest;
+    use crate::core::dispatch::test_lines::split;
     use crate::core::fixed::request::FixedRequest;
     use crate::core::limiter::Now;
     use crate::core::slide::log::MemoryLog;

@@ -15,14 +15,14 @@ use super::lease_set::LeaseSet;
 use super::store::Store;
 use super::string_state::StringState;
 use super::zset_log::ZsetLog;
-use crate::core::any::{Algorithm, LimitRequest};
-use crate::core::block::{self, BlockRequest, UnblockRequest};
-use crate::core::charge::Charged;
 use crate::core::decision::Decision;
+use crate::core::dispatch::block::{self, BlockRequest, UnblockRequest};
+use crate::core::dispatch::{Algorithm, LimitRequest};
 use crate::core::error::RlError;
 use crate::core::lease::set::LeaseId;
+use crate::core::limiter::Charged;
 use crate::core::limiter::{Answer, Call, Decides, Limiter, Outcome};
-use crate::core::refund::{Refundable, Refunded};
+use crate::core::limiter::{Refundable, Refunded};
 use crate::core::slide::block as slide_block;
 
 /// An open key and what was decided over it, nothing written yet.
@@ -390,7 +390,7 @@ pub fn refund_any(cmd: &CommandCtx, req: &LimitRequest, key: usize) -> Result<Re
 /// now (its state kept). The block's end.
 pub fn block_any(cmd: &CommandCtx, req: &BlockRequest, key: usize) -> Result<i64, RlError> {
     let now = cmd.now();
-    let mut until = block::end(now.ms, req.ms);
+    let mut until = crate::core::options::block::end(now.ms, req.ms);
     match req.limiter {
         Algorithm::Slide => {
             let mut log = ZsetLog::open(cmd, key, Access::Write)?;

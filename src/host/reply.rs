@@ -7,12 +7,12 @@ use smallvec::SmallVec;
 use super::ffi;
 
 use super::ffi::{api, optional_api};
-use crate::core::all::combine::Combined;
-use crate::core::charge::Charged;
 use crate::core::decision::Decision;
+use crate::core::dispatch::all::combine::Combined;
 use crate::core::error::RlError;
 use crate::core::lease::{LeaseChange, Leased};
-use crate::core::refund::Refunded;
+use crate::core::limiter::Charged;
+use crate::core::limiter::Refunded;
 use crate::core::throttle::gcra::CellReply;
 use crate::core::upto::Granted;
 

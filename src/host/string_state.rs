@@ -17,8 +17,8 @@ use super::ffi::OK;
 use super::key::{Access, KeyKind, OpenKey};
 use super::replicate;
 use super::store::Store;
-use crate::core::block::StringChange;
 use crate::core::decimal::Line;
+use crate::core::dispatch::block::StringChange;
 use crate::core::error::RlError;
 use crate::core::string_key::{StringView, StringWrite};
 

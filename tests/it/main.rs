@@ -42,6 +42,7 @@ mod settings;
 mod shadow;
 mod slide;
 mod soak;
+mod source_shape;
 mod throttle;
 mod upgrade;
 mod upto;

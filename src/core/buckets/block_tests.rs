@@ -4,11 +4,11 @@
 
 use super::layout::*;
 use super::request::*;
-use crate::core::block::{hash, HashChange};
-use crate::core::charge::Charge;
+use crate::core::dispatch::block::{hash, HashChange};
 use crate::core::error::RlError;
+use crate::core::limiter::Charge;
+use crate::core::limiter::Refund;
 use crate::core::limiter::{Call, Limiter, Now};
-use crate::core::refund::Refund;
 use proptest::prelude::*;
 
 fn req(limit: u64, block_ms: Option<u64>) -> BucketsRequest {

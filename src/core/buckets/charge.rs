@@ -13,10 +13,10 @@ use super::decide::{decide_state, keep_block};
 use super::layout::{load_blocked, HashView, HashWrite, Kind};
 use super::refund::Written;
 use super::request::{BucketsRequest, MAX_BUCKETS, MAX_LIMIT};
-use crate::core::charge::{Charge, Charged};
 use crate::core::error::RlError;
+use crate::core::limiter::Units;
 use crate::core::limiter::{Call, Limiter, Outcome};
-use crate::core::refund::Units;
+use crate::core::limiter::{Charge, Charged};
 
 impl<V: HashView> Limiter<V> for Charge<BucketsRequest> {
     type Write = HashWrite;
@@ -77,7 +77,7 @@ mod tests {
     use crate::core::buckets::layout::{load, Kind, MemoryHash};
     use crate::core::buckets::window::slide;
     use crate::core::limiter::Now;
-    use crate::core::refund::Refund;
+    use crate::core::limiter::Refund;
     use proptest::prelude::*;
 
     use crate::core::buckets::request::test_request as req;

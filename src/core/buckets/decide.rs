@@ -5,11 +5,11 @@ use super::layout::{load_blocked, with_block, without_block, HashView, HashWrite
 use super::layout::{Bytes, FIELD_HEADER};
 use super::request::{BucketsRequest, MAX_BUCKETS};
 use super::window::{read_bucket, resolve_precision, slide, write};
-use crate::core::block;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
 use crate::core::limiter::Outcome;
+use crate::core::options::block;
 
 /// Decides an RL.BUCKETS request at `now`, as one RL.BUCKETS call.
 pub fn decide(

@@ -25,7 +25,7 @@ use super::window::{resolve_precision, slide};
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
 use crate::core::limiter::{Call, Limiter, Outcome};
-use crate::core::refund::{Refund, Units};
+use crate::core::limiter::{Refund, Units};
 
 impl Units for BucketsRequest {
     fn units(&self) -> u64 {
@@ -158,8 +158,8 @@ mod tests {
     use super::*;
     use crate::core::buckets::layout::{decode_counts, Items, MemoryHash};
     use crate::core::decision::Decision;
+    use crate::core::limiter::ledger::Ledger;
     use crate::core::limiter::Now;
-    use crate::core::refund::ledger::Ledger;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 

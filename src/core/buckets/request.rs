@@ -2,8 +2,8 @@
 //! parsed into a typed request.
 
 use crate::core::args::{positive, set_once, MAX_WINDOW_MS};
-use crate::core::block::block_option;
 use crate::core::error::RlError;
+use crate::core::options::block::block_option;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `limit` (and `COST`), 10^15: a byte quota of a petabyte per
@@ -23,7 +23,7 @@ pub const SYNTAX: Syntax = Syntax {
         ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
         ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"BLOCK"), optional: true },
         ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
-        crate::core::wait::ARG,
+        crate::core::options::wait::ARG,
     ],
 };
 

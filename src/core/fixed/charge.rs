@@ -6,11 +6,11 @@
 
 use super::decide::{decide, stored_state, FixedState};
 use super::request::{FixedRequest, MAX_LIMIT};
-use crate::core::block;
-use crate::core::charge::{Charge, Charged};
 use crate::core::error::RlError;
+use crate::core::limiter::Units;
 use crate::core::limiter::{Call, Limiter, Outcome};
-use crate::core::refund::Units;
+use crate::core::limiter::{Charge, Charged};
+use crate::core::options::block;
 use crate::core::string_key::{StringView, StringWrite};
 
 impl<V: StringView> Limiter<V> for Charge<FixedRequest> {
@@ -57,7 +57,7 @@ impl<V: StringView> Limiter<V> for Charge<FixedRequest> {
 mod tests {
     use super::*;
     use crate::core::limiter::Now;
-    use crate::core::refund::Refund;
+    use crate::core::limiter::Refund;
     use crate::core::string_key::MemoryString;
     use proptest::prelude::*;
 

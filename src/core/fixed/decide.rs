@@ -9,10 +9,10 @@
 
 use super::request::{FixedRequest, MAX_LIMIT};
 use crate::core::args::unsigned;
-use crate::core::block;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::limiter::Outcome;
+use crate::core::options::block;
 use crate::core::string_key::{read_state, StringWrite};
 
 /// What a fixed-window key holds, for the error naming a foreign string.

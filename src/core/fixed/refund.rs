@@ -3,10 +3,10 @@
 
 use super::decide::stored_state;
 use super::request::FixedRequest;
-use crate::core::block;
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
-use crate::core::refund::{Refund, Units};
+use crate::core::limiter::{Refund, Units};
+use crate::core::options::block;
 use crate::core::string_key::{StringView, StringWrite};
 
 impl Units for FixedRequest {

@@ -1,7 +1,7 @@
 //! `RL.FIXED key limit window [COST cost] [BLOCK ms]` parsed into a typed request.
 
-use crate::core::args::limit_window_cost;
 use crate::core::error::RlError;
+use crate::core::options::limit_window_cost;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `limit` (and so `COST`), 10^15 (a petabyte quota counted in
@@ -24,7 +24,7 @@ pub const SYNTAX: Syntax = Syntax {
         ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
         ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"BLOCK"), optional: true },
         ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
-        crate::core::wait::ARG,
+        crate::core::options::wait::ARG,
     ],
 };
 
@@ -145,7 +145,7 @@ mod tests {
         );
         let range = RlError::OutOfRange {
             arg: "BLOCK",
-            max: crate::core::block::MAX_BLOCK_MS,
+            max: crate::core::options::block::MAX_BLOCK_MS,
         };
         for line in [
             "RL.FIXED k 10 1000 BLOCK 0",

@@ -13,11 +13,11 @@ pub mod set;
 #[cfg(test)]
 mod tests;
 
-use crate::core::charge::{Charge, Charged};
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::limiter::{Answer, Call, Decides, Limiter, Outcome};
-use crate::core::refund::{Refund, Units};
+use crate::core::limiter::{Charge, Charged};
+use crate::core::limiter::{Refund, Units};
 use request::{AcquireRequest, ReleaseRequest, RenewRequest};
 use set::{LeaseId, LeaseView, LeaseWrite};
 

@@ -23,7 +23,7 @@ pub const ACQUIRE: Syntax = Syntax {
         ArgSpec { name: c"limit", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"lease_ms", kind: ArgKind::Integer, token: None, optional: false },
         ArgSpec { name: c"id", kind: ArgKind::String, token: Some(c"ID"), optional: true },
-        crate::core::wait::ARG,
+        crate::core::options::wait::ARG,
     ],
 };
 

@@ -5,8 +5,8 @@
 use super::block_member::{block_write, write_until, SkipBlock};
 use super::decide::read_ends;
 use super::log::{LogView, LogWrite};
-use crate::core::block;
 use crate::core::error::RlError;
+use crate::core::options::block;
 
 /// `RL.BLOCK SLIDE`: the log read and checked as RL.SLIDE reads it (a
 /// sorted set rl did not write is refused untouched), blocked `ms` from

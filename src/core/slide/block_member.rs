@@ -11,8 +11,8 @@
 use smallvec::SmallVec;
 
 use super::log::{Entry, LogView, LogWrite, Oldest};
-use crate::core::block;
 use crate::core::expiry::Expiry;
+use crate::core::options::block;
 
 /// A log read without its block's member. The block is found by the first
 /// read of the newest entry ([`LogView::ends`] or [`LogView::newest`]),

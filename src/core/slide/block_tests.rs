@@ -6,10 +6,10 @@
 use super::block::{block, unblock};
 use super::log::{member, LogWrite, MemoryLog, BLOCK_MEMBER};
 use super::request::SlideRequest;
-use crate::core::charge::Charge;
 use crate::core::error::RlError;
+use crate::core::limiter::Charge;
 use crate::core::limiter::{Call, Limiter, Now};
-use crate::core::refund::{Refund, Units};
+use crate::core::limiter::{Refund, Units};
 use proptest::prelude::*;
 
 fn req(limit: u64, block_ms: Option<u64>) -> SlideRequest {

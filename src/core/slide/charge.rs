@@ -13,11 +13,11 @@ use super::block_member::SkipBlock;
 use super::decide::{admission, evict_budget, nth_leaves, read_ends, Ends};
 use super::log::{LogView, LogWrite};
 use super::request::SlideRequest;
-use crate::core::block;
-use crate::core::charge::{Charge, Charged};
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
+use crate::core::limiter::{Charge, Charged};
+use crate::core::options::block;
 
 impl<V: LogView> Limiter<V> for Charge<SlideRequest> {
     type Write = LogWrite;
@@ -84,7 +84,7 @@ impl<V: LogView> Limiter<V> for Charge<SlideRequest> {
 mod tests {
     use super::*;
     use crate::core::limiter::Now;
-    use crate::core::refund::Refund;
+    use crate::core::limiter::Refund;
     use crate::core::slide::log::MemoryLog;
     use crate::core::slide::request::MAX_COST;
     use proptest::prelude::*;

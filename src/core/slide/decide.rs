@@ -4,11 +4,11 @@
 use super::block_member::{block_write, write_until, SkipBlock};
 use super::log::{member, Admission, Entry, LogView, LogWrite, MAX_NOW_MS, MEMBERS_PER_MS};
 use super::request::SlideRequest;
-use crate::core::block;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::expiry::Expiry;
 use crate::core::limiter::{Outcome, Shares};
+use crate::core::options::block;
 
 /// Entries that left the window one call may remove, all its sliding logs
 /// together (each about 1 µs at 10^6 entries in the module, 3 µs in the

@@ -79,7 +79,8 @@ impl Entry {
     /// a block's end (`now + ms`, at most `MAX_NOW_MS + MAX_BLOCK_MS`).
     pub fn is_block(&self) -> bool {
         self.member == Some(BLOCK_MEMBER)
-            && (0..=MAX_NOW_MS + crate::core::block::MAX_BLOCK_MS as i64).contains(&self.score)
+            && (0..=MAX_NOW_MS + crate::core::options::block::MAX_BLOCK_MS as i64)
+                .contains(&self.score)
     }
 }
 

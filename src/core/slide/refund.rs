@@ -15,7 +15,7 @@ use super::log::{Entry, LogView, LogWrite, Oldest};
 use super::request::SlideRequest;
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
-use crate::core::refund::{Refund, Units};
+use crate::core::limiter::{Refund, Units};
 
 impl Units for SlideRequest {
     fn units(&self) -> u64 {
@@ -129,8 +129,8 @@ impl<V: LogView> LogView for Trimmed<'_, V> {
 mod tests {
     use super::*;
     use crate::core::decision::Decision;
+    use crate::core::limiter::ledger::Ledger;
     use crate::core::limiter::Now;
-    use crate::core::refund::ledger::Ledger;
     use crate::core::slide::log::{member, MemoryLog};
     use proptest::prelude::*;
 

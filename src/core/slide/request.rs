@@ -1,9 +1,9 @@
 //! `RL.SLIDE key limit window [COST cost] [BLOCK ms]` parsed into a typed request.
 
-use crate::core::args::limit_window_cost;
 #[cfg(test)]
 use crate::core::args::MAX_WINDOW_MS;
 use crate::core::error::RlError;
+use crate::core::options::limit_window_cost;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `COST` of one RL.SLIDE call (and of all SLIDE clauses of one
@@ -31,7 +31,7 @@ pub const SYNTAX: Syntax = Syntax {
         ArgSpec { name: c"cost", kind: ArgKind::Integer, token: Some(c"COST"), optional: true },
         ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"BLOCK"), optional: true },
         ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
-        crate::core::wait::ARG,
+        crate::core::options::wait::ARG,
     ],
 };
 
@@ -154,7 +154,7 @@ mod tests {
         assert_eq!((got.cost, got.block_ms), (2, Some(60_000)));
         let range = RlError::OutOfRange {
             arg: "BLOCK",
-            max: crate::core::block::MAX_BLOCK_MS,
+            max: crate::core::options::block::MAX_BLOCK_MS,
         };
         assert_eq!(parse("RL.SLIDE k 10 1000 BLOCK 0"), Err(range));
         assert_eq!(

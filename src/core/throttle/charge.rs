@@ -8,10 +8,10 @@
 
 use super::gcra::{decide, stored_with_block, TatWrite, MAX_TOLERANCE_US};
 use super::request::ThrottleRequest;
-use crate::core::block;
-use crate::core::charge::{Charge, Charged};
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
+use crate::core::limiter::{Charge, Charged};
+use crate::core::options::block;
 use crate::core::string_key::{StringView, StringWrite};
 
 impl<V: StringView> Limiter<V> for Charge<ThrottleRequest> {
@@ -57,7 +57,7 @@ impl<V: StringView> Limiter<V> for Charge<ThrottleRequest> {
 mod tests {
     use super::*;
     use crate::core::limiter::Now;
-    use crate::core::refund::Refund;
+    use crate::core::limiter::Refund;
     use crate::core::string_key::MemoryString;
     use crate::core::throttle::gcra::{stored_tat, Gcra};
     use proptest::prelude::*;

@@ -8,10 +8,10 @@ pub mod request;
 #[cfg(test)]
 mod time_anomalies;
 
-use crate::core::block;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
+use crate::core::options::block;
 use crate::core::string_key::{StringView, StringWrite};
 use request::ThrottleRequest;
 

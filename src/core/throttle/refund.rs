@@ -7,10 +7,10 @@
 
 use super::gcra::{stored_with_block, TatWrite};
 use super::request::ThrottleRequest;
-use crate::core::block;
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
-use crate::core::refund::{Refund, Units};
+use crate::core::limiter::{Refund, Units};
+use crate::core::options::block;
 use crate::core::string_key::{StringView, StringWrite};
 
 impl Units for ThrottleRequest {

@@ -4,8 +4,8 @@
 
 use super::gcra::Gcra;
 use crate::core::args::{non_negative, positive, set_once};
-use crate::core::block::block_option;
 use crate::core::error::RlError;
+use crate::core::options::block::block_option;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `max_burst`, `count` and `quantity` accepted by the parser; the
@@ -34,7 +34,7 @@ const RL_ARGS: &[ArgSpec] = &[
     ARGS[0], ARGS[1], ARGS[2], ARGS[3], ARGS[4],
     ArgSpec { name: c"ms", kind: ArgKind::Integer, token: Some(c"BLOCK"), optional: true },
     ArgSpec { name: c"upto", kind: ArgKind::Flag, token: Some(c"UPTO"), optional: true },
-    crate::core::wait::ARG,
+    crate::core::options::wait::ARG,
 ];
 
 /// `RL.THROTTLE`'s name and arguments (period in ms).
@@ -292,7 +292,7 @@ mod tests {
         assert_eq!(block("RL.THROTTLE k 4 5 1000 2 block 7"), Ok((2, Some(7))));
         let range = RlError::OutOfRange {
             arg: "BLOCK",
-            max: crate::core::block::MAX_BLOCK_MS,
+            max: crate::core::options::block::MAX_BLOCK_MS,
         };
         let arity = RlError::WrongArity {
             command: "rl.throttle",

@@ -7,7 +7,7 @@ use std::os::raw::{c_int, c_void};
 
 use super::{arm, decide, decision_of, denial, drop_if_idle, leave, less, pump, with, Bc, Phase};
 use crate::core::error::RlError;
-use crate::core::wait::WaitError;
+use crate::core::error::WaitError;
 use crate::host::command::{after_call, catch};
 use crate::host::context::CommandCtx;
 use crate::host::ffi;

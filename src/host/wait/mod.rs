@@ -43,13 +43,14 @@ use super::limit::{self, with_store, WithStore};
 use super::registry::{CommandSpec, COMMANDS};
 use super::reply::Reply;
 use super::store::Store;
-use crate::core::any::LimitRequest;
 use crate::core::decision::Decision;
+use crate::core::dispatch::LimitRequest;
 use crate::core::error::RlError;
+use crate::core::error::WaitError;
 use crate::core::lease::set::LeaseId;
 use crate::core::lease::Leased;
-use crate::core::refund::Refundable;
-use crate::core::wait::{WaitError, MAX_WAITERS, MAX_WAITERS_PER_KEY};
+use crate::core::limiter::Refundable;
+use crate::core::options::wait::{MAX_WAITERS, MAX_WAITERS_PER_KEY};
 
 type Bc = ffi::BlockedClient;
 
@@ -393,7 +394,7 @@ fn arm(ctx: *mut ffi::Ctx, qid: u64, ms: u64) {
         // harmlessly.
         unsafe { api!(StopTimer)(ctx, t, std::ptr::null_mut()) };
     }
-    let ms = ms.min(crate::core::wait::MAX_WAIT_MS) as ffi::Mstime;
+    let ms = ms.min(crate::core::options::wait::MAX_WAIT_MS) as ffi::Mstime;
     // SAFETY: ctx is a live context of this module; `qid` is passed back
     // as a number, never dereferenced.
     let t = unsafe { api!(CreateTimer)(ctx, ms, Some(on_timer), qid as usize as *mut c_void) };
@@ -543,7 +544,7 @@ pub fn with_wait<R>(
     wrap: impl FnOnce(R) -> LimitRequest,
     plain: impl FnOnce(&R) -> Result<Reply, RlError>,
 ) -> Result<Reply, RlError> {
-    let split = crate::core::wait::split(args, syntax)?;
+    let split = crate::core::options::wait::split(args, syntax)?;
     let req = match &split {
         Some(s) => parse(&s.line)?,
         None => parse(args)?,

@@ -7,15 +7,16 @@
 //! without the limiter's own units (`COST`, THROTTLE's `quantity`): the
 //! units are the charge's `COST`. Each limiter's folder implements the
 //! charge over its own storage kind (`slide/charge.rs`, ...), as a
-//! [`Limiter`](super::limiter::Limiter) whose answer is [`Charged`]: the
+//! [`Limiter`](crate::core::limiter::Limiter) whose answer is [`Charged`]: the
 //! units recorded and what `RL.PEEK` answers for one unit right after,
 //! decided before anything is written.
 
-use super::any::{parse_named, refuse_block, Algorithm, LimitRequest, NAMED_LIMITER_KEY};
-use super::args::positive;
-use super::decision::Decision;
-use super::error::{token_text, RlError};
-use super::syntax::{ArgKind, ArgSpec, Syntax};
+use crate::core::args::positive;
+use crate::core::dispatch::{
+    parse_named, refuse_block, Algorithm, LimitRequest, NAMED_LIMITER_KEY,
+};
+use crate::core::error::{token_text, RlError};
+use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Where `RL.CHARGE`'s key is: `RL.CHARGE <algorithm> key ...`.
 pub const CHARGE_KEY: usize = NAMED_LIMITER_KEY;
@@ -38,10 +39,10 @@ pub const CHARGE: Syntax = Syntax {
 /// the others record any count in constant work.
 pub fn max_charge(algorithm: Algorithm) -> u64 {
     match algorithm {
-        Algorithm::Slide => super::slide::request::MAX_COST,
-        Algorithm::Buckets => super::buckets::request::MAX_LIMIT,
-        Algorithm::Throttle => super::throttle::request::MAX_UNITS,
-        Algorithm::Fixed | Algorithm::Acquire => super::fixed::request::MAX_LIMIT,
+        Algorithm::Slide => crate::core::slide::request::MAX_COST,
+        Algorithm::Buckets => crate::core::buckets::request::MAX_LIMIT,
+        Algorithm::Throttle => crate::core::throttle::request::MAX_UNITS,
+        Algorithm::Fixed | Algorithm::Acquire => crate::core::fixed::request::MAX_LIMIT,
     }
 }
 
@@ -55,7 +56,7 @@ fn usage(algorithm: Algorithm) -> String {
         .replace(" [quantity]", "")
         .replace(" [UPTO]", "")
         .replace(" [BLOCK ms]", "")
-        .replace(super::wait::USAGE, "");
+        .replace(crate::core::options::wait::USAGE, "");
     format!("{line} COST cost")
 }
 
@@ -105,61 +106,34 @@ pub fn parse_charge(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
     })?;
     Ok(match req {
         LimitRequest::Slide(r) => {
-            LimitRequest::Slide(super::slide::request::SlideRequest { cost: units, ..r })
+            LimitRequest::Slide(crate::core::slide::request::SlideRequest { cost: units, ..r })
         }
         LimitRequest::Buckets(r) => {
-            LimitRequest::Buckets(super::buckets::request::BucketsRequest { cost: units, ..r })
+            LimitRequest::Buckets(crate::core::buckets::request::BucketsRequest {
+                cost: units,
+                ..r
+            })
         }
         LimitRequest::Throttle(r) => {
-            LimitRequest::Throttle(super::throttle::request::ThrottleRequest {
+            LimitRequest::Throttle(crate::core::throttle::request::ThrottleRequest {
                 quantity: units,
                 ..r
             })
         }
         LimitRequest::Fixed(r) => {
-            LimitRequest::Fixed(super::fixed::request::FixedRequest { cost: units, ..r })
+            LimitRequest::Fixed(crate::core::fixed::request::FixedRequest { cost: units, ..r })
         }
         LimitRequest::Acquire(_) => return Err(RlError::NotChargeable { limiter: "ACQUIRE" }),
     })
 }
 
-/// The charge of a request's units: implements the limiter interface for
-/// each limiter's request, answering [`Charged`] with the write in the
-/// storage kind's shape. Every check the limiter's own command makes on
-/// the key happens first, with the same errors, and so does every read of
-/// the peek after: nothing can fail once the write is made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Charge<R>(pub R);
-
-/// The reply's shape: units recorded, then the decision a request of one
-/// unit gets right after.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Charged {
-    /// The units recorded: all of `COST`, unless the key's state reached
-    /// the most it can hold (10^15 units for BUCKETS and FIXED; for
-    /// THROTTLE, a schedule about 31.7 years past its burst tolerance).
-    pub charged: u64,
-    pub after: Decision,
-}
-
-impl Charged {
-    /// `[charged, remaining, retry_after_ms, reset_after_ms]`.
-    pub fn to_reply(&self) -> [i64; 4] {
-        let [_, remaining, retry, reset] = self.after.to_reply();
-        [
-            i64::try_from(self.charged).unwrap_or(i64::MAX),
-            remaining,
-            retry,
-            reset,
-        ]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::any::test_lines::{fixed, slide, split};
     use crate::core::buckets::request::BucketsRequest;
+    use crate::core::decision::Decision;
+    use crate::core::dispatch::test_lines::{fixed, slide, split};
+    use crate::core::limiter::Charged;
     use crate::core::throttle::gcra::Gcra;
     use crate::core::throttle::request::ThrottleRequest;
 

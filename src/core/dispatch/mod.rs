@@ -4,14 +4,22 @@
 //! limiter's own parser, so the syntax and its errors are those of the
 //! consuming command.
 
-use super::buckets::request::BucketsRequest;
-use super::error::token_text;
-use super::error::RlError;
-use super::fixed::request::FixedRequest;
-use super::lease::request::AcquireRequest;
-use super::slide::request::SlideRequest;
-use super::syntax::{ArgKind, ArgSpec, Syntax};
-use super::throttle::request::ThrottleRequest;
+pub mod all;
+pub mod block;
+pub mod charge;
+pub mod peek;
+pub mod refund;
+#[cfg(test)]
+mod wait_tests;
+
+use crate::core::buckets::request::BucketsRequest;
+use crate::core::error::token_text;
+use crate::core::error::RlError;
+use crate::core::fixed::request::FixedRequest;
+use crate::core::lease::request::AcquireRequest;
+use crate::core::slide::request::SlideRequest;
+use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
+use crate::core::throttle::request::ThrottleRequest;
 
 /// The limiters a request can name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,11 +65,11 @@ impl Algorithm {
     /// The declaration of the limiter's own command.
     pub fn syntax(self) -> &'static Syntax {
         match self {
-            Algorithm::Slide => &super::slide::request::SYNTAX,
-            Algorithm::Buckets => &super::buckets::request::SYNTAX,
-            Algorithm::Throttle => &super::throttle::request::RL_THROTTLE,
-            Algorithm::Fixed => &super::fixed::request::SYNTAX,
-            Algorithm::Acquire => &super::lease::request::ACQUIRE,
+            Algorithm::Slide => &crate::core::slide::request::SYNTAX,
+            Algorithm::Buckets => &crate::core::buckets::request::SYNTAX,
+            Algorithm::Throttle => &crate::core::throttle::request::RL_THROTTLE,
+            Algorithm::Fixed => &crate::core::fixed::request::SYNTAX,
+            Algorithm::Acquire => &crate::core::lease::request::ACQUIRE,
         }
     }
 
@@ -73,7 +81,7 @@ impl Algorithm {
             .syntax()
             .synopsis()
             .replace(" [UPTO]", "")
-            .replace(super::wait::USAGE, "");
+            .replace(crate::core::options::wait::USAGE, "");
         let line = line.strip_prefix("RL.").unwrap_or(&line);
         if with_key {
             line.to_string()

@@ -4,12 +4,12 @@
 
 pub mod combine;
 
-use super::any::{Algorithm, LimitRequest};
-use super::args::positive;
-use super::error::{token_text, RlError};
-use super::limiter::Shares;
-use super::slide::request::MAX_COST;
-use super::syntax::{ArgKind, ArgSpec, Syntax};
+use crate::core::args::positive;
+use crate::core::dispatch::{Algorithm, LimitRequest};
+use crate::core::error::{token_text, RlError};
+use crate::core::limiter::Shares;
+use crate::core::slide::request::MAX_COST;
+use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Most clauses (and keys) one `RL.ALL` call may name. 8 (it was 16): each
 /// clause costs the function edition a decision in Lua, and 16 of them
@@ -128,7 +128,7 @@ impl AllRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::any::test_lines::{fixed, slide, split};
+    use crate::core::dispatch::test_lines::{fixed, slide, split};
     use crate::core::syntax::tests::errors_name_declared_arguments;
 
     #[test]

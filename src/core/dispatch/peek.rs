@@ -2,9 +2,9 @@
 //! check, parsed by that limiter's own parser, and whether the reply tells
 //! when the oldest counted unit leaves the window.
 
-use super::any::{parse_named, Algorithm, LimitRequest, NAMED_LIMITER_KEY};
-use super::error::{token_text, RlError};
-use super::syntax::{ArgKind, ArgSpec, Syntax};
+use crate::core::dispatch::{parse_named, Algorithm, LimitRequest, NAMED_LIMITER_KEY};
+use crate::core::error::{token_text, RlError};
+use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Where `RL.PEEK`'s key is: `RL.PEEK <algorithm> key ...`.
 pub const PEEK_KEY: usize = NAMED_LIMITER_KEY;
@@ -68,8 +68,8 @@ pub fn parse_peek(args: &[&[u8]]) -> Result<PeekRequest, RlError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::any::test_lines::{fixed, slide, split};
     use crate::core::buckets::request::BucketsRequest;
+    use crate::core::dispatch::test_lines::{fixed, slide, split};
     use crate::core::throttle::gcra::Gcra;
     use crate::core::throttle::request::ThrottleRequest;
 
@@ -166,7 +166,8 @@ mod tests {
         let slide =
             crate::core::slide::request::SlideRequest::parse(&split("RL.SLIDE k 10 1000 OLDEST"));
         assert_eq!(slide, Err(not_of("rl.slide")));
-        let refund = crate::core::refund::parse_refund(&split("RL.REFUND SLIDE k 10 1000 OLDEST"));
+        let refund =
+            crate::core::dispatch::refund::parse_refund(&split("RL.REFUND SLIDE k 10 1000 OLDEST"));
         assert_eq!(refund.map(|_| ()), Err(not_of("rl.refund")));
         assert_eq!(
             not_of("rl.slide").to_string(),
