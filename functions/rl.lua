@@ -478,8 +478,30 @@ local function block_left(untl, now_ms)
   return nil
 end
 
--- block.rs MAX_BLOCK_MS.
+-- options/block.rs MAX_BLOCK_MS.
 local MAX_BLOCK_MS = 1000000000000
+
+-- SET key <count>e<end>b<until> with the later end (string_key.rs
+-- StringWrite::blocked_bytes).
+local function sf_blocked_set(key, value, own, untl)
+  redis.call('SET', key, value .. 'e' .. int(own) .. 'b' .. int(untl), 'PXAT', int(math.max(own, untl)))
+end
+
+-- RL.UNBLOCK on a string key (THROTTLE, FIXED: dispatch/block.rs
+-- `string::unblock`), its state read as `value`, `own` (its own expiry)
+-- and `untl` (nil: no key): the state written back plain, or the key
+-- deleted when its own expiry has come; 1 if a block held.
+local function string_unblock(key, value, own, untl, t)
+  if value == nil or block_left(untl, t.ms) == nil then
+    return 0
+  end
+  if own <= t.ms then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, value, 'PXAT', int(own))
+  end
+  return 1
+end
 
 -- ------------------------------------------------------------- limiters
 --[[
@@ -508,8 +530,18 @@ LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
   units(req) -> n, unit(req) -> req
           (RL.REFUND) the units the request charges, and the same request
           for one unit.
-  refund(key, req, call) -> refunded
+  refund(key, req, call) -> refunded[, decision after]
           gives back up to units(req), writes it, answers how many.
+  charge(key, req, call) -> charged[, decision after]
+          (RL.CHARGE) records units(req) whether or not they fit.
+  oldest_wait(key, req, now_ms) -> ms
+          (RL.PEEK ... OLDEST; SLIDE only) the wait until the oldest
+          entry still in the window leaves.
+  block(key, t, ms) -> until_ms, unblock(key, t) -> 0|1
+          (RL.BLOCK, RL.UNBLOCK; SLIDE, BUCKETS, THROTTLE, FIXED) the
+          key's block set, or lifted if one holds.
+Each limiter's file defines its own; block.lua and all.lua only find the
+limiter by its token and call these.
 ]]
 local LIMITERS = {}
 
@@ -525,7 +557,7 @@ local COMMANDS = {}
 -- has written anything.
 local PLAIN = {}
 
--- ---- functions/src/slide.lua
+-- ---- functions/src/slide/log.lua
 -- ================================================================ SLIDE
 -- RL.SLIDE key limit window [COST cost] [BLOCK ms]: src/core/slide/.
 --
@@ -536,7 +568,7 @@ local PLAIN = {}
 -- entry, the oldest one, and the stale entries it would remove; an entry
 -- rl could not have written among them refuses the key.
 --
--- A block (slide/block.rs) is the member 'rl block' at the block's end T:
+-- A block (slide/block_member.rs) is the member 'rl block' at the block's end T:
 -- the newest entry (T > now >= every entry's score while it holds), read
 -- with the newest. An ended one counts nothing (the reads below skip it)
 -- and goes with the next admission (ZREM).
@@ -993,6 +1025,12 @@ function Slide.decide_at(key, limit, window, cost, now, max_evict, writes, trim)
   return 0, math.max(limit - held, 0), math.max(retry, 1), reset, nil, newest, false, expiry
 end
 
+-- ---- functions/src/slide/slide.lua
+-- ------------------------------------------------------ SLIDE: the verbs
+-- The limiter interface over the log (slide/log.lua): decide, refund,
+-- charge, oldest, block and unblock, each as src/core/slide/ has it; then
+-- RL.SLIDE itself and its fast path.
+
 -- The limiter interface's decide (RL.PEEK, RL.ALL, RL.REFUND's peek).
 function Slide.decide(key, req, call, trim)
   local window = req.window
@@ -1117,6 +1155,27 @@ function Slide.oldest_wait(key, req, now)
     first = Slide.score(redis.call('ZRANGE', key, r, r, 'WITHSCORES')[2])
   end
   return Slide.wait_after(first, window, now)
+end
+
+-- slide/block.rs `block` (RL.BLOCK SLIDE): the log read and checked as
+-- RL.PEEK SLIDE reads it, the block's member past its newest entry; the
+-- block's end.
+function Slide.block(key, t, ms)
+  local expiry, last, block = Slide.open(key, 0)
+  local newest = Slide.ends(key, last, t.ms, t.ms, 0, 0, block)
+  return Slide.block_set(key, newest, expiry, t.ms, ms)
+end
+
+-- slide/block.rs `unblock` (RL.UNBLOCK SLIDE): the block's member removed
+-- if it holds (an ended one goes with the next admission); 1 if removed.
+function Slide.unblock(key, t)
+  local _, last, block = Slide.open(key, 0)
+  Slide.ends(key, last, t.ms, t.ms, 0, 0, block)
+  if Slide.held(block, t.ms) == nil then
+    return 0
+  end
+  redis.call('ZREM', key, Slide.BLOCK_MEMBER)
+  return 1
 end
 
 LIMITERS.SLIDE = Slide
@@ -2352,6 +2411,33 @@ function BUCKETS.oldest_wait(key, req, now)
   return math.max(bk.leaves_at(win, b) - now, 1)
 end
 
+-- buckets/block.rs `block` (RL.BLOCK BUCKETS): checked as RL.BUCKETS
+-- checks the key; the block's end.
+function BUCKETS.block(key, t, ms)
+  local untl = t.ms + ms
+  local exists, at, h = bk.open(key)
+  bk.load(key, exists, 'b', h)
+  bk.block_set(key, h, at, untl)
+  return untl
+end
+
+-- buckets/block.rs `unblock` (RL.UNBLOCK BUCKETS): the header without its
+-- block (the expiry kept), or the key deleted when the block was all it
+-- held; 1 if a block held.
+function BUCKETS.unblock(key, t)
+  local exists, _, h = bk.open(key)
+  local state, untl = bk.load(key, exists, 'b', h)
+  if block_left(untl, t.ms) == nil then
+    return 0
+  end
+  if state == nil then
+    redis.call('DEL', key)
+  else
+    redis.call('HSET', key, 'h', h:match('^(.*),b[^,]*$'))
+  end
+  return 1
+end
+
 LIMITERS.BUCKETS = BUCKETS
 
 COMMANDS['rl.buckets'] = function(key, line)
@@ -3167,6 +3253,35 @@ LIMITERS.THROTTLE = {
   charge = sf_throttle_charge,
 }
 
+-- throttle/block.rs: the TAT to keep, its own expiry, and the block's
+-- end; nil for no key.
+local function sf_throttle_state(key)
+  local tat, untl = sf_stored_tat(key)
+  if tat == nil then
+    return nil
+  end
+  return tat, sf_ceil_ms_of_digits(tat), untl
+end
+
+-- throttle/block.rs `block` (RL.BLOCK THROTTLE): the TAT as it is (an
+-- idle one at now for no key), blocked; the block's end.
+function LIMITERS.THROTTLE.block(key, t, ms)
+  local untl = t.ms + ms
+  local value, own = sf_throttle_state(key)
+  if value == nil then
+    value = int(t.us)
+    own = sf_ceil_ms_of_digits(value)
+  end
+  sf_blocked_set(key, value, own, untl)
+  return untl
+end
+
+-- throttle/block.rs `unblock` (RL.UNBLOCK THROTTLE).
+function LIMITERS.THROTTLE.unblock(key, t)
+  local value, own, untl = sf_throttle_state(key)
+  return string_unblock(key, value, own, untl, t)
+end
+
 local sf_clock = clock
 
 -- RL.THROTTLE's reply, or with `cell` CL.THROTTLE's (gcra.rs CellReply:
@@ -3397,12 +3512,6 @@ local function sf_fixed_current(key, now_ms)
   return nil, nil, untl
 end
 
--- SET key <count>e<end>b<until> with the later end (string_key.rs
--- StringWrite::blocked_bytes).
-local function sf_blocked_set(key, value, own, untl)
-  redis.call('SET', key, value .. 'e' .. int(own) .. 'b' .. int(untl), 'PXAT', int(math.max(own, untl)))
-end
-
 -- SET key count with the window's end. An end at or past 2^53 ms (a
 -- user's far PXAT) is kept as it is: a double cannot spell it.
 local function sf_fixed_set(key, count, at)
@@ -3520,6 +3629,37 @@ LIMITERS.FIXED = {
   refund = sf_fixed_refund,
   charge = sf_fixed_charge,
 }
+
+-- fixed/block.rs: the count and the window's end to keep (a window over
+-- counts nothing: it ends now), and the block's end; nil for no key.
+local function sf_fixed_state(key, t)
+  local count, at, untl = sf_fixed_read(key)
+  if count == nil then
+    return nil
+  end
+  if at <= t.ms then
+    count, at = 0, t.ms
+  end
+  return int(count), at, untl
+end
+
+-- fixed/block.rs `block` (RL.BLOCK FIXED): the count as it is (0 for no
+-- key), blocked; the block's end.
+function LIMITERS.FIXED.block(key, t, ms)
+  local untl = t.ms + ms
+  local value, own = sf_fixed_state(key, t)
+  if value == nil then
+    value, own = '0', t.ms
+  end
+  sf_blocked_set(key, value, own, untl)
+  return untl
+end
+
+-- fixed/block.rs `unblock` (RL.UNBLOCK FIXED).
+function LIMITERS.FIXED.unblock(key, t)
+  local value, own, untl = sf_fixed_state(key, t)
+  return string_unblock(key, value, own, untl, t)
+end
 
 local function sf_rl_fixed(key, limit, window, cost, block)
   local now_ms = sf_clock()
@@ -4113,7 +4253,7 @@ local function parse_limited(line, called, with_key, usage)
   reraise(req)
 end
 
--- core/any.rs refuse_block: BLOCK anywhere after the key of a settling
+-- core/dispatch/mod.rs refuse_block: BLOCK anywhere after the key of a settling
 -- command (RL.REFUND, RL.CHARGE, which never deny), refused by name
 -- before the limiter's parser runs. RL.PEEK takes it (a peek answers what
 -- the call with that very line would).
@@ -4292,7 +4432,7 @@ end
 local MAX_CLAUSES = 8
 local MAX_SLIDE_COST = 100
 
--- RL.ALL numkeys key [key ...] clause [clause ...] (src/core/all/).
+-- RL.ALL numkeys key [key ...] clause [clause ...] (src/core/dispatch/all/).
 local function all(keys, line)
   if #line < 4 then
     E.arity('rl.all')
@@ -4390,8 +4530,10 @@ end
 
 -- ---- functions/src/block.lua
 -- ================================================== RL.BLOCK, RL.UNBLOCK
--- RL.BLOCK <limiter> key ms, RL.UNBLOCK <limiter> key (src/core/block.rs):
--- FCALL rl_block 1 key FIXED ms, FCALL rl_unblock 1 key FIXED.
+-- RL.BLOCK <limiter> key ms, RL.UNBLOCK <limiter> key
+-- (src/core/dispatch/block.rs): FCALL rl_block 1 key FIXED ms, FCALL
+-- rl_unblock 1 key FIXED. Each limiter blocks its own key (its block and
+-- unblock, in its file); here only the limiter is found by its token.
 
 -- The named limiter, if a block applies to it (block.rs `blockable`).
 local function blockable(token, command)
@@ -4399,31 +4541,10 @@ local function blockable(token, command)
   if lim == nil then
     unknown_limiter(token)
   end
-  if lim.token ~= 'SLIDE' and lim.token ~= 'BUCKETS' and lim.token ~= 'THROTTLE' and lim.token ~= 'FIXED' then
+  if lim.block == nil then
     fail('ERR ' .. command .. ' does not apply to ' .. lim.token .. ' (it blocks SLIDE, BUCKETS, THROTTLE or FIXED)')
   end
   return lim
-end
-
--- The key's state as block.rs `string::read` reads it: the value to keep,
--- its own expiry, and the block's end (nil: none); nil for no key.
-local function string_state(token, key, t)
-  if token == 'THROTTLE' then
-    local tat, untl = sf_stored_tat(key)
-    if tat == nil then
-      return nil
-    end
-    return tat, sf_ceil_ms_of_digits(tat), untl
-  end
-  local count, at, untl = sf_fixed_read(key)
-  if count == nil then
-    return nil
-  end
-  if at <= t.ms then
-    -- A window over counts nothing: it ends now.
-    count, at = 0, t.ms
-  end
-  return int(count), at, untl
 end
 
 local function rl_block(key, clause)
@@ -4432,31 +4553,7 @@ local function rl_block(key, clause)
   end
   local lim = blockable(clause[1], 'RL.BLOCK')
   local ms = positive(clause[3], 'ms', MAX_BLOCK_MS)
-  local t = now()
-  local untl = t.ms + ms
-  if lim.token == 'SLIDE' then
-    -- slide/block.rs `block`: the log read and checked as RL.PEEK SLIDE
-    -- reads it, the block's member past its newest entry.
-    local expiry, last, block = Slide.open(key, 0)
-    local newest = Slide.ends(key, last, t.ms, t.ms, 0, 0, block)
-    return Slide.block_set(key, newest, expiry, t.ms, ms)
-  end
-  if lim.token == 'BUCKETS' then
-    -- block.rs `hash::block`: checked as RL.BUCKETS checks the key.
-    local exists, at, h = bk.open(key)
-    bk.load(key, exists, 'b', h)
-    bk.block_set(key, h, at, untl)
-    return untl
-  end
-  local value, own = string_state(lim.token, key, t)
-  if value == nil and lim.token == 'THROTTLE' then
-    value = int(t.us)
-    own = sf_ceil_ms_of_digits(value)
-  elseif value == nil then
-    value, own = '0', t.ms
-  end
-  sf_blocked_set(key, value, own, untl)
-  return untl
+  return lim.block(key, now(), ms)
 end
 
 local function rl_unblock(key, clause)
@@ -4464,43 +4561,7 @@ local function rl_unblock(key, clause)
     E.arity('rl.unblock')
   end
   local lim = blockable(clause[1], 'RL.UNBLOCK')
-  local t = now()
-  if lim.token == 'SLIDE' then
-    -- slide/block.rs `unblock`: the block's member removed if it holds
-    -- (an ended one goes with the next admission).
-    local _, last, block = Slide.open(key, 0)
-    Slide.ends(key, last, t.ms, t.ms, 0, 0, block)
-    if Slide.held(block, t.ms) == nil then
-      return 0
-    end
-    redis.call('ZREM', key, Slide.BLOCK_MEMBER)
-    return 1
-  end
-  if lim.token == 'BUCKETS' then
-    -- block.rs `hash::unblock`: the header without its block (the expiry
-    -- kept), or the key deleted when the block was all it held.
-    local exists, _, h = bk.open(key)
-    local state, untl = bk.load(key, exists, 'b', h)
-    if block_left(untl, t.ms) == nil then
-      return 0
-    end
-    if state == nil then
-      redis.call('DEL', key)
-    else
-      redis.call('HSET', key, 'h', h:match('^(.*),b[^,]*$'))
-    end
-    return 1
-  end
-  local value, own, untl = string_state(lim.token, key, t)
-  if value == nil or block_left(untl, t.ms) == nil then
-    return 0
-  end
-  if own <= t.ms then
-    redis.call('DEL', key)
-  else
-    redis.call('SET', key, value, 'PXAT', int(own))
-  end
-  return 1
+  return lim.unblock(key, now())
 end
 
 -- ---- functions/src/dispatch.lua

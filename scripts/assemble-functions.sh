@@ -15,7 +15,8 @@ FILES=(
   prelude/errors.lua
   prelude/args.lua
   prelude/keys.lua
-  slide.lua
+  slide/log.lua
+  slide/slide.lua
   buckets/state.lua
   buckets/read.lua
   buckets/buckets.lua

@@ -38,7 +38,7 @@ local function parse_limited(line, called, with_key, usage)
   reraise(req)
 end
 
--- core/any.rs refuse_block: BLOCK anywhere after the key of a settling
+-- core/dispatch/mod.rs refuse_block: BLOCK anywhere after the key of a settling
 -- command (RL.REFUND, RL.CHARGE, which never deny), refused by name
 -- before the limiter's parser runs. RL.PEEK takes it (a peek answers what
 -- the call with that very line would).
@@ -217,7 +217,7 @@ end
 local MAX_CLAUSES = 8
 local MAX_SLIDE_COST = 100
 
--- RL.ALL numkeys key [key ...] clause [clause ...] (src/core/all/).
+-- RL.ALL numkeys key [key ...] clause [clause ...] (src/core/dispatch/all/).
 local function all(keys, line)
   if #line < 4 then
     E.arity('rl.all')

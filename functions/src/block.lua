@@ -1,6 +1,8 @@
 -- ================================================== RL.BLOCK, RL.UNBLOCK
--- RL.BLOCK <limiter> key ms, RL.UNBLOCK <limiter> key (src/core/block.rs):
--- FCALL rl_block 1 key FIXED ms, FCALL rl_unblock 1 key FIXED.
+-- RL.BLOCK <limiter> key ms, RL.UNBLOCK <limiter> key
+-- (src/core/dispatch/block.rs): FCALL rl_block 1 key FIXED ms, FCALL
+-- rl_unblock 1 key FIXED. Each limiter blocks its own key (its block and
+-- unblock, in its file); here only the limiter is found by its token.
 
 -- The named limiter, if a block applies to it (block.rs `blockable`).
 local function blockable(token, command)
@@ -8,31 +10,10 @@ local function blockable(token, command)
   if lim == nil then
     unknown_limiter(token)
   end
-  if lim.token ~= 'SLIDE' and lim.token ~= 'BUCKETS' and lim.token ~= 'THROTTLE' and lim.token ~= 'FIXED' then
+  if lim.block == nil then
     fail('ERR ' .. command .. ' does not apply to ' .. lim.token .. ' (it blocks SLIDE, BUCKETS, THROTTLE or FIXED)')
   end
   return lim
-end
-
--- The key's state as block.rs `string::read` reads it: the value to keep,
--- its own expiry, and the block's end (nil: none); nil for no key.
-local function string_state(token, key, t)
-  if token == 'THROTTLE' then
-    local tat, untl = sf_stored_tat(key)
-    if tat == nil then
-      return nil
-    end
-    return tat, sf_ceil_ms_of_digits(tat), untl
-  end
-  local count, at, untl = sf_fixed_read(key)
-  if count == nil then
-    return nil
-  end
-  if at <= t.ms then
-    -- A window over counts nothing: it ends now.
-    count, at = 0, t.ms
-  end
-  return int(count), at, untl
 end
 
 local function rl_block(key, clause)
@@ -41,31 +22,7 @@ local function rl_block(key, clause)
   end
   local lim = blockable(clause[1], 'RL.BLOCK')
   local ms = positive(clause[3], 'ms', MAX_BLOCK_MS)
-  local t = now()
-  local untl = t.ms + ms
-  if lim.token == 'SLIDE' then
-    -- slide/block.rs `block`: the log read and checked as RL.PEEK SLIDE
-    -- reads it, the block's member past its newest entry.
-    local expiry, last, block = Slide.open(key, 0)
-    local newest = Slide.ends(key, last, t.ms, t.ms, 0, 0, block)
-    return Slide.block_set(key, newest, expiry, t.ms, ms)
-  end
-  if lim.token == 'BUCKETS' then
-    -- block.rs `hash::block`: checked as RL.BUCKETS checks the key.
-    local exists, at, h = bk.open(key)
-    bk.load(key, exists, 'b', h)
-    bk.block_set(key, h, at, untl)
-    return untl
-  end
-  local value, own = string_state(lim.token, key, t)
-  if value == nil and lim.token == 'THROTTLE' then
-    value = int(t.us)
-    own = sf_ceil_ms_of_digits(value)
-  elseif value == nil then
-    value, own = '0', t.ms
-  end
-  sf_blocked_set(key, value, own, untl)
-  return untl
+  return lim.block(key, now(), ms)
 end
 
 local function rl_unblock(key, clause)
@@ -73,41 +30,5 @@ local function rl_unblock(key, clause)
     E.arity('rl.unblock')
   end
   local lim = blockable(clause[1], 'RL.UNBLOCK')
-  local t = now()
-  if lim.token == 'SLIDE' then
-    -- slide/block.rs `unblock`: the block's member removed if it holds
-    -- (an ended one goes with the next admission).
-    local _, last, block = Slide.open(key, 0)
-    Slide.ends(key, last, t.ms, t.ms, 0, 0, block)
-    if Slide.held(block, t.ms) == nil then
-      return 0
-    end
-    redis.call('ZREM', key, Slide.BLOCK_MEMBER)
-    return 1
-  end
-  if lim.token == 'BUCKETS' then
-    -- block.rs `hash::unblock`: the header without its block (the expiry
-    -- kept), or the key deleted when the block was all it held.
-    local exists, _, h = bk.open(key)
-    local state, untl = bk.load(key, exists, 'b', h)
-    if block_left(untl, t.ms) == nil then
-      return 0
-    end
-    if state == nil then
-      redis.call('DEL', key)
-    else
-      redis.call('HSET', key, 'h', h:match('^(.*),b[^,]*$'))
-    end
-    return 1
-  end
-  local value, own, untl = string_state(lim.token, key, t)
-  if value == nil or block_left(untl, t.ms) == nil then
-    return 0
-  end
-  if own <= t.ms then
-    redis.call('DEL', key)
-  else
-    redis.call('SET', key, value, 'PXAT', int(own))
-  end
-  return 1
+  return lim.unblock(key, now())
 end

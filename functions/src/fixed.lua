@@ -77,12 +77,6 @@ local function sf_fixed_current(key, now_ms)
   return nil, nil, untl
 end
 
--- SET key <count>e<end>b<until> with the later end (string_key.rs
--- StringWrite::blocked_bytes).
-local function sf_blocked_set(key, value, own, untl)
-  redis.call('SET', key, value .. 'e' .. int(own) .. 'b' .. int(untl), 'PXAT', int(math.max(own, untl)))
-end
-
 -- SET key count with the window's end. An end at or past 2^53 ms (a
 -- user's far PXAT) is kept as it is: a double cannot spell it.
 local function sf_fixed_set(key, count, at)
@@ -200,6 +194,37 @@ LIMITERS.FIXED = {
   refund = sf_fixed_refund,
   charge = sf_fixed_charge,
 }
+
+-- fixed/block.rs: the count and the window's end to keep (a window over
+-- counts nothing: it ends now), and the block's end; nil for no key.
+local function sf_fixed_state(key, t)
+  local count, at, untl = sf_fixed_read(key)
+  if count == nil then
+    return nil
+  end
+  if at <= t.ms then
+    count, at = 0, t.ms
+  end
+  return int(count), at, untl
+end
+
+-- fixed/block.rs `block` (RL.BLOCK FIXED): the count as it is (0 for no
+-- key), blocked; the block's end.
+function LIMITERS.FIXED.block(key, t, ms)
+  local untl = t.ms + ms
+  local value, own = sf_fixed_state(key, t)
+  if value == nil then
+    value, own = '0', t.ms
+  end
+  sf_blocked_set(key, value, own, untl)
+  return untl
+end
+
+-- fixed/block.rs `unblock` (RL.UNBLOCK FIXED).
+function LIMITERS.FIXED.unblock(key, t)
+  local value, own, untl = sf_fixed_state(key, t)
+  return string_unblock(key, value, own, untl, t)
+end
 
 local function sf_rl_fixed(key, limit, window, cost, block)
   local now_ms = sf_clock()

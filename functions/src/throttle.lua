@@ -467,6 +467,35 @@ LIMITERS.THROTTLE = {
   charge = sf_throttle_charge,
 }
 
+-- throttle/block.rs: the TAT to keep, its own expiry, and the block's
+-- end; nil for no key.
+local function sf_throttle_state(key)
+  local tat, untl = sf_stored_tat(key)
+  if tat == nil then
+    return nil
+  end
+  return tat, sf_ceil_ms_of_digits(tat), untl
+end
+
+-- throttle/block.rs `block` (RL.BLOCK THROTTLE): the TAT as it is (an
+-- idle one at now for no key), blocked; the block's end.
+function LIMITERS.THROTTLE.block(key, t, ms)
+  local untl = t.ms + ms
+  local value, own = sf_throttle_state(key)
+  if value == nil then
+    value = int(t.us)
+    own = sf_ceil_ms_of_digits(value)
+  end
+  sf_blocked_set(key, value, own, untl)
+  return untl
+end
+
+-- throttle/block.rs `unblock` (RL.UNBLOCK THROTTLE).
+function LIMITERS.THROTTLE.unblock(key, t)
+  local value, own, untl = sf_throttle_state(key)
+  return string_unblock(key, value, own, untl, t)
+end
+
 local sf_clock = clock
 
 -- RL.THROTTLE's reply, or with `cell` CL.THROTTLE's (gcra.rs CellReply:

@@ -11,6 +11,7 @@
 //! when the digits stop.
 
 use super::error::RlError;
+use super::options::block::in_force;
 
 /// Read access to a string key. Implementations never write.
 pub trait StringView {
@@ -155,6 +156,36 @@ impl StringView for MemoryString {
     fn expire_at_ms(&self) -> Option<i64> {
         self.expire_at_ms
     }
+}
+
+/// What `RL.UNBLOCK` does to a string key: the state written back plain,
+/// or the key deleted when the state's own expiry has come (a TAT reached,
+/// a window over: the key would already be gone but for the block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StringChange {
+    Set(StringWrite),
+    Delete,
+}
+
+/// `RL.BLOCK` on a string limiter's key: `plain`, the state as its
+/// limiter read it (its empty state for no key), blocked until `until`.
+pub fn blocked(plain: StringWrite, until: i64) -> StringWrite {
+    StringWrite {
+        blocked_until: Some(until),
+        ..plain
+    }
+}
+
+/// `RL.UNBLOCK` on a string limiter's key, read as `(state, block's end)`
+/// by its limiter (`None`: no key): the change that lifts a block holding
+/// at `now_ms`; `None` when none holds (nothing to write).
+pub fn unblocked(read: Option<(StringWrite, Option<i64>)>, now_ms: i64) -> Option<StringChange> {
+    let (plain, until) = read?;
+    in_force(until, now_ms)?;
+    if plain.expire_at_ms <= now_ms {
+        return Some(StringChange::Delete);
+    }
+    Some(StringChange::Set(plain))
 }
 
 #[cfg(test)]

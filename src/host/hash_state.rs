@@ -16,8 +16,8 @@ use super::kept_strings;
 use super::key::{Access, KeyKind, OpenKey};
 use super::replicate;
 use super::store::Store;
+use crate::core::buckets::block::HashChange;
 use crate::core::buckets::layout::{Bytes, HashView, HashWrite, FIELD_HEADER};
-use crate::core::dispatch::block::HashChange;
 use crate::core::error::RlError;
 
 /// An open hash key (NULL: missing, opened for reading). Closed on drop.

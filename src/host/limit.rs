@@ -15,6 +15,7 @@ use super::lease_set::LeaseSet;
 use super::store::Store;
 use super::string_state::StringState;
 use super::zset_log::ZsetLog;
+use crate::core::buckets::block as buckets_block;
 use crate::core::decision::Decision;
 use crate::core::dispatch::block::{self, BlockRequest, UnblockRequest};
 use crate::core::dispatch::{Algorithm, LimitRequest};
@@ -405,7 +406,7 @@ pub fn block_any(cmd: &CommandCtx, req: &BlockRequest, key: usize) -> Result<i64
         }
         Algorithm::Buckets => {
             let mut h = HashState::open(cmd, key, Access::Write)?;
-            let write = block::hash::block(&mut h, until)?;
+            let write = buckets_block::block(&mut h, until)?;
             h.record(&write)?;
         }
         _ => return Err(RlError::Internal("RL.BLOCK of a limiter without blocks")),
@@ -434,7 +435,7 @@ pub fn unblock_any(cmd: &CommandCtx, req: &UnblockRequest, key: usize) -> Result
         }
         Algorithm::Buckets => {
             let mut h = HashState::open(cmd, key, Access::Write)?;
-            let Some(change) = block::hash::unblock(&mut h, now.ms)? else {
+            let Some(change) = buckets_block::unblock(&mut h, now.ms)? else {
                 return Ok(false);
             };
             h.change(&change)?;

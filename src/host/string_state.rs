@@ -18,8 +18,8 @@ use super::key::{Access, KeyKind, OpenKey};
 use super::replicate;
 use super::store::Store;
 use crate::core::decimal::Line;
-use crate::core::dispatch::block::StringChange;
 use crate::core::error::RlError;
+use crate::core::string_key::StringChange;
 use crate::core::string_key::{StringView, StringWrite};
 
 /// An open string key. Closed on drop.

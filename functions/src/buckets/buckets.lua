@@ -301,6 +301,33 @@ function BUCKETS.oldest_wait(key, req, now)
   return math.max(bk.leaves_at(win, b) - now, 1)
 end
 
+-- buckets/block.rs `block` (RL.BLOCK BUCKETS): checked as RL.BUCKETS
+-- checks the key; the block's end.
+function BUCKETS.block(key, t, ms)
+  local untl = t.ms + ms
+  local exists, at, h = bk.open(key)
+  bk.load(key, exists, 'b', h)
+  bk.block_set(key, h, at, untl)
+  return untl
+end
+
+-- buckets/block.rs `unblock` (RL.UNBLOCK BUCKETS): the header without its
+-- block (the expiry kept), or the key deleted when the block was all it
+-- held; 1 if a block held.
+function BUCKETS.unblock(key, t)
+  local exists, _, h = bk.open(key)
+  local state, untl = bk.load(key, exists, 'b', h)
+  if block_left(untl, t.ms) == nil then
+    return 0
+  end
+  if state == nil then
+    redis.call('DEL', key)
+  else
+    redis.call('HSET', key, 'h', h:match('^(.*),b[^,]*$'))
+  end
+  return 1
+end
+
 LIMITERS.BUCKETS = BUCKETS
 
 COMMANDS['rl.buckets'] = function(key, line)

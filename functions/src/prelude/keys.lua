@@ -115,8 +115,30 @@ local function block_left(untl, now_ms)
   return nil
 end
 
--- block.rs MAX_BLOCK_MS.
+-- options/block.rs MAX_BLOCK_MS.
 local MAX_BLOCK_MS = 1000000000000
+
+-- SET key <count>e<end>b<until> with the later end (string_key.rs
+-- StringWrite::blocked_bytes).
+local function sf_blocked_set(key, value, own, untl)
+  redis.call('SET', key, value .. 'e' .. int(own) .. 'b' .. int(untl), 'PXAT', int(math.max(own, untl)))
+end
+
+-- RL.UNBLOCK on a string key (THROTTLE, FIXED: dispatch/block.rs
+-- `string::unblock`), its state read as `value`, `own` (its own expiry)
+-- and `untl` (nil: no key): the state written back plain, or the key
+-- deleted when its own expiry has come; 1 if a block held.
+local function string_unblock(key, value, own, untl, t)
+  if value == nil or block_left(untl, t.ms) == nil then
+    return 0
+  end
+  if own <= t.ms then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, value, 'PXAT', int(own))
+  end
+  return 1
+end
 
 -- ------------------------------------------------------------- limiters
 --[[
@@ -145,8 +167,18 @@ LIMITERS[TOKEN] is one limiter, as the module's core::limiter::Limiter:
   units(req) -> n, unit(req) -> req
           (RL.REFUND) the units the request charges, and the same request
           for one unit.
-  refund(key, req, call) -> refunded
+  refund(key, req, call) -> refunded[, decision after]
           gives back up to units(req), writes it, answers how many.
+  charge(key, req, call) -> charged[, decision after]
+          (RL.CHARGE) records units(req) whether or not they fit.
+  oldest_wait(key, req, now_ms) -> ms
+          (RL.PEEK ... OLDEST; SLIDE only) the wait until the oldest
+          entry still in the window leaves.
+  block(key, t, ms) -> until_ms, unblock(key, t) -> 0|1
+          (RL.BLOCK, RL.UNBLOCK; SLIDE, BUCKETS, THROTTLE, FIXED) the
+          key's block set, or lifted if one holds.
+Each limiter's file defines its own; block.lua and all.lua only find the
+limiter by its token and call these.
 ]]
 local LIMITERS = {}
 

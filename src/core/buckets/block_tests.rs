@@ -2,9 +2,9 @@
 //! `RL.UNBLOCK`), with explicit times: a block that holds denies before
 //! anything is read or counted and writes nothing; its end never moves.
 
+use super::block::{self as hash, HashChange};
 use super::layout::*;
 use super::request::*;
-use crate::core::dispatch::block::{hash, HashChange};
 use crate::core::error::RlError;
 use crate::core::limiter::Charge;
 use crate::core::limiter::Refund;

@@ -2,6 +2,7 @@
 //! bucket count. Its hash layout ([`layout`]) and window arithmetic
 //! ([`window`]) are shared with `RL.COUNT`.
 
+pub mod block;
 pub mod charge;
 pub mod decide;
 pub mod held;

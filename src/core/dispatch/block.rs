@@ -7,7 +7,6 @@ use super::{Algorithm, NAMED_LIMITER_KEY};
 use crate::core::args::positive;
 use crate::core::error::{token_text, RlError};
 use crate::core::options::block::MAX_BLOCK_MS;
-use crate::core::string_key::StringWrite;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Where `RL.BLOCK` and `RL.UNBLOCK` take their key: after the limiter.
@@ -78,143 +77,39 @@ impl UnblockRequest {
     }
 }
 
-/// What `RL.UNBLOCK` does to a string key: the state written back plain,
-/// or the key deleted when the state's own expiry has come (a TAT reached,
-/// a window over: the key would already be gone but for the block).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StringChange {
-    Set(StringWrite),
-    Delete,
-}
-
-/// `RL.BLOCK` and `RL.UNBLOCK` over the string limiters' key.
+/// `RL.BLOCK` and `RL.UNBLOCK` over the string limiters' key, by the
+/// limiter named: each reads its own state (`throttle/block.rs`,
+/// `fixed/block.rs`).
 pub mod string {
-    use super::{Algorithm, StringChange};
+    use super::Algorithm;
     use crate::core::error::RlError;
-    use crate::core::fixed::decide as fixed;
     use crate::core::limiter::Now;
-    use crate::core::string_key::{StringView, StringWrite};
-    use crate::core::throttle::gcra::{self, TatWrite};
+    use crate::core::string_key::{StringChange, StringView, StringWrite};
+    use crate::core::{fixed, throttle};
 
-    /// The state (value and own expiry) and the block's end, read and
-    /// checked as the limiter's own command reads them; `None` for no key.
-    fn read(
-        limiter: Algorithm,
-        view: &impl StringView,
-        now: Now,
-    ) -> Result<Option<(StringWrite, Option<i64>)>, RlError> {
-        let Some(bytes) = view.value() else {
-            return Ok(None);
-        };
-        let ttl = view.expire_at_ms();
-        let (value, own, until) = match limiter {
-            Algorithm::Throttle => {
-                let (tat, until) = gcra::stored_with_block(bytes, ttl)?;
-                let w = TatWrite::at(tat.into());
-                (tat.max(0) as u64, w.expire_at_ms, until)
-            }
-            Algorithm::Fixed => {
-                let s = fixed::stored_state(bytes, ttl)?;
-                // A window over counts nothing: it ends now.
-                let (count, end) = s.current(now.ms).unwrap_or((0, now.ms));
-                (count, end, s.blocked_until)
-            }
-            _ => return Err(RlError::Internal("a string block for another limiter")),
-        };
-        Ok(Some((StringWrite::plain(value, own), until)))
-    }
-
-    /// `RL.BLOCK`: the state as it is, blocked until `until`; a missing
-    /// key gets an empty state (an idle TAT at `now`, a count of 0).
     pub fn block(
         limiter: Algorithm,
         view: &impl StringView,
         now: Now,
         until: i64,
     ) -> Result<StringWrite, RlError> {
-        let plain = match read(limiter, view, now)? {
-            Some((w, _)) => w,
-            None if limiter == Algorithm::Throttle => {
-                let w = TatWrite::at(now.us.into());
-                StringWrite::plain(now.us.max(0) as u64, w.expire_at_ms)
-            }
-            None => StringWrite::plain(0, now.ms),
-        };
-        Ok(StringWrite {
-            blocked_until: Some(until),
-            ..plain
-        })
+        match limiter {
+            Algorithm::Throttle => throttle::block::block(view, now, until),
+            Algorithm::Fixed => fixed::block::block(view, now, until),
+            _ => Err(RlError::Internal("a string block for another limiter")),
+        }
     }
 
-    /// `RL.UNBLOCK`: the change that lifts a block holding at `now`;
-    /// `None` when none holds (nothing to write).
     pub fn unblock(
         limiter: Algorithm,
         view: &impl StringView,
         now: Now,
     ) -> Result<Option<StringChange>, RlError> {
-        let Some((plain, until)) = read(limiter, view, now)? else {
-            return Ok(None);
-        };
-        if crate::core::options::block::in_force(until, now.ms).is_none() {
-            return Ok(None);
+        match limiter {
+            Algorithm::Throttle => throttle::block::unblock(view, now),
+            Algorithm::Fixed => fixed::block::unblock(view, now),
+            _ => Err(RlError::Internal("a string block for another limiter")),
         }
-        if plain.expire_at_ms <= now.ms {
-            return Ok(Some(StringChange::Delete));
-        }
-        Ok(Some(StringChange::Set(plain)))
-    }
-}
-
-/// What `RL.UNBLOCK` does to a bucket hash: the header written back
-/// without its block (the key's expiry kept: it covers the block's end,
-/// and the hash does not store its window), or the key deleted when the
-/// block was all it held (`RL.BLOCK` on a missing key).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HashChange {
-    Set(Box<crate::core::buckets::layout::HashWrite>),
-    Delete,
-}
-
-/// `RL.BLOCK` and `RL.UNBLOCK` over RL.BUCKETS' hash.
-pub mod hash {
-    use super::HashChange;
-    use crate::core::buckets::decide::block_write;
-    use crate::core::buckets::layout::{
-        load_blocked, without_block, HashView, HashWrite, Kind, FIELD_HEADER,
-    };
-    use crate::core::error::RlError;
-    use crate::core::expiry::Expiry;
-
-    /// `RL.BLOCK`: the header as it is, blocked until `until`, after the
-    /// checks RL.BUCKETS makes of the key (a hash rl did not write, or
-    /// RL.COUNT's, is refused untouched).
-    pub fn block(view: &mut impl HashView, until: i64) -> Result<HashWrite, RlError> {
-        load_blocked(view, Kind::Buckets)?;
-        Ok(block_write(view, until))
-    }
-
-    /// `RL.UNBLOCK`: the change that lifts a block holding at `now_ms`;
-    /// `None` when none holds (nothing to write).
-    pub fn unblock(view: &mut impl HashView, now_ms: i64) -> Result<Option<HashChange>, RlError> {
-        let (state, until) = load_blocked(view, Kind::Buckets)?;
-        if crate::core::options::block::in_force(until, now_ms).is_none() {
-            return Ok(None);
-        }
-        if state.is_none() {
-            return Ok(Some(HashChange::Delete));
-        }
-        let stored = view.get(FIELD_HEADER).unwrap_or_default();
-        Ok(Some(HashChange::Set(Box::new(HashWrite {
-            header: without_block(&stored).into(),
-            fields: Default::default(),
-            delete: Vec::new(),
-            // The expiry stays as it is: any key of rl's has one.
-            expiry: Expiry {
-                needed_ms: i64::MIN,
-                slack_ms: 0,
-            },
-        }))))
     }
 }
 
@@ -316,7 +211,7 @@ mod tests {
         use crate::core::decision::Decision;
         use crate::core::fixed::request::FixedRequest;
         use crate::core::limiter::{Call, Limiter, Now};
-        use crate::core::string_key::MemoryString;
+        use crate::core::string_key::{MemoryString, StringChange, StringWrite};
         use crate::core::throttle::gcra::Gcra;
         use crate::core::throttle::request::ThrottleRequest;
 

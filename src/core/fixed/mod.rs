@@ -1,5 +1,6 @@
 //! `RL.FIXED`: the fixed-window counter, one string key per subject.
 
+pub mod block;
 pub mod charge;
 pub mod decide;
 pub mod refund;

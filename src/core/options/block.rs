@@ -4,8 +4,9 @@
 //! A block is one absolute instant, the ms it ends (`until`), kept in the
 //! limiter's own key beside its state (the layouts are in each storage
 //! kind's file: `string_key.rs` for THROTTLE and FIXED, `buckets/layout.rs`
-//! for BUCKETS, `slide/block.rs` for SLIDE). While `now <
-//! until` every call on the key is denied before its state is read or
+//! for BUCKETS, `slide/block_member.rs` for SLIDE; `RL.BLOCK` and
+//! `RL.UNBLOCK` on each in its limiter's `block.rs`). While `now < until`
+//! every call on the key is denied before its state is read or
 //! counted, with `retry_after_ms = until - now`; the end never moves while
 //! the block holds (denials write nothing), so a client may cache it. The
 //! first denial of a call that carries `BLOCK ms` writes the block, ending

@@ -1,6 +1,7 @@
 //! `RL.THROTTLE` and `CL.THROTTLE`: GCRA over one string key holding the
 //! theoretical arrival time.
 
+pub mod block;
 pub mod charge;
 pub mod gcra;
 pub mod refund;
@@ -11,7 +12,7 @@ mod time_anomalies;
 use crate::core::decision::Decision;
 use crate::core::error::RlError;
 use crate::core::limiter::{Call, Limiter, Outcome};
-use crate::core::options::block;
+use crate::core::options::block::{breached, end, holds};
 use crate::core::string_key::{StringView, StringWrite};
 use request::ThrottleRequest;
 
@@ -28,7 +29,7 @@ impl<V: StringView> Limiter<V> for ThrottleRequest {
             .value()
             .map(|bytes| gcra::stored_with_block(bytes, key.expire_at_ms()))
             .transpose()?;
-        if let Some(decision) = block::holds(stored.and_then(|s| s.1), call.now.ms) {
+        if let Some(decision) = holds(stored.and_then(|s| s.1), call.now.ms) {
             return Ok(Outcome {
                 decision,
                 write: None,
@@ -40,9 +41,9 @@ impl<V: StringView> Limiter<V> for ThrottleRequest {
             (Some(w), _) => (out.to_decision(), Some(string_write(w, None)?)),
             (None, Some(ms)) if !out.allowed => {
                 let tat = tat.unwrap_or(call.now.us);
-                let until = block::end(call.now.ms, ms);
+                let until = end(call.now.ms, ms);
                 let write = string_write(gcra::TatWrite::at(tat.into()), Some(until))?;
-                (block::breached(ms), Some(write))
+                (breached(ms), Some(write))
             }
             (None, _) => (out.to_decision(), None),
         };
