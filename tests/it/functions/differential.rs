@@ -213,6 +213,30 @@ pub fn same(c: &mut redis::Connection, line: &[&str]) -> Result<Value, String> {
     same_but_idle(c, line).0
 }
 
+/// [`same`], answering the integers of the reply (panics on an error).
+pub fn same_ints(c: &mut redis::Connection, line: &[&str]) -> Vec<i64> {
+    match same(c, line) {
+        Ok(v) => ints(&v),
+        Err(e) => panic!("{line:?}: {e}"),
+    }
+}
+
+/// [`same`], answering the error text (panics on a reply).
+pub fn same_err(c: &mut redis::Connection, line: &[&str]) -> String {
+    match same(c, line) {
+        Ok(v) => panic!("{line:?} answered {v:?}"),
+        Err(e) => e,
+    }
+}
+
+/// [`same`], answering one integer (RL.BLOCK, RL.UNBLOCK).
+pub fn same_int(c: &mut redis::Connection, line: &[&str]) -> i64 {
+    match same(c, line) {
+        Ok(Value::Int(n)) => n,
+        other => panic!("{line:?}: {other:?}"),
+    }
+}
+
 /// [`same`] for streams on a stopped clock: when the module kept an idle
 /// TAT the clock steps 1 ms, so the next step finds no key on either side.
 pub fn same_stepping(
