@@ -286,16 +286,27 @@ pub fn states_agree(
 // ---------------------------------------------------------------- streams
 
 /// How a stream steps a stopped clock: one line in `one_in` is preceded by
-/// a step of one of `ms`. A running clock is never stepped.
+/// a step of `ms`. A running clock is never stepped (and draws nothing).
 pub struct ClockSteps {
     pub one_in: u64,
-    pub ms: &'static [u64],
+    pub ms: StepMs,
+}
+
+/// The length of one step of a stopped clock.
+pub enum StepMs {
+    /// One of these, each as likely.
+    OneOf(&'static [u64]),
+    /// Any whole ms below this.
+    Below(u64),
 }
 
 impl ClockSteps {
     pub fn maybe_step(&self, server: &Server, rng: &mut XorShift) {
         if server.clock_stopped() && rng.below(self.one_in) == 0 {
-            server.advance(*rng.pick(self.ms));
+            server.advance(match self.ms {
+                StepMs::OneOf(ms) => *rng.pick(ms),
+                StepMs::Below(ms) => rng.below(ms),
+            });
         }
     }
 }

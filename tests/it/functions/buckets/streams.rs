@@ -7,7 +7,7 @@ use super::foreign::{forge_x, forged_states};
 use super::lines::{bad_lines, random_line, NAMES};
 use super::{forge_string, s};
 use crate::functions::differential::{
-    alike, run_stream, same, words, Answer, ClockSteps, Step, Tally,
+    alike, run_stream, same, words, Answer, ClockSteps, Step, StepMs, Tally,
 };
 use crate::functions::start_both;
 use crate::harness::raw_resp::XorShift;
@@ -17,7 +17,7 @@ const STEPS: [u64; 14] = [0, 0, 0, 1, 3, 17, 50, 99, 100, 250, 999, 1000, 5000, 
 
 const CLOCK: ClockSteps = ClockSteps {
     one_in: 6,
-    ms: &STEPS,
+    ms: StepMs::OneOf(&STEPS),
 };
 
 /// A random stream on a stopped clock: every step the same reply and state.

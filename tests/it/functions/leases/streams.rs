@@ -5,7 +5,7 @@
 
 use redis::Value;
 
-use crate::functions::differential::ClockSteps;
+use crate::functions::differential::{ClockSteps, StepMs};
 use crate::functions::start_both;
 use crate::harness::raw_resp::XorShift;
 use crate::harness::{server_ms, Flavor, Server};
@@ -32,7 +32,7 @@ const LEASE_KEYS: [&str; 3] = ["a", "b", "c"];
 
 const CLOCK: ClockSteps = ClockSteps {
     one_in: 3,
-    ms: &[0, 0, 1, 2, 5, 10, 29, 100, 250, 999, 1000, 7000],
+    ms: StepMs::OneOf(&[0, 0, 1, 2, 5, 10, 29, 100, 250, 999, 1000, 7000]),
 };
 
 const NAMED: [&str; 7] = ["w1", "w2", "w3", "job-7", "-", "0-0", "x.y:z"];
