@@ -2,7 +2,7 @@
 //! shape of leases) refused and left untouched; the header that marks a
 //! lease set from its first lease to its last entry.
 
-use super::{acquire, change, err, leases, now_ms};
+use super::{acquire, change, err, leases};
 use crate::harness::*;
 
 #[test]
@@ -70,7 +70,7 @@ fn sorted_sets_of_the_shape_of_leases_are_refused_by_every_lease_command() {
     on_every_server(|server| {
         let f = server.flavor;
         let mut c = server.conn();
-        let now = now_ms(&mut c);
+        let now = server_ms(&mut c);
         let (hour, two, far) = (
             (now + 3_600_000).to_string(),
             (now + 7_200_000).to_string(),

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{acquire, change, leases, now_ms};
+use super::{acquire, change, leases};
 use crate::harness::*;
 
 #[test]
@@ -14,9 +14,9 @@ fn acquire_release_renew_reply_and_leave_the_exact_state() {
     on_every_server(|server| {
         let f = server.flavor;
         let mut c = server.conn();
-        let before = now_ms(&mut c);
+        let before = server_ms(&mut c);
         let (ok, remaining, retry, reset, lease) = acquire(&mut c, &["l", "2", "60000"]);
-        let after = now_ms(&mut c);
+        let after = server_ms(&mut c);
         let a = lease.expect("a lease id");
         assert_eq!((ok, remaining, retry), (1, 1, 0), "{f:?}");
         assert_eq!(reset, 60_000, "{f:?}");

@@ -35,11 +35,6 @@ fn change(c: &mut redis::Connection, name: &str, args: &[&str]) -> Reply4 {
     v.try_into().expect("four integers")
 }
 
-fn now_ms(c: &mut redis::Connection) -> i64 {
-    let (s, us): (i64, i64) = redis::cmd("TIME").query(c).unwrap();
-    s * 1000 + us / 1000
-}
-
 /// The leases of a lease set as (id, expiry), after checking that it
 /// starts with its header (`rl leases` at score 0); none for a missing key.
 fn leases(c: &mut redis::Connection, key: &str) -> Vec<(String, i64)> {

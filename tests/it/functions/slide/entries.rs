@@ -1,10 +1,10 @@
 //! The log's entries: member numbers within one millisecond, which entries
 //! a call reads and so checks, and a foreign score where a wait is read.
 
-use super::{dump, member, zcard, FOREIGN};
+use super::{member, zcard, FOREIGN};
 use crate::functions::differential::{both, on_both, same_err, same_ints, words};
 use crate::functions::start_both;
-use crate::harness::{plain_key, Flavor, Plain};
+use crate::harness::{frozen_state, plain_key, Flavor, Plain};
 
 const MAX_NOW_MS: i64 = i64::MAX / 1_000_000 - 1;
 
@@ -133,9 +133,9 @@ fn member_numbers_of_one_millisecond() {
         ],
     );
     on_both(&mut c, "i", &ttl);
-    let before = dump(&mut c, "f:i");
+    let before = frozen_state(&mut c, "f:i");
     assert_eq!(same_err(&mut c, &["RL.SLIDE", "i", "10", "1000"]), FOREIGN);
-    assert_eq!(dump(&mut c, "f:i"), before);
+    assert_eq!(frozen_state(&mut c, "f:i"), before);
     // A peek does not number members: it answers.
     assert_eq!(
         same_ints(&mut c, &["RL.PEEK", "SLIDE", "i", "10", "1000"]),
@@ -174,9 +174,9 @@ fn only_what_is_read_is_checked() {
         same_ints(&mut c, &["RL.PEEK", "SLIDE", "k", "5", "1000"]),
         [1, 3, 0, 1000]
     );
-    let before = dump(&mut c, "f:k");
+    let before = frozen_state(&mut c, "f:k");
     assert_eq!(same_err(&mut c, &["RL.SLIDE", "k", "5", "1000"]), FOREIGN);
-    assert_eq!(dump(&mut c, "f:k"), before);
+    assert_eq!(frozen_state(&mut c, "f:k"), before);
     // RL.REFUND reads everything before it writes: the peek of its reply,
     // decided over the log without the newest, finds the foreign entry
     // newest and refuses before the removal (issue #23).
@@ -185,7 +185,7 @@ fn only_what_is_read_is_checked() {
         FOREIGN
     );
     assert_eq!(zcard(&mut c, "f:k"), 3);
-    assert_eq!(dump(&mut c, "f:k"), before);
+    assert_eq!(frozen_state(&mut c, "f:k"), before);
 
     // A foreign stale entry at rank 200: beyond this call's 128, within
     // the next call's.
@@ -240,7 +240,7 @@ fn only_what_is_read_is_checked() {
         &["ZADD", "K", &(p - 5000).to_string(), &member(p - 5000, 0)],
     );
     on_both(&mut c, "r", &["ZADD", "K", &(p + 2).to_string(), "middle"]);
-    let before = dump(&mut c, "f:r");
+    let before = frozen_state(&mut c, "f:r");
     // COST 1 reads the two newest (r, q): fine; COST 2 reads three (r, q,
     // middle): refused, nothing removed.
     assert_eq!(
@@ -250,7 +250,7 @@ fn only_what_is_read_is_checked() {
         ),
         FOREIGN
     );
-    assert_eq!(dump(&mut c, "f:r"), before);
+    assert_eq!(frozen_state(&mut c, "f:r"), before);
     assert_eq!(
         same_ints(&mut c, &["RL.REFUND", "SLIDE", "r", "5", "1000"]),
         [1, 1, 0, 1000]

@@ -2,10 +2,10 @@
 //! value, through each command form: the same error text on both editions,
 //! nothing written. The lines and shapes also feed the random streams.
 
-use super::{dump, zcard, FOREIGN, WRONGTYPE};
+use super::{zcard, FOREIGN, WRONGTYPE};
 use crate::functions::differential::{on_both, same_err};
 use crate::functions::start_both;
-use crate::harness::Flavor;
+use crate::harness::{frozen_state, Flavor};
 
 /// Lines every one of which the module refuses before reading a key, with
 /// `K` for the key: every row of RL.SLIDE's error table and the RL.PEEK /
@@ -254,7 +254,7 @@ fn foreign_keys_are_refused_and_left_alone() {
             for l in &setup {
                 on_both(&mut c, "x", l);
             }
-            let before = dump(&mut c, "f:x");
+            let before = frozen_state(&mut c, "f:x");
             let lines: [&[&str]; 6] = [
                 &["RL.SLIDE", "x", "10", "1000"],
                 &["RL.SLIDE", "x", "1000000", "1000000000000", "COST", "100"],
@@ -273,7 +273,11 @@ fn foreign_keys_are_refused_and_left_alone() {
                     want.to_string()
                 };
                 assert_eq!(got, want, "{flavor:?} {setup:?} {line:?}");
-                assert_eq!(dump(&mut c, "f:x"), before, "{flavor:?} {setup:?} {line:?}");
+                assert_eq!(
+                    frozen_state(&mut c, "f:x"),
+                    before,
+                    "{flavor:?} {setup:?} {line:?}"
+                );
                 assert_eq!(
                     zcard(&mut c, "f:fresh"),
                     0,

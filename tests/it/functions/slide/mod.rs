@@ -23,12 +23,6 @@ fn zcard(c: &mut redis::Connection, key: &str) -> i64 {
     redis::cmd("ZCARD").arg(key).query(c).unwrap_or(0)
 }
 
-fn dump(c: &mut redis::Connection, key: &str) -> (Option<Vec<u8>>, i64) {
-    let d: Option<Vec<u8>> = redis::cmd("DUMP").arg(key).query(c).unwrap();
-    let at: i64 = redis::cmd("PEXPIRETIME").arg(key).query(c).unwrap();
-    (d, at)
-}
-
 const FOREIGN: &str = "ERR key holds a sorted set that rl did not write";
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";

@@ -2,10 +2,10 @@
 //! refunds, a key denied at its limit and called again, OLDEST, and a
 //! block's life.
 
-use super::{dump, member, zcard, FOREIGN};
+use super::{member, zcard, FOREIGN};
 use crate::functions::differential::{on_both, same, same_err, same_int, same_ints};
 use crate::functions::start_both;
-use crate::harness::{plain_key, Flavor};
+use crate::harness::{frozen_state, plain_key, Flavor};
 
 /// RL.REFUND SLIDE gives back the newest entries still in the window,
 /// never one that left it; an emptied set is gone; nothing to give back
@@ -37,12 +37,12 @@ fn refunds_remove_the_newest_in_the_window() {
         [1, 9, 0, 1000]
     );
     assert_eq!(zcard(&mut c, "f:k"), 3);
-    let before = dump(&mut c, "f:k");
+    let before = frozen_state(&mut c, "f:k");
     assert_eq!(
         same_ints(&mut c, &["RL.REFUND", "SLIDE", "k", "10", "1000"]),
         [0, 9, 0, 1000]
     );
-    assert_eq!(dump(&mut c, "f:k"), before);
+    assert_eq!(frozen_state(&mut c, "f:k"), before);
     // Emptied: gone.
     same_ints(&mut c, &["RL.SLIDE", "e", "5", "60000", "COST", "2"]);
     assert_eq!(
@@ -131,9 +131,9 @@ fn a_key_denied_at_its_limit_answers_alike_when_called_again() {
             .query(&mut c)
             .unwrap();
     }
-    let before = dump(&mut c, "f:k");
+    let before = frozen_state(&mut c, "f:k");
     assert_eq!(same_err(&mut c, &["RL.SLIDE", "k", "4", "100000"]), FOREIGN);
-    assert_eq!(dump(&mut c, "f:k"), before);
+    assert_eq!(frozen_state(&mut c, "f:k"), before);
 
     // A block on a full key: its wait, not the limit's.
     on_both(&mut c, "b", &["DEL", "K"]);
