@@ -177,7 +177,7 @@ fn plant(c: &mut redis::Connection, key: &str, at: i64, n: i64) {
 #[test]
 fn a_full_millisecond_refuses_a_charge_and_says_when_it_can_be_made() {
     for flavor in ALL {
-        let server = start_both(flavor);
+        let mut server = start_both(flavor);
         let f = server.flavor;
         let exact = f.clock_can_stop();
         let mut c = server.conn();
