@@ -208,7 +208,7 @@ mod tests {
         };
         let denied = UpTo(r).decide(&mut s, &at(200)).unwrap();
         assert_eq!(denied.decision.to_reply(), [0, 0, 5000, 5000, 0]);
-        let write = denied.write.clone();
+        let write = denied.write;
         let shadowed = UpTo(r).shadow(&mut s, &at(200), denied).unwrap();
         // Admitted, granted 0, writing the block the breach sets.
         assert_eq!(shadowed.decision.to_reply(), [1, 0, 5000, 5000, 0]);
