@@ -40,6 +40,7 @@ mod replication;
 mod scripting;
 mod settings;
 mod shadow;
+mod shadow_upto;
 mod slide;
 mod soak;
 mod throttle;

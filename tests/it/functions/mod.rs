@@ -19,6 +19,7 @@ mod continuity;
 pub mod differential;
 mod leases;
 mod plain_buckets;
+mod same_errors;
 mod servers;
 mod slide;
 mod throttle;
