@@ -47,7 +47,13 @@ fn main() {
     let commit = std::env::var("RL_COMMIT")
         .ok()
         .filter(|c| !c.is_empty())
-        .or_else(|| ours.then(|| git(&["rev-parse", "--short=12", "HEAD"])).flatten())
+        .or_else(|| {
+            if ours {
+                git(&["rev-parse", "--short=12", "HEAD"])
+            } else {
+                None
+            }
+        })
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=RL_COMMIT={commit}");
 }
