@@ -45,7 +45,7 @@ dispatch over limiters (all.lua: rl_peek, rl_refund, rl_all), then the
 registrations (dispatch.lua).
 ]]
 
-local VERSION = '0.1.0'
+local VERSION = '1.0.0'
 
 -- ---------------------------------------------------------------- errors
 

@@ -46,5 +46,6 @@ mod soak;
 mod throttle;
 mod upgrade;
 mod upto;
+mod version;
 mod wait;
 mod wrong_types;
