@@ -141,3 +141,10 @@ func (c *Client) send(ctx context.Context, args []any, keyPos int8) (*redis.Cmd,
 	}
 	return cmd, nil
 }
+
+// Del deletes key: a limit starts afresh (redis_rate's and ulule's Reset).
+func (c *Client) Del(ctx context.Context, key string) error {
+	cmd := redis.NewIntCmd(ctx, "del", key)
+	cmd.SetFirstKeyPos(1)
+	return c.rdb.Process(ctx, cmd)
+}

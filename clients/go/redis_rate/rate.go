@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"rl.invalid/rl"
 )
 
@@ -68,8 +66,7 @@ type Result struct {
 
 // Limiter controls how frequently events are allowed to happen.
 type Limiter struct {
-	rdb rl.Processor
-	rl  *rl.Client
+	rl *rl.Client
 }
 
 // NewLimiter returns a Limiter over a go-redis v9 client
@@ -77,7 +74,7 @@ type Limiter struct {
 // The server must have rl's module or function library; which one is
 // found at the first call.
 func NewLimiter(rdb rl.Processor) *Limiter {
-	return &Limiter{rdb: rdb, rl: rl.New(rdb)}
+	return &Limiter{rl: rl.New(rdb)}
 }
 
 // Allow is AllowN(ctx, key, limit, 1).
@@ -143,9 +140,7 @@ func (l Limiter) AllowAtMost(ctx context.Context, key string, limit Limit, n int
 
 // Reset deletes key's state: its limit starts afresh.
 func (l *Limiter) Reset(ctx context.Context, key string) error {
-	cmd := redis.NewIntCmd(ctx, "del", redisPrefix+key)
-	cmd.SetFirstKeyPos(1)
-	return l.rdb.Process(ctx, cmd)
+	return l.rl.Del(ctx, redisPrefix+key)
 }
 
 // peek sends RL.THROTTLE with quantity 0, which records nothing.
