@@ -356,6 +356,11 @@ impl Page {
                 "rate-limiter-flexible adapter, no blockDuration: RL.SLIDE",
                 "rlf_redis",
             ),
+            (
+                "go_rate",
+                "Go redis_rate drop-in: RL.THROTTLE",
+                "redis_rate",
+            ),
         ] {
             if let (Some(a), Some(b)) = (cost.get(mine), cost.get(peer)) {
                 let _ = writeln!(
