@@ -12,6 +12,7 @@ import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
 import org.springframework.cloud.gateway.filter.ratelimit.RedisRateLimiter;
 import org.springframework.cloud.gateway.support.ConfigurationService;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * A Spring Cloud Gateway {@code RateLimiter} on rl: one {@code RL.THROTTLE} per
@@ -80,6 +81,10 @@ public class RlRateLimiter extends AbstractRateLimiter<RedisRateLimiter.Config> 
         String key = "request_rate_limiter.{" + routeId + "." + id + "}.rl";
         return Mono.defer(() -> Mono.fromCompletionStage(
                 rl.get().throttleAsync(key, capacity - 1, rate, 1000, never ? 0 : requested)))
+                // Off Lettuce's event loop before the gateway goes on: the response is
+                // then written as it is after upstream's limiter, not from the thread
+                // that reads every rl reply.
+                .publishOn(Schedulers.parallel())
                 .map(d -> response(config, never ? deny(d) : d))
                 .onErrorResume(e -> !(e instanceof RedisCommandExecutionException), e -> {
                     log.error("rl: could not reach the server; letting the request through", e);

@@ -94,14 +94,16 @@ public final class Gateway implements AutoCloseable {
     }
 
     public HttpResponse<String> get(String path, String user) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path));
+        // A bound on each request: a gateway that stops answering fails the test, not make test.
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(java.time.Duration.ofSeconds(20));
         if (user != null) {
             request.header("X-User", user);
         }
         try {
             return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
-            throw new IllegalStateException(e);
+            throw new IllegalStateException("GET " + path + " as " + user + ": " + e, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
