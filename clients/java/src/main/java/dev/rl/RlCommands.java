@@ -106,14 +106,14 @@ public final class RlCommands {
                 .thenApply(r -> Decision.parse(r, 0));
     }
 
-    /** {@code RL.REFUND}: gives back the clause's units; {@code allowed} is "refunded". */
+    /** {@code RL.REFUND}: gives back the clause's units; {@code granted} is how many were. */
     public Decision refund(String key, Clause clause) {
         return await(refundAsync(key, clause));
     }
 
     public CompletionStage<Decision> refundAsync(String key, Clause clause) {
         return call("REFUND", clause.limiter(), key, clause.params(), false, multi())
-                .thenApply(r -> Decision.parse(r, clause.units()));
+                .thenApply(Decision::parseUnits);
     }
 
     /**
@@ -129,7 +129,7 @@ public final class RlCommands {
         List<String> params = new ArrayList<>(clause.params());
         params.add("COST");
         params.add(Long.toString(cost));
-        return call("CHARGE", clause.limiter(), key, params, false, multi()).thenApply(r -> Decision.parse(r, cost));
+        return call("CHARGE", clause.limiter(), key, params, false, multi()).thenApply(Decision::parseUnits);
     }
 
     /** {@code RL.BLOCK limiter key ms}: the block's end, in ms since the epoch (the server's clock). */

@@ -64,7 +64,8 @@ class RlCommandsTest {
         assertFalse(rl.peek("s", Clause.slide(2, 60_000)).allowed());
         Decision refunded = rl.refund("s", Clause.slide(2, 60_000));
         assertTrue(refunded.allowed());
-        assertEquals(1, refunded.remaining());
+        assertEquals(1, refunded.granted());
+        assertEquals(0, refunded.remaining(), "what one more unit would leave");
         assertTrue(rl.peek("s", Clause.slide(2, 60_000)).allowed());
         // UPTO: a request of 3 on a fresh limit of 2 takes the 2 that fit.
         Decision partial = rl.slide("u", 2, 60_000, Option.cost(3), Option.upto());
@@ -90,6 +91,7 @@ class RlCommandsTest {
         assertFalse(rl.fixed("f", 1, 60_000).allowed());
         Decision charged = rl.charge("f", Clause.fixed(1, 60_000), 5);
         assertTrue(charged.allowed());
+        assertEquals(5, charged.granted());
         assertEquals(0, charged.remaining());
 
         // BLOCK and UNBLOCK.
