@@ -57,10 +57,24 @@ public final class Gateway implements AutoCloseable {
      * file), plus a random port; {@code BACKEND} in an argument is the backend's URL.
      */
     public static Gateway start(List<String> args) {
+        return start(null, args);
+    }
+
+    /** {@link #start(List)} with this YAML as a config file ({@code BACKEND} replaced too). */
+    public static Gateway start(String yaml, List<String> args) {
         AtomicInteger served = new AtomicInteger();
         HttpServer backend = backend(served);
         String url = "http://127.0.0.1:" + backend.getAddress().getPort();
         List<String> all = new ArrayList<>();
+        if (yaml != null) {
+            try {
+                java.nio.file.Path file = java.nio.file.Files.createTempFile("rl-gateway-", ".yml");
+                java.nio.file.Files.writeString(file, yaml.replace("BACKEND", url));
+                all.add("--spring.config.additional-location=file:" + file);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
         all.add("--server.port=0");
         all.add("--server.address=127.0.0.1");
         all.add("--spring.main.banner-mode=off");
