@@ -24,11 +24,15 @@ import org.junit.jupiter.api.Test;
 class DocsTest {
 
     static String snippet(String marker) throws IOException {
+        return snippet("docs/clients.md", marker);
+    }
+
+    static String snippet(String file, String marker) throws IOException {
         Path root = RealServer.requiredDir("rl.root", "the repository root (clients/java/tests/run sets it)");
-        String doc = Files.readString(root.resolve("docs/clients.md"));
+        String doc = Files.readString(root.resolve(file));
         Matcher m = Pattern.compile("<!-- run by clients/java: DocsTest " + Pattern.quote(marker)
                 + "[^>]*-->\\n```[a-z]*\\n(.*?)```", Pattern.DOTALL).matcher(doc);
-        assertTrue(m.find(), "docs/clients.md has a block marked 'DocsTest " + marker + "'");
+        assertTrue(m.find(), file + " has a block marked 'DocsTest " + marker + "'");
         return m.group(1);
     }
 
@@ -49,6 +53,13 @@ class DocsTest {
             assertTrue(server.with(c -> c.sync().exists("request_rate_limiter.{api.alice}.rl")) == 1);
             assertEquals(403, gateway.get("/api/orders", null).statusCode());
         }
+    }
+
+    @Test
+    void the_readmes_switch_is_a_line_of_the_tested_config() throws IOException {
+        String line = snippet("README.md", "checks this line").strip();
+        assertTrue(snippet("starts a gateway app").lines().map(String::strip).anyMatch(line::equals),
+                "docs/clients.md's gateway config has the README's line " + line);
     }
 
     @Test

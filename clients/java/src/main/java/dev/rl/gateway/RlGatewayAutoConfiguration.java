@@ -84,7 +84,8 @@ public class RlGatewayAutoConfiguration {
 
         @Override
         public synchronized void destroy() {
-            if (connection != null) {
+            // Spring may have shut the client down first, closing it already.
+            if (connection != null && connection.isOpen()) {
                 connection.close();
             }
         }
