@@ -7,6 +7,12 @@
 - A session block (lines `127.0.0.1:6379> CMD` or `$ redis-cli ARGS`, each
   followed by the output shown) is replayed through redis-cli, one command
   at a time, and every output is compared exactly.
+- A `$ ` line of a session that uses the shell (a pipe, a redirection, a
+  command substitution, `NAME=...`) runs as written in bash, from the
+  repository's root, with its output on a terminal (a pty), as a reader
+  sees it: `redis-cli` is the test server's, `HOST:PORT` and
+  `-h HOST -p PORT` name it. A line that only sets a variable prints
+  nothing, and the block's later lines see the variable.
 - Every relative link must lead to a file, and its `#anchor` to a heading.
 
 The server is Valkey with the module and the function library, under libfaketime with a stopped
@@ -18,6 +24,7 @@ only when a marker says so. Markers are HTML comments right before a block:
     <!-- docs-test: continue -->             keep the previous block's keys and clock
     <!-- docs-test: fresh -->                a new server (INFO counters at zero)
     <!-- docs-test: load-args NOTIFY-DENIED on -->   a server loading rl with these
+    <!-- docs-test: cluster -->              a one-node cluster (all slots)
     <!-- docs-test: prints -->               this block is the stdout of the python block before
     <!-- docs-test: skip: <why> -->          not run (the reason is required)
 
@@ -86,9 +93,23 @@ class Block:
         lines = self.text.splitlines()
         if self.info == "python":
             return "python"
-        if any(l.startswith(PROMPT) or l.startswith(SHELL_CLI + " ") for l in lines):
+        if any(l.startswith(PROMPT) or is_cli_line(l) for l in lines):
             return "session"
         return "other"
+
+
+# `$ ` lines that run redis-cli, alone or in a pipeline, substitution or
+# variable assignment.
+CLI_WORD = re.compile(r"(?:^|[|;&(]\s*|=\$\()\s*redis-cli(?:\s|$)")
+SHELL_SYNTAX = re.compile(r"[|<>;&`]|\$\(|\$\w|^\w+=")
+
+
+def is_cli_line(line):
+    return line.startswith("$ ") and CLI_WORD.search(line[2:]) is not None
+
+
+def is_shell_line(line):
+    return is_cli_line(line) and (SHELL_SYNTAX.search(line[2:]) is not None or "HOST" in line)
 
 
 MARKER = re.compile(r"^<!--\s*docs-test:(.*?)-->\s*$")
@@ -104,7 +125,7 @@ def parse_directives(text, where):
             if not reason:
                 raise ValueError(f"{where}: a skip marker must say why")
             out["skip"] = reason
-        elif part in ("continue", "fresh", "prints"):
+        elif part in ("continue", "fresh", "prints", "cluster"):
             out[part] = True
         elif part.startswith("load-args "):
             out["load-args"] = part[len("load-args ") :].split()
@@ -179,10 +200,13 @@ class Server:
     """Valkey with the module and the function edition (functions/rl.lua),
     its clock stopped at a time we write to a file."""
 
-    def __init__(self, binary, module, faketime, load_args):
+    def __init__(self, binary, module, faketime, load_args, cluster=False):
         self.dir = tempfile.mkdtemp(prefix="rl-docs-")
         self.clock_file = os.path.join(self.dir, "faketime")
         self.load_args = list(load_args)
+        self.cluster = cluster
+        # The bus on a port of its own: port + 10000 may be taken or too high.
+        node = ["--cluster-enabled", "yes", "--cluster-port", str(free_port())] if cluster else []
         self.set_clock(BASE_MS)
         env = dict(
             os.environ,
@@ -199,7 +223,7 @@ class Server:
             log = os.path.join(self.dir, f"server-{self.port}.log")
             cmd = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
                    "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", log,
-                   "--loadmodule", module, *self.load_args]
+                   *node, "--loadmodule", module, *self.load_args]
             self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL)
             if self._ready():
@@ -212,6 +236,18 @@ class Server:
         else:
             die(f"{binary} found no free port")
         self.client = self.connect()
+        if cluster:
+            self.client.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+            deadline = time.monotonic() + 20
+            while b"cluster_state:ok" not in self.client.execute_command("CLUSTER", "INFO"):
+                if time.monotonic() > deadline:
+                    self.stop()
+                    die("the one-node cluster did not reach cluster_state:ok")
+                # The cluster's state is updated by timers, which wait for
+                # the stopped clock to move.
+                self.set_clock(self.now_ms + 100)
+                _real_sleep(0.05)
+            self.set_clock(BASE_MS)
         now = self.client.time()
         if now != (BASE_MS // 1000, 0):
             self.stop()
@@ -316,7 +352,7 @@ def session_steps(block):
     """(command line, expected output) pairs."""
     steps = []
     for line in block.text.splitlines():
-        if line.startswith(PROMPT) or line.startswith(SHELL_CLI + " "):
+        if line.startswith(PROMPT) or is_cli_line(line):
             steps.append([line, []])
         elif OLD_PROMPTS.match(line) or (line.startswith("$ ") and steps):
             raise Failure(f"'{line}': sessions use `{PROMPT}` (or `$ redis-cli`), one command a line")
@@ -325,6 +361,40 @@ def session_steps(block):
         else:
             steps[-1][1].append(line)
     return [(cmd, "\n".join(out)) for cmd, out in steps]
+
+
+def in_shell(server, command, assignments):
+    """A shell line as written, on a terminal, with `redis-cli` the test
+    server's: what it printed."""
+    import pty
+
+    wrapper = os.path.join(server.dir, "bin")
+    if not os.path.isdir(wrapper):
+        os.makedirs(wrapper)
+        cli = os.path.join(wrapper, "redis-cli")
+        with open(cli, "w") as f:
+            f.write(f'#!/bin/sh\nexec {shutil.which("redis-cli")} -p {server.port} "$@"\n')
+        os.chmod(cli, 0o755)
+    line = (command[len("$ ") :].replace("-h HOST -p PORT", f"-h 127.0.0.1 -p {server.port}")
+            .replace("HOST:PORT", f"127.0.0.1:{server.port}"))
+    script = "\n".join([*assignments, line])
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(["bash", "-eo", "pipefail", "-c", script], cwd=ROOT, stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=slave,
+                            env=dict(os.environ, PATH=wrapper + os.pathsep + os.environ["PATH"]))
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal's last writer is gone
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    proc.wait(timeout=30)
+    return out.decode().replace("\r\n", "\n")
 
 
 def redis_cli(server, command):
@@ -347,10 +417,17 @@ def redis_cli(server, command):
 
 def run_session(block, server):
     advance = dict(block.directives.get("advance", []))
+    assignments = []
     for n, (command, expected) in enumerate(session_steps(block), start=1):
         if n in advance:
             server.set_clock(server.now_ms + advance[n])
-        got = redis_cli(server, command)
+        if is_shell_line(command):
+            got = in_shell(server, command, assignments)
+            if re.match(r"^\$ \w+=", command):
+                assignments.append(command[len("$ ") :])
+            expected = expected.replace("HOST:PORT", f"127.0.0.1:{server.port}")
+        else:
+            got = redis_cli(server, command)
         if not same_output(expected, got):
             raise Failure(f"command {n}: {command}\n  got:\n{indent(got)}\n  the docs show:\n"
                           f"{indent(expected)}")
@@ -432,10 +509,11 @@ def main(argv):
                 skipped.append(f"{block.where} ({d['skip']})")
                 continue
             args = d.get("load-args", [])
-            if server is None or d.get("fresh") or args != server.load_args:
+            cluster = bool(d.get("cluster"))
+            if server is None or d.get("fresh") or args != server.load_args or cluster != server.cluster:
                 if server:
                     server.stop()
-                server = Server(binary, module, faketime, args)
+                server = Server(binary, module, faketime, args, cluster)
             elif not d.get("continue"):
                 server.reset()
             try:
