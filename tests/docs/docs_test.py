@@ -3,7 +3,9 @@
 - A ```python block is executed twice, with redis-py speaking RESP2 and then
   RESP3: `redis.Redis(...)` is pointed at the test server whatever the
   snippet passes, and `time.sleep(s)` moves the server's clock by `s`
-  instead of sleeping.
+  instead of sleeping. Then once more on a server with the real clock,
+  sleeping for real, as a reader runs it: what it asserts and prints must
+  hold there too.
 - A session block (lines `127.0.0.1:6379> CMD` or `$ redis-cli ARGS`, each
   followed by the output shown) is replayed through redis-cli, one command
   at a time, and every output is compared exactly.
@@ -200,8 +202,9 @@ class Server:
     """Valkey with the module and the function edition (functions/rl.lua),
     its clock stopped at a time we write to a file."""
 
-    def __init__(self, binary, module, faketime, load_args, cluster=False):
+    def __init__(self, binary, module, faketime, load_args, cluster=False, real_clock=False):
         self.dir = tempfile.mkdtemp(prefix="rl-docs-")
+        self.real_clock = real_clock
         self.clock_file = os.path.join(self.dir, "faketime")
         self.load_args = list(load_args)
         self.cluster = cluster
@@ -218,6 +221,8 @@ class Server:
             # for microseconds (RL.THROTTLE). Its timers (serverCron) then
             # wait for the clock to move, which nothing here needs.
         )
+        if real_clock:
+            env = dict(os.environ, TZ="UTC")
         for _ in range(5):
             self.port = free_port()
             log = os.path.join(self.dir, f"server-{self.port}.log")
@@ -249,7 +254,7 @@ class Server:
                 _real_sleep(0.05)
             self.set_clock(BASE_MS)
         now = self.client.time()
-        if now != (BASE_MS // 1000, 0):
+        if not real_clock and now != (BASE_MS // 1000, 0):
             self.stop()
             die(f"the server's clock is not the stopped one ({now}): is {faketime} working?")
         # FLUSHALL between blocks keeps functions: loaded once per server.
@@ -277,6 +282,8 @@ class Server:
 
     def set_clock(self, ms):
         self.now_ms = ms
+        if self.real_clock:
+            return
         t = datetime.datetime.fromtimestamp(ms // 1000, tz=datetime.timezone.utc)
         part = self.clock_file + ".part"
         with open(part, "w") as f:
@@ -308,7 +315,7 @@ class Failure(Exception):
     pass
 
 
-def run_python(block, server, protocol, expected):
+def run_python(block, server, protocol, expected, real_clock=False):
     import redis
 
     original = redis.Redis.__init__
@@ -326,7 +333,8 @@ def run_python(block, server, protocol, expected):
 
     out = io.StringIO()
     redis.Redis.__init__ = pointed_at_test_server
-    time.sleep = sleep_on_server_clock
+    if not real_clock:
+        time.sleep = sleep_on_server_clock
     signal.signal(signal.SIGALRM, timeout)
     signal.alarm(SNIPPET_SECONDS)
     try:
@@ -529,6 +537,29 @@ def main(argv):
             except Failure as e:
                 failed += 1
                 print(f"FAIL {block.where} {kind}: {e}")
+        # Again on a server with the real clock and real sleeps, as a reader
+        # runs them: an example must not hold only on the stopped clock.
+        if server:
+            server.stop()
+        server = None
+        for block in blocks:
+            d = block.directives
+            if block.kind() != "python" or "skip" in d or "prints" in d:
+                continue
+            args = d.get("load-args", [])
+            if server is None or args != server.load_args:
+                if server:
+                    server.stop()
+                server = Server(binary, module, faketime, args, real_clock=True)
+            else:
+                server.reset()
+            try:
+                run_python(block, server, 3, printed_by(blocks, block), real_clock=True)
+                passed += 1
+                print(f"ok   {block.where} python (real clock)")
+            except Failure as e:
+                failed += 1
+                print(f"FAIL {block.where} python (real clock): {e}")
     finally:
         if server:
             server.stop()
