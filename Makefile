@@ -11,11 +11,13 @@ FUNCTIONS ?=
 # `make load-functions`: the server to load functions/rl.lua into.
 HOST ?= 127.0.0.1
 AUTH ?=
+AUTH_USER ?=
+CLI_ARGS ?=
 
 .PHONY: help rust-version deps build build-valkey dist test-dist run load-functions functions test test-docs bench perf-page lint fmt clean fuzz check-memory
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ name[NR] = $$1; text[NR] = $$2; if (length($$1) > w) w = length($$1) } END { for (i = 1; i <= NR; i++) printf "  %-*s  %s\n", w, name[i], text[i] }'
 
 # Every target that runs cargo passes through this: cargo and rustc at least
 # Cargo.toml's rust-version, or a message saying how to get them.
@@ -41,7 +43,7 @@ run: deps build ## Start a server with the module on PORT (default 6379, else th
 	@PORT="$(PORT)" SERVER="$(SERVER)" MODULE="$(MODULE)" MODULE_ARGS="$(MODULE_ARGS)" FUNCTIONS="$(FUNCTIONS)" scripts/run.sh
 
 load-functions: ## Load (or upgrade) the function edition functions/rl.lua into the server at HOST:PORT (default 127.0.0.1:6379), password AUTH, user AUTH_USER, extra redis-cli options CLI_ARGS
-	@HOST="$(HOST)" PORT="$(PORT)" AUTH="$(AUTH)" scripts/load-functions.sh
+	@HOST="$(HOST)" PORT="$(PORT)" AUTH="$(AUTH)" AUTH_USER="$(AUTH_USER)" CLI_ARGS="$(CLI_ARGS)" scripts/load-functions.sh
 
 functions: ## Assemble the function edition functions/rl.lua from functions/src/ (edit those, then run this; the file stays committed)
 	@scripts/assemble-functions.sh

@@ -110,8 +110,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
         die "missing Debian packages: ${need_apt[*]}. Installing them needs root, and this user is not root and has no sudo: as root, run  apt-get update && apt-get install -y ${need_apt[*]}  then run make deps again."
     fi
     say "installing ${need_apt[*]} with ${SUDO[*]:+${SUDO[*]} }apt-get"
-    "${SUDO[@]}" apt-get update -qq
-    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    # shellcheck source=scripts/apt.sh
+    . scripts/apt.sh
+    apt_get update -qq || die "apt-get update failed (above)"
+    apt_get install -y -qq "${need_apt[@]}" || die "apt-get install ${need_apt[*]} failed (above)"
     if printf '%s\n' "${need_apt[@]}" | grep -qx redis-server && [ -d /run/systemd/system ]; then
         say "note: Debian's redis-server package starts its own Redis (without rl) on port 6379; make run then picks the next free port. To stop that one: ${SUDO[*]:+${SUDO[*]} }systemctl disable --now redis-server"
     fi
