@@ -11,18 +11,20 @@ FUNCTIONS ?=
 # `make load-functions`: the server to load functions/rl.lua into.
 HOST ?= 127.0.0.1
 AUTH ?=
+AUTH_USER ?=
+CLI_ARGS ?=
 
-.PHONY: help rust-version deps build build-valkey run load-functions functions test test-docs bench perf-page lint fmt clean fuzz check-memory
+.PHONY: help rust-version deps build build-valkey dist test-dist run load-functions functions test test-docs bench perf-page lint fmt clean fuzz check-memory
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ name[NR] = $$1; text[NR] = $$2; if (length($$1) > w) w = length($$1) } END { for (i = 1; i <= NR; i++) printf "  %-*s  %s\n", w, name[i], text[i] }'
 
 # Every target that runs cargo passes through this: cargo and rustc at least
 # Cargo.toml's rust-version, or a message saying how to get them.
 rust-version:
 	@scripts/rust-version.sh
 
-deps: rust-version ## Install what a fresh Debian 12 lacks: with apt (as root or sudo) build-essential, libclang-dev, redis-server 7.0, redis-tools, valgrind, faketime, python3-venv, nodejs, npm, prometheus-redis-exporter; with rustup rustfmt, clippy; in .deps/ a venv with redis-py 8, Redis 8.2, Valkey 9.1 (x86-64 only)
+deps: rust-version ## Install what a fresh Debian 12 lacks: with apt (as root or sudo) build-essential, libclang-dev, redis-server 7.0, redis-tools, valgrind, faketime, python3-venv, nodejs, npm, prometheus-redis-exporter; with rustup rustfmt, clippy; in .deps/ a venv with redis-py 8, Redis 8.2, Valkey 9.1 (x86-64 only); for make dist ziglang and build (PyPI) in the venv, cargo-zigbuild (crates.io) in .deps/cargo
 	@scripts/deps.sh
 
 build: rust-version ## Build the module: target/release/librl.so
@@ -31,16 +33,22 @@ build: rust-version ## Build the module: target/release/librl.so
 build-valkey: rust-version ## Build the native Valkey module: target/valkey/release/librl.so
 	cargo build --release --no-default-features --features valkey --target-dir target/valkey
 
+dist: deps ## The release files in dist/: both builds as tarballs (stripped, glibc 2.28), rl-<version>.lua, the adapters' packages, SHA256SUMS
+	@scripts/dist.sh
+
+test-dist: ## Test the release files of the last make dist from a folder with no checkout (part of make test)
+	tests/dist/run
+
 run: deps build ## Start a server with the module on PORT (default 6379, else the next free port); SERVER=.deps/valkey/valkey-server for Valkey; FUNCTIONS=1 for the function edition instead
 	@PORT="$(PORT)" SERVER="$(SERVER)" MODULE="$(MODULE)" MODULE_ARGS="$(MODULE_ARGS)" FUNCTIONS="$(FUNCTIONS)" scripts/run.sh
 
 load-functions: ## Load (or upgrade) the function edition functions/rl.lua into the server at HOST:PORT (default 127.0.0.1:6379), password AUTH, user AUTH_USER, extra redis-cli options CLI_ARGS
-	@HOST="$(HOST)" PORT="$(PORT)" AUTH="$(AUTH)" scripts/load-functions.sh
+	@HOST="$(HOST)" PORT="$(PORT)" AUTH="$(AUTH)" AUTH_USER="$(AUTH_USER)" CLI_ARGS="$(CLI_ARGS)" scripts/load-functions.sh
 
 functions: ## Assemble the function edition functions/rl.lua from functions/src/ (edit those, then run this; the file stays committed)
 	@scripts/assemble-functions.sh
 
-test: deps build build-valkey ## Unit, property and real-server tests (both builds on Redis 7.0, 8.2, Valkey 9.1), check-memory, the docs examples; ends with "N passed, N failed, N skipped"
+test: deps build build-valkey ## Unit, property and real-server tests (both builds on Redis 7.0, 8.2, Valkey 9.1), check-memory, the clients' tests, make dist and its files' tests, the docs examples; ends with "N passed, N failed, N skipped"
 	@scripts/test.sh
 
 test-docs: build ## Run the Python snippets and replay the redis-cli sessions of README.md and docs/ (Valkey, stopped clock)

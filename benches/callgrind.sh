@@ -155,15 +155,18 @@ declare -A ROWS=(
   # the block in the window's own key. Without blockDuration it sends the
   # slide row's RL.SLIDE with COST 1.
   [rlf_adapter]="RL.SLIDE rl-flx:__rand_int__ 100 60000 COST 1 BLOCK 60000"
+  # What clients/go's redis_rate sends per Allow (Limit{Rate: 100, Burst:
+  # 11, Period: time.Hour}, the GCRA rows' limit): RL.THROTTLE with
+  # max_burst Burst - 1 and the quantity always given.
+  [go_rate]="RL.THROTTLE rl-rate:__rand_int__ 10 100 3600000 1"
 )
 # Peer scripts (benches/peers/fetch.sh): limits_moving (_hot, _full),
 # limits_sliding, limits_fixed: Python limits' moving window, sliding
 # window counter and fixed window; rlf_redis: rate-limiter-flexible's
 # RateLimiterRedis; upstash_sliding, upstash_token: @upstash/ratelimit's
-# slidingWindow and tokenBucket; rlr_express: rate-limit-redis. go-redis's
-# redis_rate (GCRA) has no row: it is a Go module, and the Go module proxy
-# is not among the registries this project builds from.
-PEERS=(limits_moving limits_moving_hot limits_moving_full limits_sliding limits_fixed rlf_redis upstash_sliding upstash_token rlr_express)
+# slidingWindow and tokenBucket; rlr_express: rate-limit-redis; redis_rate:
+# go-redis/redis_rate v10's GCRA script, as its Allow sends it.
+PEERS=(limits_moving limits_moving_hot limits_moving_full limits_sliding limits_fixed rlf_redis upstash_sliding upstash_token rlr_express redis_rate)
 # rl row, the peer rows it replaces, what is compared.
 PAIRS=(
   "fn_slide|limits_moving|rl_slide / limits moving window"
@@ -176,9 +179,10 @@ PAIRS=(
   "express_store|rlr_express|express store's RL.BUCKETS / rate-limit-redis"
   "rlf_adapter|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE with BLOCK (blockDuration) / RateLimiterRedis"
   "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE (no blockDuration) / RateLimiterRedis"
+  "go_rate|redis_rate|Go redis_rate drop-in's RL.THROTTLE / redis_rate GCRA script"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked buckets_blocked slide_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_fixed_blocked fn_throttle_blocked fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter cl_throttle "${PEERS[@]}")
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked buckets_blocked slide_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_fixed_blocked fn_throttle_blocked fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter go_rate cl_throttle "${PEERS[@]}")
 if [ -z "${RL_REDIS_CELL:-}" ]; then
   kept=()
   for r in "${rows[@]}"; do

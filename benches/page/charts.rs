@@ -183,6 +183,7 @@ pub fn peer_name(row: &str) -> &'static str {
         "upstash_sliding" => "upstash `slidingWindow`",
         "upstash_token" => "upstash `tokenBucket`",
         "rlr_express" => "rate-limit-redis",
+        "redis_rate" => "go-redis/redis_rate GCRA script",
         _ => "?",
     }
 }

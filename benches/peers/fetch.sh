@@ -7,9 +7,10 @@
 # Rows: limits_moving (+ _hot, _full), limits_sliding, limits_fixed (Python
 # limits), rlf_redis (rate-limiter-flexible's RateLimiterRedis),
 # upstash_sliding, upstash_token (@upstash/ratelimit), rlr_express
-# (rate-limit-redis, express-rate-limit's Redis store).
-# go-redis's redis_rate is a Go module: the Go module proxy is not among the
-# registries this project builds from, so it has no row.
+# (rate-limit-redis, express-rate-limit's Redis store), redis_rate
+# (go-redis/redis_rate v10, fetched through the Go module proxy into
+# .deps/go by clients/go's go.mod; clients/go/internal/benchcalls records
+# its call).
 #   benches/peers/fetch.sh        (PYTHON: a python >= 3.10 with pip)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -41,3 +42,5 @@ fi
 rm -f "$DIR"/calls/*
 PYTHONPATH="$DIR/py" "$PYTHON" benches/peers/limits_calls.py "$DIR/calls"
 node benches/peers/node_calls.js "$DIR/node/node_modules" "$DIR/calls"
+(cd clients/go && GOMODCACHE="$PWD/../../.deps/go/mod" GOCACHE="$PWD/../../.deps/go/cache" \
+  GOFLAGS=-buildvcs=false go run ./internal/benchcalls "$DIR/calls")

@@ -50,7 +50,7 @@ export type RlStoreOptions = (
   | { sendCommand: SendCommandFn; sendCommandCluster?: never }
   | { sendCommandCluster: SendCommandClusterFn; sendCommand?: never }
 ) & {
-  /** Prepended to every key (default 'rl-erl:'). */
+  /** Prepended to every key (default 'rl:erl:'). */
   prefix?: string;
   /** Bucket width in ms (rl's default is windowMs / 60). */
   precision?: number;

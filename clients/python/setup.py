@@ -1,26 +1,43 @@
 """Ships the function library inside the package: functions/rl.lua of this
-repository is copied into the built package as limits_rl/rl.lua, so the
-package never holds a second, hand-edited copy (src/limits_rl/rl.lua is
-gitignored; an sdist carries the copy it was built with)."""
+repository is copied in as src/limits_rl/rl.lua when an sdist or a wheel is
+built from a checkout, so the package never holds a second, hand-edited copy
+(src/limits_rl/rl.lua is gitignored). An sdist carries the copy it was made
+with, and a wheel built from it (pip install of the sdist, far from any
+checkout) ships that copy: the same bytes as the release's rl-<version>.lua."""
 
 import os
 import shutil
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_LIBRARY = os.path.join(HERE, "..", "..", "functions", "rl.lua")
 PACKAGED = os.path.join(HERE, "src", "limits_rl", "rl.lua")
 
 
-class CopyLibrary(build_py):
+def copy_library():
+    # In a checkout the repository's file wins; in an unpacked sdist there
+    # is none, and the packaged copy is the library.
+    if os.path.isfile(REPO_LIBRARY):
+        shutil.copyfile(REPO_LIBRARY, PACKAGED)
+    elif not os.path.isfile(PACKAGED):
+        raise SystemExit(
+            f"limits-rl: neither {REPO_LIBRARY} (a checkout of rl) nor {PACKAGED} (an sdist) is here"
+        )
+
+
+class CopyLibraryBuild(build_py):
     def run(self):
-        if os.path.isfile(REPO_LIBRARY):
-            shutil.copyfile(REPO_LIBRARY, PACKAGED)
-        elif not os.path.isfile(PACKAGED):
-            raise SystemExit(f"limits-rl: {REPO_LIBRARY} not found: build from the rl repository")
+        copy_library()
         super().run()
 
 
-setup(cmdclass={"build_py": CopyLibrary})
+class CopyLibrarySdist(sdist):
+    def run(self):
+        copy_library()
+        super().run()
+
+
+setup(cmdclass={"build_py": CopyLibraryBuild, "sdist": CopyLibrarySdist})

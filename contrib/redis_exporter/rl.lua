@@ -12,12 +12,13 @@
 --   redis_script_values{key="rl_prefix_admitted:api:"} 3
 --
 -- Reads INFO rl only: no keys, no writes, so it is safe on replicas and
--- costs one INFO section per scrape. Text fields (rl_skipped_commands) are
--- left out: the exporter takes numbers only.
+-- costs one INFO section per scrape. Text fields (rl_version, rl_build,
+-- rl_skipped_commands) are left out: the exporter takes numbers only;
+-- rl_commit too, though a commit can be all decimal digits.
 local pairs_out = {}
 for line in string.gmatch(redis.call('INFO', 'rl'), '[^\r\n]+') do
     local field, value = string.match(line, '^(rl_[%w_]+):(%d+)$')
-    if field then
+    if field and field ~= 'rl_commit' then
         pairs_out[#pairs_out + 1] = field
         pairs_out[#pairs_out + 1] = value
     else

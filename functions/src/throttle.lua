@@ -123,13 +123,20 @@ local function sf_parse_throttle_parts(line, cell, up_to)
   local function is_block(a)
     return not cell and a:upper() == 'BLOCK'
   end
+  -- WAIT: unknown to RL.THROTTLE's parser (request.rs), as to every other.
+  local function is_wait(a)
+    return not cell and a:upper() == 'WAIT'
+  end
   local q_at = nil
-  if line[6] ~= nil and not is_block(line[6]) then
+  if line[6] ~= nil and not is_block(line[6]) and not is_wait(line[6]) then
     q_at = 6
   end
   local block = nil
   local at = q_at and 7 or 6
   while at <= #line do
+    if is_wait(line[at]) then
+      E.unknown_option(line[at])
+    end
     if not is_block(line[at]) then
       E.arity(command)
     end

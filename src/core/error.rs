@@ -21,6 +21,15 @@ pub enum RlError {
     WrongType,
     /// The key is a sorted set rl did not write (or cannot continue).
     ForeignZset,
+    /// The millisecond a sliding log records new entries at numbers its
+    /// members `0..1000000` and has fewer than `cost` left; the next
+    /// millisecond has them all, in `retry_ms`.
+    MillisecondFull {
+        at: i64,
+        left: i64,
+        cost: u64,
+        retry_ms: i64,
+    },
     /// A sorted set given to a lease command without the lease header.
     NoLeaseHeader,
     /// An RL.ALL BUCKETS clause needs more than its share of the buckets
@@ -143,6 +152,15 @@ impl fmt::Display for RlError {
             RlError::ForeignZset => {
                 write!(f, "ERR key holds a sorted set that rl did not write")
             }
+            RlError::MillisecondFull {
+                at,
+                left,
+                cost,
+                retry_ms,
+            } => write!(
+                f,
+                "ERR the key's millisecond {at} has {left} of its 1000000 entries left, fewer than COST {cost}: nothing written, retry in {retry_ms} ms"
+            ),
             RlError::NoLeaseHeader => write!(
                 f,
                 "ERR key holds a sorted set that rl did not write (no lease header; a lease set of an earlier rl build ends with its last lease)"
@@ -344,6 +362,15 @@ mod tests {
             (
                 RlError::WrongType,
                 "WRONGTYPE Operation against a key holding the wrong kind of value",
+            ),
+            (
+                RlError::MillisecondFull {
+                    at: 1_700_000_000_000,
+                    left: 0,
+                    cost: 1,
+                    retry_ms: 1,
+                },
+                "ERR the key's millisecond 1700000000000 has 0 of its 1000000 entries left, fewer than COST 1: nothing written, retry in 1 ms",
             ),
             (
                 RlError::ForeignZset,

@@ -65,6 +65,19 @@ impl Answer for Granted {
     fn denied(&self) -> bool {
         !self.decision.allowed
     }
+
+    /// Admitted with the denial's figures; `granted` stays what
+    /// enforcement granted (0), so the reply says the limit had no room.
+    fn shadowed(self) -> Self {
+        Granted {
+            decision: self.decision.shadowed(),
+            ..self
+        }
+    }
+
+    fn blocked(&self) -> bool {
+        self.decision.blocked
+    }
 }
 
 impl<V, R> Limiter<V> for UpTo<R>
@@ -181,6 +194,26 @@ mod tests {
         // None fits: the breach, which blocks and answers as the block.
         assert_eq!(take(&mut s, 5, 200), [0, 0, 5000, 5000, 0]);
         assert_eq!(s.value.as_deref(), Some(&b"10e1000b5200"[..]));
+    }
+
+    #[test]
+    fn shadow_mode_admits_a_grant_of_nothing_with_the_denials_figures() {
+        let mut s = MemoryString::default();
+        fixed_upto(&mut s, 10, None, 0);
+        let r = FixedRequest {
+            limit: 10,
+            window_ms: 1000,
+            cost: 5,
+            block_ms: Some(5000),
+        };
+        let denied = UpTo(r).decide(&mut s, &at(200)).unwrap();
+        assert_eq!(denied.decision.to_reply(), [0, 0, 5000, 5000, 0]);
+        let write = denied.write;
+        let shadowed = UpTo(r).shadow(&mut s, &at(200), denied).unwrap();
+        // Admitted, granted 0, writing the block the breach sets.
+        assert_eq!(shadowed.decision.to_reply(), [1, 0, 5000, 5000, 0]);
+        assert!(write.is_some());
+        assert_eq!(shadowed.write, write);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The `rl` INFO section:
-//! `rl_<command>_<calls|admitted|denied|errors|shadow_denied>` for every
+//! The `rl` INFO section: `rl_version`, `rl_build` and `rl_commit` (which
+//! rl this is), then `rl_<command>_<calls|admitted|denied|errors|shadow_denied>` for every
 //! registered command, sorted by command name, then one `rl_prefix_<i>`
 //! line per `rl.stats-prefixes` prefix, then `rl_skipped_commands`, the
 //! names the load left to the server because it already had them.
@@ -11,6 +11,7 @@ use super::command::catch;
 use super::ffi;
 use super::ffi::api;
 use super::registry::COMMANDS;
+use super::version;
 
 /// The INFO field prefix for a command: `rl.slide` -> `slide`,
 /// `cl.throttle` -> `cl_throttle` (the server adds `rl_` in front).
@@ -59,6 +60,19 @@ extern "C" fn info(ctx: *mut ffi::InfoCtx, _for_crash_report: c_int) {
         unsafe {
             if api!(InfoAddSection)(ctx, std::ptr::null()) != ffi::OK {
                 return;
+            }
+        }
+        // Which rl answers, first: the one thing to read before the counters.
+        for (name, value) in [
+            (c"version", version::VERSION),
+            (c"build", version::BUILD),
+            (c"commit", version::COMMIT),
+        ] {
+            // Cargo's version, a feature name and hex digits: no NUL.
+            let value = CString::new(value).unwrap_or_default();
+            // SAFETY: ctx is live; the server copies the text.
+            unsafe {
+                api!(InfoAddFieldCString)(ctx, name.as_ptr(), value.as_ptr());
             }
         }
         // In name order: the link order of the declarations is no order a

@@ -21,6 +21,7 @@ pub mod replicate;
 pub mod reply;
 pub mod store;
 pub mod string_state;
+pub mod version;
 pub mod wait;
 pub mod zset_log;
 
@@ -34,7 +35,6 @@ use crate::core::load_options::LoadOptions;
 
 /// The module's name, as `MODULE LIST` and the INFO section show it.
 const MODULE_NAME: &std::ffi::CStr = c"rl";
-const MODULE_VERSION: c_int = 1;
 
 /// What the load does once the server's API is in place: the load
 /// arguments (as bytes) in, a log line's text out if the load must fail.
@@ -54,7 +54,7 @@ pub unsafe fn on_load(
 ) -> c_int {
     // Nothing allocates before init: until then the global allocator is the
     // system's, and the server's after.
-    if let Err(e) = ffi::init(ctx, MODULE_NAME, MODULE_VERSION) {
+    if let Err(e) = ffi::init(ctx, MODULE_NAME, version::MODULE_VERSION as c_int) {
         // A failed init has taken the API all the same (Alloc included):
         // this text is allocated and freed by the server's allocator.
         ffi::log(ctx, c"warning", &format!("rl: {e}"));

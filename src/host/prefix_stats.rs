@@ -71,7 +71,8 @@ pub(crate) fn count(
     outcome: Ended,
     shadowed: bool,
 ) {
-    if !matches!(outcome, Ended::Admitted | Ended::Denied) {
+    // A denial by a block is a denial, as the command's own counters say.
+    if !matches!(outcome, Ended::Admitted | Ended::Denied | Ended::Blocked) {
         return;
     }
     // SAFETY: argv holds argc live strings for the whole call.

@@ -3,10 +3,18 @@
 - A ```python block is executed twice, with redis-py speaking RESP2 and then
   RESP3: `redis.Redis(...)` is pointed at the test server whatever the
   snippet passes, and `time.sleep(s)` moves the server's clock by `s`
-  instead of sleeping.
+  instead of sleeping. Then once more on a server with the real clock,
+  sleeping for real, as a reader runs it: what it asserts and prints must
+  hold there too.
 - A session block (lines `127.0.0.1:6379> CMD` or `$ redis-cli ARGS`, each
   followed by the output shown) is replayed through redis-cli, one command
   at a time, and every output is compared exactly.
+- A `$ ` line of a session that uses the shell (a pipe, a redirection, a
+  command substitution, `NAME=...`) runs as written in bash, from the
+  repository's root, with its output on a terminal (a pty), as a reader
+  sees it: `redis-cli` is the test server's, `HOST:PORT` and
+  `-h HOST -p PORT` name it. A line that only sets a variable prints
+  nothing, and the block's later lines see the variable.
 - Every relative link must lead to a file, and its `#anchor` to a heading.
 
 The server is Valkey with the module and the function library, under libfaketime with a stopped
@@ -18,11 +26,13 @@ only when a marker says so. Markers are HTML comments right before a block:
     <!-- docs-test: continue -->             keep the previous block's keys and clock
     <!-- docs-test: fresh -->                a new server (INFO counters at zero)
     <!-- docs-test: load-args NOTIFY-DENIED on -->   a server loading rl with these
+    <!-- docs-test: cluster -->              a one-node cluster (all slots)
     <!-- docs-test: prints -->               this block is the stdout of the python block before
     <!-- docs-test: skip: <why> -->          not run (the reason is required)
 
 Several directives go in one marker, separated by `;`. An expected output
-line ending in ` (about)` matches any line whose numbers are within 10%.
+line ending in ` (about)` matches any line whose numbers are within 10%; one
+ending in ` (varies)`, any non-empty value of the same `name:` (a commit).
 
 Usage: python tests/docs/docs_test.py [FILE.md ...]   (default: README.md docs/*.md)
 Env: RL_VALKEY9 (server), RL_MODULE (module), RL_FAKETIME_LIB.
@@ -86,9 +96,23 @@ class Block:
         lines = self.text.splitlines()
         if self.info == "python":
             return "python"
-        if any(l.startswith(PROMPT) or l.startswith(SHELL_CLI + " ") for l in lines):
+        if any(l.startswith(PROMPT) or is_cli_line(l) for l in lines):
             return "session"
         return "other"
+
+
+# `$ ` lines that run redis-cli, alone or in a pipeline, substitution or
+# variable assignment.
+CLI_WORD = re.compile(r"(?:^|[|;&(]\s*|=\$\()\s*redis-cli(?:\s|$)")
+SHELL_SYNTAX = re.compile(r"[|<>;&`]|\$\(|\$\w|^\w+=")
+
+
+def is_cli_line(line):
+    return line.startswith("$ ") and CLI_WORD.search(line[2:]) is not None
+
+
+def is_shell_line(line):
+    return is_cli_line(line) and (SHELL_SYNTAX.search(line[2:]) is not None or "HOST" in line)
 
 
 MARKER = re.compile(r"^<!--\s*docs-test:(.*?)-->\s*$")
@@ -104,7 +128,7 @@ def parse_directives(text, where):
             if not reason:
                 raise ValueError(f"{where}: a skip marker must say why")
             out["skip"] = reason
-        elif part in ("continue", "fresh", "prints"):
+        elif part in ("continue", "fresh", "prints", "cluster"):
             out[part] = True
         elif part.startswith("load-args "):
             out["load-args"] = part[len("load-args ") :].split()
@@ -179,10 +203,14 @@ class Server:
     """Valkey with the module and the function edition (functions/rl.lua),
     its clock stopped at a time we write to a file."""
 
-    def __init__(self, binary, module, faketime, load_args):
+    def __init__(self, binary, module, faketime, load_args, cluster=False, real_clock=False):
         self.dir = tempfile.mkdtemp(prefix="rl-docs-")
+        self.real_clock = real_clock
         self.clock_file = os.path.join(self.dir, "faketime")
         self.load_args = list(load_args)
+        self.cluster = cluster
+        # The bus on a port of its own: port + 10000 may be taken or too high.
+        node = ["--cluster-enabled", "yes", "--cluster-port", str(free_port())] if cluster else []
         self.set_clock(BASE_MS)
         env = dict(
             os.environ,
@@ -194,12 +222,14 @@ class Server:
             # for microseconds (RL.THROTTLE). Its timers (serverCron) then
             # wait for the clock to move, which nothing here needs.
         )
+        if real_clock:
+            env = dict(os.environ, TZ="UTC")
         for _ in range(5):
             self.port = free_port()
             log = os.path.join(self.dir, f"server-{self.port}.log")
             cmd = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
                    "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", log,
-                   "--loadmodule", module, *self.load_args]
+                   *node, "--loadmodule", module, *self.load_args]
             self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL)
             if self._ready():
@@ -212,8 +242,20 @@ class Server:
         else:
             die(f"{binary} found no free port")
         self.client = self.connect()
+        if cluster:
+            self.client.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+            deadline = time.monotonic() + 20
+            while b"cluster_state:ok" not in self.client.execute_command("CLUSTER", "INFO"):
+                if time.monotonic() > deadline:
+                    self.stop()
+                    die("the one-node cluster did not reach cluster_state:ok")
+                # The cluster's state is updated by timers, which wait for
+                # the stopped clock to move.
+                self.set_clock(self.now_ms + 100)
+                _real_sleep(0.05)
+            self.set_clock(BASE_MS)
         now = self.client.time()
-        if now != (BASE_MS // 1000, 0):
+        if not real_clock and now != (BASE_MS // 1000, 0):
             self.stop()
             die(f"the server's clock is not the stopped one ({now}): is {faketime} working?")
         # FLUSHALL between blocks keeps functions: loaded once per server.
@@ -241,6 +283,8 @@ class Server:
 
     def set_clock(self, ms):
         self.now_ms = ms
+        if self.real_clock:
+            return
         t = datetime.datetime.fromtimestamp(ms // 1000, tz=datetime.timezone.utc)
         part = self.clock_file + ".part"
         with open(part, "w") as f:
@@ -272,7 +316,7 @@ class Failure(Exception):
     pass
 
 
-def run_python(block, server, protocol, expected):
+def run_python(block, server, protocol, expected, real_clock=False):
     import redis
 
     original = redis.Redis.__init__
@@ -290,7 +334,8 @@ def run_python(block, server, protocol, expected):
 
     out = io.StringIO()
     redis.Redis.__init__ = pointed_at_test_server
-    time.sleep = sleep_on_server_clock
+    if not real_clock:
+        time.sleep = sleep_on_server_clock
     signal.signal(signal.SIGALRM, timeout)
     signal.alarm(SNIPPET_SECONDS)
     try:
@@ -316,7 +361,7 @@ def session_steps(block):
     """(command line, expected output) pairs."""
     steps = []
     for line in block.text.splitlines():
-        if line.startswith(PROMPT) or line.startswith(SHELL_CLI + " "):
+        if line.startswith(PROMPT) or is_cli_line(line):
             steps.append([line, []])
         elif OLD_PROMPTS.match(line) or (line.startswith("$ ") and steps):
             raise Failure(f"'{line}': sessions use `{PROMPT}` (or `$ redis-cli`), one command a line")
@@ -325,6 +370,40 @@ def session_steps(block):
         else:
             steps[-1][1].append(line)
     return [(cmd, "\n".join(out)) for cmd, out in steps]
+
+
+def in_shell(server, command, assignments):
+    """A shell line as written, on a terminal, with `redis-cli` the test
+    server's: what it printed."""
+    import pty
+
+    wrapper = os.path.join(server.dir, "bin")
+    if not os.path.isdir(wrapper):
+        os.makedirs(wrapper)
+        cli = os.path.join(wrapper, "redis-cli")
+        with open(cli, "w") as f:
+            f.write(f'#!/bin/sh\nexec {shutil.which("redis-cli")} -p {server.port} "$@"\n')
+        os.chmod(cli, 0o755)
+    line = (command[len("$ ") :].replace("-h HOST -p PORT", f"-h 127.0.0.1 -p {server.port}")
+            .replace("HOST:PORT", f"127.0.0.1:{server.port}"))
+    script = "\n".join([*assignments, line])
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(["bash", "-eo", "pipefail", "-c", script], cwd=ROOT, stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=slave,
+                            env=dict(os.environ, PATH=wrapper + os.pathsep + os.environ["PATH"]))
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal's last writer is gone
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    proc.wait(timeout=30)
+    return out.decode().replace("\r\n", "\n")
 
 
 def redis_cli(server, command):
@@ -347,10 +426,17 @@ def redis_cli(server, command):
 
 def run_session(block, server):
     advance = dict(block.directives.get("advance", []))
+    assignments = []
     for n, (command, expected) in enumerate(session_steps(block), start=1):
         if n in advance:
             server.set_clock(server.now_ms + advance[n])
-        got = redis_cli(server, command)
+        if is_shell_line(command):
+            got = in_shell(server, command, assignments)
+            if re.match(r"^\$ \w+=", command):
+                assignments.append(command[len("$ ") :])
+            expected = expected.replace("HOST:PORT", f"127.0.0.1:{server.port}")
+        else:
+            got = redis_cli(server, command)
         if not same_output(expected, got):
             raise Failure(f"command {n}: {command}\n  got:\n{indent(got)}\n  the docs show:\n"
                           f"{indent(expected)}")
@@ -360,6 +446,10 @@ NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def same_line(expected, got):
+    if expected.endswith(" (varies)"):
+        # `rl_commit:4628ff7a1b2c (varies)`: the build's own value.
+        name = expected.split(":", 1)[0] + ":"
+        return got.startswith(name) and len(got) > len(name)
     if expected.endswith(" (about)"):
         expected = expected[: -len(" (about)")].rstrip()
         if NUMBER.sub("#", expected) != NUMBER.sub("#", got):
@@ -432,10 +522,11 @@ def main(argv):
                 skipped.append(f"{block.where} ({d['skip']})")
                 continue
             args = d.get("load-args", [])
-            if server is None or d.get("fresh") or args != server.load_args:
+            cluster = bool(d.get("cluster"))
+            if server is None or d.get("fresh") or args != server.load_args or cluster != server.cluster:
                 if server:
                     server.stop()
-                server = Server(binary, module, faketime, args)
+                server = Server(binary, module, faketime, args, cluster)
             elif not d.get("continue"):
                 server.reset()
             try:
@@ -451,6 +542,29 @@ def main(argv):
             except Failure as e:
                 failed += 1
                 print(f"FAIL {block.where} {kind}: {e}")
+        # Again on a server with the real clock and real sleeps, as a reader
+        # runs them: an example must not hold only on the stopped clock.
+        if server:
+            server.stop()
+        server = None
+        for block in blocks:
+            d = block.directives
+            if block.kind() != "python" or "skip" in d or "prints" in d:
+                continue
+            args = d.get("load-args", [])
+            if server is None or args != server.load_args:
+                if server:
+                    server.stop()
+                server = Server(binary, module, faketime, args, real_clock=True)
+            else:
+                server.reset()
+            try:
+                run_python(block, server, 3, printed_by(blocks, block), real_clock=True)
+                passed += 1
+                print(f"ok   {block.where} python (real clock)")
+            except Failure as e:
+                failed += 1
+                print(f"FAIL {block.where} python (real clock): {e}")
     finally:
         if server:
             server.stop()

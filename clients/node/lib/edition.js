@@ -59,17 +59,19 @@ function notLoaded() {
 
 const message = (err) => String((err && err.message) || err);
 
-async function hasModule(transport) {
-  let info;
+// The probe is a read through rl itself, on a key under the adapter's
+// prefix, so a user granted only rl's commands and keys (`+@ratelimit
+// ~rl:*`) can make it: COMMAND is outside @ratelimit. It writes nothing.
+// A server without the module answers "unknown command" before any ACL
+// check; a user refused RL.PEEK may still be allowed the library's FCALL.
+async function hasModule(transport, probeKey) {
   try {
-    info = await transport.keyless(['COMMAND', 'INFO', 'rl.all']);
+    await transport.send(probeKey, ['RL.PEEK', 'SLIDE', probeKey, '1', '1000'], true);
+    return true;
   } catch (err) {
-    // A server that refuses COMMAND (ACLs, a managed service) may still run
-    // the library; a lost connection fails the next probe as well.
-    if (/^(ERR|NOPERM)/.test(message(err))) return false;
+    if (/unknown command|^NOPERM/i.test(message(err))) return false;
     throw err;
   }
-  return Array.isArray(info) && info.length > 0 && info[0] !== null && info[0] !== undefined;
 }
 
 async function hasLibrary(transport) {
@@ -95,8 +97,8 @@ async function loadLibrary(transport) {
   }
 }
 
-async function detect(transport, { loadFunctions }) {
-  if (await hasModule(transport)) return MODULE;
+async function detect(transport, { loadFunctions, probeKey }) {
+  if (await hasModule(transport, probeKey)) return MODULE;
   if (await hasLibrary(transport)) return FUNCTIONS;
   if (!loadFunctions) throw notLoaded();
   await loadLibrary(transport);

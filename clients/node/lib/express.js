@@ -18,14 +18,15 @@ const ints = (reply) => reply.map(Number);
 class RlStore {
   /**
    * @param {object} options sendCommand(...args) or sendCommandCluster({ key, isReadOnly, command }),
-   *   prefix (default 'rl-erl:'), precision (ms, default windowMs / 60), loadFunctions (default false)
+   *   prefix (default 'rl:erl:'), precision (ms, default windowMs / 60), loadFunctions (default false)
    */
   constructor(options) {
     if (typeof options !== 'object' || options === null) {
       throw new TypeError('rl-stores: RlStore needs an options object');
     }
     this._transport = fromSendCommand(options);
-    this.prefix = options.prefix === undefined ? 'rl-erl:' : options.prefix;
+    // Under `rl:`, so the README's ACL recipe (`~rl:*`) covers it.
+    this.prefix = options.prefix === undefined ? 'rl:erl:' : options.prefix;
     this.precision = options.precision;
     this.loadFunctions = Boolean(options.loadFunctions);
     // Keys live in the server, shared by every process using it.
@@ -45,7 +46,11 @@ class RlStore {
 
   /** Resolves with 'module' or 'functions'; rejects saying how to load rl. */
   async ready() {
-    return (await editionFor(this, this._transport, { loadFunctions: this.loadFunctions })).name;
+    return (await this._edition()).name;
+  }
+
+  _edition() {
+    return editionFor(this, this._transport, { loadFunctions: this.loadFunctions, probeKey: this.prefixKey('rl-stores-probe') });
   }
 
   _params() {
@@ -58,7 +63,7 @@ class RlStore {
   }
 
   async _send(key, build, readonly = false) {
-    const edition = await editionFor(this, this._transport, { loadFunctions: this.loadFunctions });
+    const edition = await this._edition();
     return this._transport.send(key, build(edition), readonly);
   }
 

@@ -45,6 +45,10 @@ function pointsOf(points) {
 const leftOf = (reply) => (Number(reply[2]) === 0 ? Number(reply[1]) + 1 : Number(reply[1]));
 const ints = (reply) => (Array.isArray(reply) ? reply.map(ints) : Number(reply));
 
+// Under `rl:`, so the README's ACL recipe (`~rl:*`) covers it; its own
+// segment keeps it apart from rl keys an app names itself.
+const DEFAULT_PREFIX = 'rl:flx';
+
 class RateLimiterRl extends RateLimiterStoreAbstract {
   /**
    * RateLimiterRedis's options (points, duration, blockDuration, keyPrefix,
@@ -56,7 +60,7 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
     if (opts.blockOnConsumed) {
       throw new Error('rl-stores: blockOnConsumed is not supported: rl does not count denied requests, so the count never passes points');
     }
-    super({ ...opts, keyPrefix: opts.keyPrefix === undefined ? 'rl-flx' : opts.keyPrefix });
+    super({ ...opts, keyPrefix: opts.keyPrefix === undefined ? DEFAULT_PREFIX : opts.keyPrefix });
     const limiter = LIMITERS[opts.limiter === undefined ? 'slide' : opts.limiter];
     if (!limiter) throw new Error("rl-stores: limiter must be 'slide' or 'buckets'");
     if (!Number.isInteger(this.points) || this.points < 1 || this.points > limiter.maxPoints) {
@@ -79,7 +83,7 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
   }
 
   _edition() {
-    return editionFor(this.client, this._transport, { loadFunctions: this.loadFunctions });
+    return editionFor(this.client, this._transport, { loadFunctions: this.loadFunctions, probeKey: this.getKey('rl-stores-probe') });
   }
 
   _params(window, cost) {

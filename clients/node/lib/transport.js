@@ -10,22 +10,30 @@
 const path = require('path');
 const { createRequire } = require('module');
 
-// Peer packages are taken from the application, not from this package's
-// folder: installed as a link (`npm install ./clients/node`), this file's own
-// `require` would find another copy or none, and a second copy of
-// rate-limiter-flexible has another RateLimiterRes (instanceof fails).
+// Peer packages resolve as Node resolves them for this package: from its
+// own folder first (installed from the tarball it sits in the application's
+// node_modules, beside them). Installed as a link (`npm install
+// ./clients/node`), its own folder is the checkout, so the application's
+// entry script and then the working directory are tried next: a second
+// copy of rate-limiter-flexible has another RateLimiterRes (instanceof
+// fails). `require.main` is unset when the entry is an ES module, hence
+// process.argv[1]; the working directory can be anywhere (`cd / && node
+// /app/app.mjs`), hence last.
 function requirePeer(name) {
-  const bases = [];
+  const bases = [__filename];
   if (require.main && require.main.filename) bases.push(require.main.filename);
+  if (process.argv[1]) bases.push(path.resolve(process.argv[1]));
   bases.push(path.join(process.cwd(), 'index.js'));
+  let missing;
   for (const base of bases) {
     try {
       return createRequire(base)(name);
     } catch (err) {
       if (err.code !== 'MODULE_NOT_FOUND') throw err;
+      missing = missing || err;
     }
   }
-  return require(name);
+  throw missing; // index.js turns it into "RateLimiterRl needs ..."
 }
 
 function isIoredis(client) {

@@ -16,6 +16,7 @@ import redis
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 REDIS7 = os.environ.get("RL_REDIS7", "/usr/bin/redis-server")
+REDIS8 = os.environ.get("RL_REDIS8", os.path.join(ROOT, ".deps/redis8/redis-server"))
 VALKEY9 = os.environ.get("RL_VALKEY9", os.path.join(ROOT, ".deps/valkey/valkey-server"))
 MODULE = os.environ.get("RL_MODULE", os.path.join(ROOT, "target/release/librl.so"))
 LIBRARY = os.path.join(ROOT, "functions", "rl.lua")
@@ -36,12 +37,18 @@ def free_port() -> int:
 class Server:
     """One server process; `flavor` is what it has: "module" (Redis 7.0 +
     librl.so), "library" (Valkey 9.1 + FUNCTION LOAD functions/rl.lua) or
-    "bare" (Valkey 9.1, neither)."""
+    "bare" (Valkey 9.1, neither); "module-redis8" and "module-valkey9" are
+    Redis 8.2 and Valkey 9.1 with the module (servers with module ACL
+    categories)."""
 
     def __init__(self, flavor: str, cluster: bool = False, tls: bool = False):
         self.flavor, self.cluster, self.tls = flavor, cluster, tls
-        if flavor == "module":
-            binary = need(REDIS7, "Redis 7.0 (redis-server)", "run make deps or set RL_REDIS7")
+        if flavor.startswith("module"):
+            binary = {
+                "module": lambda: need(REDIS7, "Redis 7.0 (redis-server)", "run make deps or set RL_REDIS7"),
+                "module-redis8": lambda: need(REDIS8, "Redis 8.2 (redis-server)", "run make deps or set RL_REDIS8"),
+                "module-valkey9": lambda: need(VALKEY9, "Valkey 9.1 (valkey-server)", "run make deps or set RL_VALKEY9"),
+            }[flavor]()
             extra = ["--loadmodule", need(MODULE, "rl's module", "run cargo build --release")]
         else:
             binary = need(VALKEY9, "Valkey 9.1 (valkey-server)", "run make deps or set RL_VALKEY9")

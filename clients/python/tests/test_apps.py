@@ -39,6 +39,9 @@ def test_the_docs_hold_the_snippets():
     kinds = [p.values[0] for p in snippets()]
     assert sum("flask_limiter" in s for s in kinds) >= 2 and sum("slowapi" in s for s in kinds) >= 2
     assert all(URI in s and "import limits_rl" in s for s in kinds)
+    # Without it a reader gets the frameworks' default, a fixed window, not
+    # the sliding window (RL.SLIDE) the README is about.
+    assert all('strategy="moving-window"' in s for s in kinds), kinds
 
 
 def run_snippet(source: str, uri: str, strategy: str) -> dict:
@@ -136,7 +139,7 @@ def test_app_answers_exactly_the_limit_then_429(server, source, strategy):
         codes = [httpx.get(f"http://127.0.0.1:{served.port}{path}", timeout=10).status_code
                  for _ in range(8)]
     assert codes == [200] * 5 + [429] * 3
-    assert server.client().keys("RL:*"), "the limit lives in the server"
+    assert server.client().keys("rl:limits:*"), "the limit lives in the server"
 
 
 @pytest.mark.parametrize("swallow", [False, True])

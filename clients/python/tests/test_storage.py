@@ -90,7 +90,7 @@ def test_moving_window_reset_is_when_a_unit_frees(server):
     assert first + 60 - 0.05 <= stats.reset_time <= first + 60 + 0.25
     # The hits' own window is the limit's: rl keeps the log a quarter
     # window past its newest entry's leaving.
-    assert 60_000 < server.client().pttl("RL:" + item.key_for("m")) <= 75_000
+    assert 60_000 < server.client().pttl("rl:limits:" + item.key_for("m")) <= 75_000
 
 
 def test_moving_window_reset_is_the_oldest_entrys_leaving_when_partly_full(server):
@@ -117,7 +117,7 @@ def test_fixed_window_counts_every_hit_as_limits_does(server):
     item = limits.parse("3/minute")
     results = [limiter.hit(item, "f") for _ in range(5)]
     assert results == [True, True, True, False, False]
-    key = "RL:" + item.key_for("f")
+    key = "rl:limits:" + item.key_for("f")
     assert int(server.client().get(key)) == 5
     assert 59_000 < server.client().pttl(key) <= 60_000
     assert storage.get(item.key_for("f")) == 5
@@ -128,7 +128,7 @@ def test_sliding_window_counter_is_one_rl_buckets_key(server):
     limiter = SlidingWindowCounterRateLimiter(storage_from_string(server.uri))
     item = limits.parse("4/minute")
     assert limiter.hit(item, "s", cost=3)
-    key = "RL:" + item.key_for("s")
+    key = "rl:limits:" + item.key_for("s")
     c = server.client()
     assert c.type(key) == b"hash" and c.hget(key, "h").startswith(b"B,1000,")
     assert c.keys("*") == [key.encode()]
@@ -219,7 +219,7 @@ def test_out_of_memory_raises_never_admits(server, strategy):
         assert isinstance(err.value.__cause__, redis.exceptions.OutOfMemoryError)
     finally:
         c.config_set("maxmemory", 0)
-    assert c.exists("RL:" + item.key_for("oom")) == 0
+    assert c.exists("rl:limits:" + item.key_for("oom")) == 0
 
 
 def test_module_keys_continue_under_the_library():

@@ -6,14 +6,14 @@ as the module's commands, so a key written by one edition is continued by
 the other. docs/functions.md says how to load it, what it costs and where
 it differs.
 
-    FUNCTION LOAD REPLACE "$(cat functions/rl.lua)"
+    redis-cli -x FUNCTION LOAD REPLACE < functions/rl.lua
     FCALL rl_slide 1 user:42 100 60000
 
 Where only EVAL is allowed, the same file without its first line (the
 `#!lua name=rl` line EVAL refuses) runs the function its first argument
 after the keys names:
 
-    EVAL "$(tail -n +2 functions/rl.lua)" 1 user:42 rl_slide 100 60000
+    tail -n +2 functions/rl.lua | redis-cli -X script EVAL script 1 user:42 rl_slide 100 60000
 
 A function per command, named after it (RL.SLIDE: rl_slide). The arguments
 after the keys are the command's arguments without its keys:
@@ -39,7 +39,7 @@ dispatch over limiters (all.lua: rl_peek, rl_refund, rl_all), then the
 registrations (dispatch.lua).
 ]]
 
-local VERSION = '0.1.0'
+local VERSION = '1.0.0'
 
 -- ---------------------------------------------------------------- errors
 

@@ -394,7 +394,11 @@ function Slide.place(newest, newest_member, now, cost)
     taken = Slide.number(newest_member) + 1
   end
   if taken + cost > Slide.MEMBERS_PER_MS then
-    E.foreign_zset()
+    -- error.rs MillisecondFull: rl's own writes reach it (charges, a
+    -- clock stepped back); the next millisecond numbers from 0 again.
+    fail("ERR the key's millisecond " .. int(at) .. ' has ' .. int(Slide.MEMBERS_PER_MS - taken)
+      .. ' of its 1000000 entries left, fewer than COST ' .. int(cost)
+      .. ': nothing written, retry in ' .. int(at + 1 - now) .. ' ms')
   end
   return at, taken
 end

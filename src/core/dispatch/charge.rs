@@ -101,7 +101,9 @@ pub fn parse_charge(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
         return Err(arity());
     }
     let req = parse_named(&line, &CHARGE).map_err(|e| match e {
-        RlError::LimiterArity { .. } => arity(),
+        // No parameters at all: the line is short of the charge's own
+        // minimum, which the usage explains as well.
+        RlError::LimiterArity { .. } | RlError::WrongArity { .. } => arity(),
         e => e,
     })?;
     Ok(match req {

@@ -131,7 +131,15 @@ pub(super) fn admission(
         _ => 0,
     };
     if taken + count as i64 > MEMBERS_PER_MS {
-        return Err(RlError::ForeignZset);
+        // Reachable by rl's own writes (charges, or a clock that stepped
+        // back and keeps recording at the newest entry's time): the next
+        // millisecond numbers from 0 again.
+        return Err(RlError::MillisecondFull {
+            at,
+            left: MEMBERS_PER_MS - taken,
+            cost: count,
+            retry_ms: at + 1 - now,
+        });
     }
     Ok(Admission {
         evict,
@@ -390,12 +398,26 @@ mod tests {
                 assert_eq!(decide(&mut log, &r, 1_000), Err(RlError::ForeignZset));
             }
         }
-        // Members of `now` that leave no room for this request's members.
+        // Members of `now` that leave no room for this request's members:
+        // the millisecond is full, the next one has room.
         let mut log = MemoryLog::new();
-        log.insert(1_000, member(1_000, MEMBERS_PER_MS - 1));
+        log.insert(1_000, member(1_000, MEMBERS_PER_MS - 2));
         assert_eq!(
             decide(&mut log, &req(5, 1000, 2), 1_000),
-            Err(RlError::ForeignZset)
+            Err(RlError::MillisecondFull {
+                at: 1_000,
+                left: 1,
+                cost: 2,
+                retry_ms: 1
+            })
+        );
+        assert_eq!(
+            decide(&mut log, &req(5, 1000, 1), 1_000).map(|o| o.decision.allowed),
+            Ok(true)
+        );
+        assert_eq!(
+            decide(&mut log, &req(5, 1000, 2), 1_001).map(|o| o.decision.allowed),
+            Ok(true)
         );
     }
 

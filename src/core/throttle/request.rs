@@ -4,9 +4,10 @@
 
 use super::gcra::Gcra;
 use crate::core::args::{non_negative, positive, set_once};
-use crate::core::error::RlError;
+use crate::core::error::{token_text, RlError};
 use crate::core::options::block::block_option;
 use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
+use crate::core::options::wait;
 
 /// Largest `max_burst`, `count` and `quantity` accepted by the parser; the
 /// burst tolerance check ([`Gcra::new`]) bounds the useful range further.
@@ -130,13 +131,21 @@ impl ThrottleRequest {
         // RL.THROTTLE: `[quantity] [BLOCK ms]`, the quantity a positional
         // word (never the token) and nothing after the option.
         let is_block = |a: &&[u8]| d.refuse_oversized && a.eq_ignore_ascii_case(b"BLOCK");
+        // RL.THROTTLE's host takes `WAIT` off a line that may wait: one
+        // that reaches the parser (beside UPTO, after RL.PEEK, in RL.ALL)
+        // is unknown there, as every other limiter's parser says.
+        let is_wait =
+            |a: &&[u8]| d.refuse_oversized && a.eq_ignore_ascii_case(wait::TOKEN.as_bytes());
         let positional = match args.get(5) {
-            Some(a) if !is_block(a) => 6,
+            Some(a) if !is_block(a) && !is_wait(a) => 6,
             _ => 5,
         };
         let mut block_ms = None;
         let mut at = positional;
         while at < args.len() {
+            if is_wait(&args[at]) {
+                return Err(RlError::UnknownOption(token_text(args[at])));
+            }
             if !is_block(&args[at]) {
                 return Err(RlError::WrongArity {
                     command: d.syntax.name(),
@@ -318,6 +327,29 @@ mod tests {
         assert!(matches!(
             ThrottleRequest::parse_cell(&split("CL.THROTTLE k 4 5 1 BLOCK 5")),
             Err(RlError::WrongArity { .. } | RlError::NotInRange { .. })
+        ));
+    }
+
+    #[test]
+    fn a_wait_the_host_left_on_the_line_is_an_unknown_option() {
+        // Beside UPTO (taken off before), and wherever the word stands
+        // after the period; CL.THROTTLE has no WAIT: a quantity.
+        let unknown = |t: &str| Err(RlError::UnknownOption(t.into()));
+        for (line, want) in [
+            ("RL.THROTTLE t 1 2 1000 WAIT 1", unknown("WAIT")),
+            ("RL.THROTTLE t 1 2 1000 2 wait 1", unknown("wait")),
+            ("RL.THROTTLE t 1 2 1000 BLOCK 5 WAIT 1", unknown("WAIT")),
+        ] {
+            assert_eq!(
+                ThrottleRequest::parse_ms_up_to(&split(line)),
+                want,
+                "{line}"
+            );
+            assert_eq!(ThrottleRequest::parse_ms(&split(line)), want, "{line}");
+        }
+        assert!(matches!(
+            ThrottleRequest::parse_cell(&split("CL.THROTTLE k 4 5 1 WAIT 5")),
+            Err(RlError::WrongArity { .. })
         ));
     }
 

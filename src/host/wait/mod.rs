@@ -267,6 +267,13 @@ pub fn serve(
             .and_then(|q| w.queues.get(q))
             .is_some_and(|q| q.live > 0)
     });
+    // Shadow mode admits what enforcement would make wait, as it admits
+    // what it would deny: a call on a shadowed key never queues behind the
+    // clients already waiting (those enforced before the switch), whose
+    // turn may be seconds away. Unqueued, it is shadow-admitted below.
+    if queued && cmd.shadows(1) {
+        return decide(cmd, &less(&req, reserved), true);
+    }
     let lease = matches!(req, LimitRequest::Acquire(_));
     let retry = if queued {
         // Others wait before it: it takes its turn, never overtakes.

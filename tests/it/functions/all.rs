@@ -3,7 +3,7 @@
 //! RL.CHARGE: random multi-limit
 //! streams on Valkey's stopped clock, and every error of their own syntax.
 
-use super::differential::same;
+use super::differential::{same, words as line_words, ClockSteps, StepMs};
 use super::start_both;
 use crate::harness::raw_resp::XorShift;
 use crate::harness::Flavor;
@@ -43,9 +43,11 @@ fn random_multi_limit_streams_answer_as_rl_all() {
     let mut rng = XorShift(0xa11_c1a05e);
     let (mut admitted, mut denied, mut charged) = (0, 0, 0);
     for step in 0..500 {
-        if rng.below(3) == 0 {
-            server.advance(rng.below(300));
+        ClockSteps {
+            one_in: 3,
+            ms: StepMs::Below(300),
         }
+        .maybe_step(&server, &mut rng);
         let n = 1 + rng.below(4) as usize;
         let mut keys: Vec<String> = Vec::new();
         let mut clauses: Vec<String> = Vec::new();
@@ -82,7 +84,7 @@ fn random_multi_limit_streams_answer_as_rl_all() {
             let (key, words) = clause(&mut rng);
             if words[0] != "ACQUIRE" {
                 let line = charge_line(&key, &words, 1 + rng.below(12));
-                match same(&mut c, &words_of(&line)) {
+                match same(&mut c, &line_words(&line)) {
                     Ok(redis::Value::Array(r)) if r[0] != redis::Value::Int(0) => charged += 1,
                     other => panic!("step {step}: {line:?}: {other:?}"),
                 }
@@ -107,10 +109,6 @@ fn charge_line(key: &str, words: &[String], units: u64) -> Vec<String> {
     line.extend(words[1..own].iter().cloned());
     line.extend(["COST".to_string(), units.to_string()]);
     line
-}
-
-fn words_of(line: &[String]) -> Vec<&str> {
-    line.iter().map(String::as_str).collect()
 }
 
 #[test]
@@ -396,9 +394,11 @@ fn partial_grants_answer_as_the_module() {
     let mut rng = XorShift(0x0b7_0a11);
     let (mut partial, mut whole, mut none) = (0, 0, 0);
     for step in 0..400 {
-        if rng.below(3) == 0 {
-            server.advance(rng.below(300));
+        ClockSteps {
+            one_in: 3,
+            ms: StepMs::Below(300),
         }
+        .maybe_step(&server, &mut rng);
         let cost = (1 + rng.below(14)).to_string();
         let n = rng.below(2);
         let mut line: Vec<String> = match rng.below(4) {
@@ -495,9 +495,11 @@ fn partial_grants_with_blocks_answer_as_the_module() {
     let mut rng = XorShift(0x0b10_c4ed);
     let (mut partial, mut whole, mut blocked, mut breached) = (0, 0, 0, 0);
     for step in 0..500 {
-        if rng.below(3) == 0 {
-            server.advance(rng.below(400));
+        ClockSteps {
+            one_in: 3,
+            ms: StepMs::Below(400),
         }
+        .maybe_step(&server, &mut rng);
         let cost = (1 + rng.below(12)).to_string();
         let n = rng.below(2);
         let fixed = rng.below(2) == 0;

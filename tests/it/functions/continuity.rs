@@ -6,7 +6,7 @@
 
 use redis::Value;
 
-use super::differential::{fcall_line, pairs_sorted};
+use super::differential::{fcall_line, pairs_sorted, ClockSteps, StepMs};
 use super::{start_both, start_functions_only};
 use crate::harness::all_commands::{mixed_lines, words};
 use crate::harness::raw_resp::XorShift;
@@ -89,9 +89,11 @@ fn keys_passed_between_editions_answer_as_the_module_alone() {
     let mut rng = XorShift(0x5eed_1234_abcd);
     let mut switched = 0;
     for step in 0..600 {
-        if rng.below(4) == 0 {
-            server.advance(rng.below(400));
+        ClockSteps {
+            one_in: 4,
+            ms: StepMs::Below(400),
         }
+        .maybe_step(&server, &mut rng);
         for line in stream_lines(&mut rng) {
             // `module`: the module alone; `mixed`: whichever edition the
             // coin says, so every key passes between them many times.

@@ -213,6 +213,30 @@ pub fn same(c: &mut redis::Connection, line: &[&str]) -> Result<Value, String> {
     same_but_idle(c, line).0
 }
 
+/// [`same`], answering the integers of the reply (panics on an error).
+pub fn same_ints(c: &mut redis::Connection, line: &[&str]) -> Vec<i64> {
+    match same(c, line) {
+        Ok(v) => ints(&v),
+        Err(e) => panic!("{line:?}: {e}"),
+    }
+}
+
+/// [`same`], answering the error text (panics on a reply).
+pub fn same_err(c: &mut redis::Connection, line: &[&str]) -> String {
+    match same(c, line) {
+        Ok(v) => panic!("{line:?} answered {v:?}"),
+        Err(e) => e,
+    }
+}
+
+/// [`same`], answering one integer (RL.BLOCK, RL.UNBLOCK).
+pub fn same_int(c: &mut redis::Connection, line: &[&str]) -> i64 {
+    match same(c, line) {
+        Ok(Value::Int(n)) => n,
+        other => panic!("{line:?}: {other:?}"),
+    }
+}
+
 /// [`same`] for streams on a stopped clock: when the module kept an idle
 /// TAT the clock steps 1 ms, so the next step finds no key on either side.
 pub fn same_stepping(
@@ -262,16 +286,27 @@ pub fn states_agree(
 // ---------------------------------------------------------------- streams
 
 /// How a stream steps a stopped clock: one line in `one_in` is preceded by
-/// a step of one of `ms`. A running clock is never stepped.
+/// a step of `ms`. A running clock is never stepped (and draws nothing).
 pub struct ClockSteps {
     pub one_in: u64,
-    pub ms: &'static [u64],
+    pub ms: StepMs,
+}
+
+/// The length of one step of a stopped clock.
+pub enum StepMs {
+    /// One of these, each as likely.
+    OneOf(&'static [u64]),
+    /// Any whole ms below this.
+    Below(u64),
 }
 
 impl ClockSteps {
     pub fn maybe_step(&self, server: &Server, rng: &mut XorShift) {
         if server.clock_stopped() && rng.below(self.one_in) == 0 {
-            server.advance(*rng.pick(self.ms));
+            server.advance(match self.ms {
+                StepMs::OneOf(ms) => *rng.pick(ms),
+                StepMs::Below(ms) => rng.below(ms),
+            });
         }
     }
 }

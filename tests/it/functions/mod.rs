@@ -6,8 +6,9 @@
 //! absolute expiry, key by key. On Valkey the clock is stopped, so the
 //! instants are identical; on Redis the streams run with the real clock
 //! and compare what does not depend on the instant. The runner, the
-//! comparisons and the streams are in [`differential`]; each limiter's
-//! file holds what is particular to it.
+//! comparisons, the tally and the clock steps are in [`differential`];
+//! each limiter's folder (`slide/`, `buckets/`, `throttle/`, `leases/`)
+//! holds only its own lines, streams and cases.
 
 use crate::harness::Server;
 
@@ -18,6 +19,7 @@ mod continuity;
 pub mod differential;
 mod leases;
 mod plain_buckets;
+mod same_errors;
 mod servers;
 mod slide;
 mod throttle;

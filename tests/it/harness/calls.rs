@@ -264,6 +264,10 @@ pub fn rl_info(c: &mut redis::Connection) -> std::collections::BTreeMap<String, 
     info.lines()
         .filter_map(|l| {
             let (k, v) = l.split_once(':')?;
+            // A commit of decimal digits only is still no counter.
+            if k == "rl_commit" {
+                return None;
+            }
             Some((k.strip_prefix("rl_")?.to_string(), v.trim().parse().ok()?))
         })
         .collect()

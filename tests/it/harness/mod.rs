@@ -1,9 +1,11 @@
 //! The shared harness: real servers (`server`), typed calls of rl's
-//! commands (`calls`), reading the stored state (`state`), every command in
-//! one table (`all_commands`), a three-node cluster, the fixture modules, a
-//! raw RESP connection and RESP reply readers.
+//! commands (`calls`), reading the stored state (`state`) and the AOF
+//! (`aof`), every command in one table (`all_commands`), a three-node
+//! cluster, the fixture modules, a raw RESP connection and RESP reply
+//! readers.
 
 pub mod all_commands;
+pub mod aof;
 pub mod calls;
 pub mod cluster;
 pub mod exporter;
@@ -13,6 +15,7 @@ pub mod resp;
 pub mod server;
 pub mod state;
 
+pub use aof::*;
 pub use calls::*;
 pub use server::*;
 pub use state::*;

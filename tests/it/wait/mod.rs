@@ -15,6 +15,7 @@ mod caps;
 mod cluster;
 mod counts;
 mod reserved;
+mod shadow;
 
 /// Long enough never to end within a test.
 const LONG: &str = "600000";

@@ -1,9 +1,10 @@
 'use strict';
-// The clients under test, connected to a test server: node-redis v4 and v5
-// (installed as the aliases redis4 and redis5; v5 also over RESP3) and ioredis 5. Each gives the
+// The clients under test, connected to a test server: node-redis v4, v5 and
+// v6 (installed as the aliases redis4, redis5, redis6; v5 also over RESP3)
+// and ioredis 5. Each gives the
 // client itself and the sendCommand function rate-limit-redis's README
 // shows for it.
-const CLIENTS = ['redis4', 'redis5', 'redis5-resp3', 'ioredis'];
+const CLIENTS = ['redis4', 'redis5', 'redis5-resp3', 'redis6', 'ioredis'];
 
 async function connect(kind, url) {
   if (kind === 'ioredis') {

@@ -2,8 +2,10 @@
 // Real servers on free loopback ports, one directory each under
 // target/test-servers/, stopped by the test that started them.
 //   redis7:  /usr/bin/redis-server with the module (target/release/librl.so)
+//   redis8:  .deps/redis8/redis-server with the module
 //   valkey9: .deps/valkey/valkey-server with only the function library
-//            (FUNCTION LOAD of functions/rl.lua), or bare (neither edition)
+//            (FUNCTION LOAD of functions/rl.lua), or bare (neither edition),
+//            or with the module (valkey9-module)
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
@@ -12,6 +14,7 @@ const { spawn } = require('child_process');
 const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
 const BINARIES = {
   redis7: process.env.RL_REDIS7 || '/usr/bin/redis-server',
+  redis8: process.env.RL_REDIS8 || path.join(ROOT, '.deps', 'redis8', 'redis-server'),
   valkey9: process.env.RL_VALKEY9 || path.join(ROOT, '.deps', 'valkey', 'valkey-server'),
 };
 const MODULE = process.env.RL_MODULE || path.join(ROOT, 'target', 'release', 'librl.so');
@@ -166,14 +169,15 @@ function faketimeText(ms) {
 let serial = 0;
 
 /**
- * kind: 'redis7' (module) | 'valkey9' (library) | 'valkey9-bare' (neither).
+ * kind: 'redis7', 'redis8', 'valkey9-module' (module) | 'valkey9' (library) |
+ * 'valkey9-bare' (neither).
  * clock: stop the server's clock (Valkey only), moved with advance(ms).
  */
 async function start(kind, { clock = false, args: extra = [] } = {}) {
-  const flavor = kind.startsWith('valkey9') ? 'valkey9' : 'redis7';
+  const flavor = kind.startsWith('valkey9') ? 'valkey9' : kind;
   const binary = need(BINARIES[flavor], `the ${flavor} server`, 'run make deps');
   const args = [];
-  if (kind === 'redis7') args.push('--loadmodule', need(MODULE, 'the module', 'run cargo build --release'));
+  if (['redis7', 'redis8', 'valkey9-module'].includes(kind)) args.push('--loadmodule', need(MODULE, 'the module', 'run cargo build --release'));
   if (clock && flavor !== 'valkey9') throw new Error('a stopped clock needs Valkey (Redis 7.0 crashes under libfaketime)');
   const dir = path.join(ROOT, 'target', 'test-servers', `node-${process.pid}-${kind}-${serial++}`);
   fs.rmSync(dir, { recursive: true, force: true });

@@ -66,6 +66,23 @@ def cluster_nodes(uri: str) -> tuple[list[tuple[str, int]], dict]:
     return nodes, auth
 
 
+# The edition probe is a read through rl itself, on a key under the
+# storage's prefix, so a user granted only rl's commands and keys
+# (`+@ratelimit ~rl:*`) can make it: COMMAND is outside @ratelimit. It
+# writes nothing. Without the module the server answers "unknown command"
+# before any ACL check; a user refused RL.PEEK may still have the library.
+PROBE_KEY = "limits-rl-probe"
+
+
+def probe(key: str) -> tuple:
+    return ("RL.PEEK", "SLIDE", key, 1, 1000)
+
+
+def is_missing_command(err: Exception) -> bool:
+    text = str(err)
+    return "unknown command" in text.lower() or text.startswith("NOPERM")
+
+
 def is_missing_function(err: Exception) -> bool:
     text = str(err).lower()
     return "function not found" in text or "unknown command" in text

@@ -61,7 +61,13 @@ class RLAsyncStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
         return await self.storage.execute_command(*args)
 
     async def _has_module(self) -> bool:
-        return bool(await self.storage.execute_command("COMMAND LIST", "FILTERBY", "PATTERN", "rl.slide"))
+        try:
+            await self.storage.execute_command(*_core.probe(self.prefixed_key(_core.PROBE_KEY)))
+            return True
+        except redis.ResponseError as err:
+            if _core.is_missing_command(err):
+                return False
+            raise
 
     async def _edition(self) -> Commands:
         if self._commands is None:

@@ -23,9 +23,10 @@ class RLStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
 
     :param uri: ``rl://[user:password@]host:port[/db]``, ``rls://...`` (TLS),
      ``rl+unix:///path/to/socket``
-    :param key_prefix: prepended to every key (``RL:``), so the keys never meet
-     those of limits' own Redis storage (``LIMITS:``), whose moving window is a
-     list where rl's is a sorted set
+    :param key_prefix: prepended to every key (``rl:limits:``): under ``rl:``, so
+     the ACL recipe ``+@ratelimit ~rl:*`` covers it, and apart from limits' own
+     Redis storage (``LIMITS:``), whose moving window is a list where rl's is a
+     sorted set
     :param load_functions: when the server has neither rl's module nor its
      function library, load the library this package ships (``FUNCTION LOAD``)
      instead of failing. Off by default
@@ -35,7 +36,7 @@ class RLStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
     """
 
     STORAGE_SCHEME = ["rl", "rls", "rl+unix"]
-    PREFIX = "RL"
+    PREFIX = "rl:limits"
 
     def __init__(
         self,
@@ -70,8 +71,13 @@ class RLStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
     # ---------------------------------------------------------- edition
 
     def _has_module(self) -> bool:
-        reply = self.storage.execute_command("COMMAND LIST", "FILTERBY", "PATTERN", "rl.slide")
-        return bool(reply)
+        try:
+            self.storage.execute_command(*_core.probe(self.prefixed_key(_core.PROBE_KEY)))
+            return True
+        except redis.ResponseError as err:
+            if _core.is_missing_command(err):
+                return False
+            raise
 
     def _has_library(self) -> bool:
         try:

@@ -1,0 +1,190 @@
+// Package redis_rate is go-redis/redis_rate v10's API over rl's GCRA
+// (RL.THROTTLE, or rl_throttle of the function library): switching is
+// changing the import path from github.com/go-redis/redis_rate/v10 to
+// rl.invalid/rl/redis_rate. Each call is one command.
+//
+// The keys are "rl-rate:" + key, not redis_rate's "rate:" + key:
+// redis_rate stores its schedule as float seconds, which RL.THROTTLE
+// refuses, so the two never read each other's keys.
+package redis_rate //nolint:revive // the name redis_rate's users import
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"rl.invalid/rl"
+)
+
+const redisPrefix = "rl-rate:"
+
+// Limit is redis_rate's: Rate events per Period, bursts of up to Burst.
+type Limit struct {
+	Rate   int
+	Burst  int
+	Period time.Duration
+}
+
+func (l Limit) String() string {
+	return fmt.Sprintf("%d req/%s (burst %d)", l.Rate, periodName(l.Period), l.Burst)
+}
+
+// IsZero reports whether l is the zero Limit.
+func (l Limit) IsZero() bool { return l == Limit{} }
+
+func periodName(d time.Duration) string {
+	switch d {
+	case time.Second:
+		return "s"
+	case time.Minute:
+		return "m"
+	case time.Hour:
+		return "h"
+	}
+	return d.String()
+}
+
+// PerSecond is rate per second with bursts of rate.
+func PerSecond(rate int) Limit { return Limit{Rate: rate, Period: time.Second, Burst: rate} }
+
+// PerMinute is rate per minute with bursts of rate.
+func PerMinute(rate int) Limit { return Limit{Rate: rate, Period: time.Minute, Burst: rate} }
+
+// PerHour is rate per hour with bursts of rate.
+func PerHour(rate int) Limit { return Limit{Rate: rate, Period: time.Hour, Burst: rate} }
+
+// Result is redis_rate's: Allowed events of this call, Remaining that
+// would be admitted now, RetryAfter -1 unless denied, ResetAfter until
+// the key is idle.
+type Result struct {
+	Limit      Limit
+	Allowed    int
+	Remaining  int
+	RetryAfter time.Duration
+	ResetAfter time.Duration
+}
+
+// Limiter controls how frequently events are allowed to happen.
+type Limiter struct {
+	rl *rl.Client
+}
+
+// NewLimiter returns a Limiter over a go-redis v9 client
+// (*redis.Client, *redis.ClusterClient, *redis.Ring, redis.UniversalClient).
+// The server must have rl's module or function library; which one is
+// found at the first call.
+func NewLimiter(rdb rl.Processor) *Limiter {
+	return &Limiter{rl: rl.New(rdb)}
+}
+
+// Allow is AllowN(ctx, key, limit, 1).
+func (l Limiter) Allow(ctx context.Context, key string, limit Limit) (*Result, error) {
+	return l.AllowN(ctx, key, limit, 1)
+}
+
+// AllowN reports whether n events may happen now, and records them if so.
+func (l Limiter) AllowN(ctx context.Context, key string, limit Limit, n int) (*Result, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("redis_rate: AllowN n must not be negative (got %d)", n)
+	}
+	t, err := throttle(limit)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 || n > limit.Burst {
+		// Never admitted (or nothing asked): RL.THROTTLE refuses a quantity
+		// above the burst, so look with quantity 0 and answer as redis_rate.
+		d, err := l.peek(ctx, key, t)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return &Result{Limit: limit, Remaining: remaining(limit, d), RetryAfter: -1, ResetAfter: d.ResetAfter}, nil
+		}
+		interval := time.Duration(t.interval()) * time.Microsecond
+		return &Result{Limit: limit, RetryAfter: d.ResetAfter + time.Duration(n-limit.Burst)*interval, ResetAfter: d.ResetAfter}, nil
+	}
+	t.Quantity = int64(n)
+	d, err := l.rl.Throttle(ctx, redisPrefix+key, t.ThrottleLimit)
+	if err != nil {
+		return nil, err
+	}
+	return result(limit, d, n), nil
+}
+
+// AllowAtMost admits what fits of n events now, at least one, and reports
+// how many in Allowed.
+func (l Limiter) AllowAtMost(ctx context.Context, key string, limit Limit, n int) (*Result, error) {
+	if n <= 0 {
+		return l.AllowN(ctx, key, limit, 0)
+	}
+	t, err := throttle(limit)
+	if err != nil {
+		return nil, err
+	}
+	if limit.Burst <= 0 {
+		d, err := l.peek(ctx, key, t)
+		if err != nil {
+			return nil, err
+		}
+		interval := time.Duration(t.interval()) * time.Microsecond
+		return &Result{Limit: limit, RetryAfter: d.ResetAfter + interval, ResetAfter: d.ResetAfter}, nil
+	}
+	t.Quantity = int64(n)
+	d, err := l.rl.Throttle(ctx, redisPrefix+key, t.ThrottleLimit, rl.UpTo())
+	if err != nil {
+		return nil, err
+	}
+	return result(limit, d, int(d.Granted)), nil
+}
+
+// Reset deletes key's state: its limit starts afresh.
+func (l *Limiter) Reset(ctx context.Context, key string) error {
+	return l.rl.Del(ctx, redisPrefix+key)
+}
+
+// peek sends RL.THROTTLE with quantity 0, which records nothing.
+func (l Limiter) peek(ctx context.Context, key string, t gcra) (rl.Decision, error) {
+	t.Quantity = rl.NoUnits
+	return l.rl.Throttle(ctx, redisPrefix+key, t.ThrottleLimit)
+}
+
+func result(limit Limit, d rl.Decision, granted int) *Result {
+	if !d.Allowed {
+		return &Result{Limit: limit, RetryAfter: d.RetryAfter, ResetAfter: d.ResetAfter}
+	}
+	return &Result{Limit: limit, Allowed: granted, Remaining: int(d.Remaining), RetryAfter: -1, ResetAfter: d.ResetAfter}
+}
+
+func remaining(limit Limit, d rl.Decision) int {
+	if limit.Burst <= 0 {
+		return 0
+	}
+	return int(d.Remaining)
+}
+
+// gcra is a Limit as RL.THROTTLE's arguments: redis_rate admits while the
+// schedule is at most Burst intervals ahead, RL.THROTTLE while it is at
+// most max_burst + 1 ahead.
+type gcra struct{ rl.ThrottleLimit }
+
+func throttle(limit Limit) (gcra, error) {
+	if limit.Rate <= 0 {
+		return gcra{}, fmt.Errorf("redis_rate: Limit.Rate must be positive (got %d)", limit.Rate)
+	}
+	if limit.Period <= 0 || limit.Period%time.Millisecond != 0 {
+		return gcra{}, fmt.Errorf("redis_rate: Limit.Period must be a positive whole number of milliseconds (got %s)", limit.Period)
+	}
+	burst := int64(limit.Burst) - 1
+	if burst < 0 {
+		burst = 0
+	}
+	return gcra{rl.ThrottleLimit{MaxBurst: burst, Count: int64(limit.Rate), Period: limit.Period}}, nil
+}
+
+// interval is RL.THROTTLE's emission interval in µs, rounded up as it
+// rounds it.
+func (t gcra) interval() int64 {
+	us := t.Period.Microseconds()
+	return (us + t.Count - 1) / t.Count
+}

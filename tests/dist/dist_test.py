@@ -1,0 +1,573 @@
+"""The release files of `make dist`, tested as a user gets them: dist/ is
+copied into a temporary folder outside the checkout and everything runs
+there. Nothing from the checkout is used but the servers (.deps/) and this
+script.
+
+- SHA256SUMS lists every file and each matches;
+- each tarball holds the five files, a stripped librl.so needing glibc
+  2.28 at most;
+- loaded with a `loadmodule` line in the tarball's redis.conf.example, the
+  redis build answers on Redis 7.0, Redis 8.2 and Valkey 9.1 and the valkey
+  build on Valkey 9.1 (Redis refuses it, saying why), each naming the
+  release's version and its build;
+- rl-<v>.lua loads into a bare Redis 7.0 and Valkey 9.1 and answers;
+- the wheel and the sdist, each in a fresh venv, carry that library byte for
+  byte, and a Flask-Limiter app limits over HTTP;
+- the npm tarball in a fresh project: an Express app limits over HTTP in
+  CommonJS and as an ES module started from another directory, and
+  `tsc --strict` passes on a file using the types.
+
+Last line: "dist: N passed, N failed, N skipped". Env: RL_DIST (default
+dist/), RL_REDIS7, RL_REDIS8, RL_VALKEY9 as the other tests.
+"""
+
+import glob
+import hashlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import traceback
+import urllib.error
+import urllib.request
+import zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DIST = os.path.abspath(os.environ.get("RL_DIST", os.path.join(ROOT, "dist")))
+MAX_GLIBC = (2, 28)
+# What the apps are installed with, from the registries by name.
+PY_APP_DEPS = ["Flask>=3,<4", "Flask-Limiter>=4,<5"]
+NODE_APP_DEPS = ["express@^5", "express-rate-limit@^8", "rate-limiter-flexible@^11", "redis@^5",
+                 "typescript@^5", "@types/express@^5", "@types/node@^20"]
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, message):
+    if not cond:
+        raise Failure(message)
+
+
+def version():
+    text = open(os.path.join(ROOT, "Cargo.toml"), encoding="utf-8").read()
+    return re.search(r'^version = "([^"]+)"', text, re.M)[1]
+
+
+VERSION = version()
+MODULE_VER = (lambda p: p[0] * 10000 + p[1] * 100 + p[2])([int(x) for x in VERSION.split(".")])
+TARBALLS = {b: f"rl-{VERSION}-{b}-x86_64-linux-gnu.tar.gz" for b in ("redis", "valkey")}
+LUA = f"rl-{VERSION}.lua"
+WHEEL = f"limits_rl-{VERSION}-py3-none-any.whl"
+SDIST = f"limits_rl-{VERSION}.tar.gz"
+NPM = f"rl-stores-{VERSION}.tgz"
+EXPECTED = sorted([*TARBALLS.values(), LUA, WHEEL, SDIST, NPM])
+
+
+def servers():
+    redis7 = os.environ.get("RL_REDIS7") or shutil.which("redis-server") or "/usr/bin/redis-server"
+    return {
+        "Redis 7.0": redis7,
+        "Redis 8.2": os.environ.get("RL_REDIS8", os.path.join(ROOT, ".deps/redis8/redis-server")),
+        "Valkey 9.1": os.environ.get("RL_VALKEY9", os.path.join(ROOT, ".deps/valkey/valkey-server")),
+    }
+
+
+def run(args, cwd, timeout=600, env=None):
+    r = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+    if r.returncode != 0:
+        raise Failure(f"{' '.join(args)} (in {cwd}) exited {r.returncode}:\n{(r.stdout + r.stderr)[-3000:]}")
+    return r.stdout
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A server on a free loopback port in its own folder; `config` lines
+    go into its configuration file (a user's `loadmodule` line)."""
+
+    def __init__(self, name, folder, config=""):
+        binary = servers()[name]
+        check(os.path.isfile(binary), f"{name} not found at {binary} (run make deps, or set RL_REDIS7/8, RL_VALKEY9)")
+        self.dir = tempfile.mkdtemp(prefix="server-", dir=folder)
+        self.port = free_port()
+        conf = os.path.join(self.dir, "server.conf")
+        with open(conf, "w") as f:
+            f.write(config + f"\nport {self.port}\nbind 127.0.0.1\ndir {self.dir}\nsave \"\"\n"
+                    f"appendonly no\nlogfile {self.dir}/server.log\n")
+        self.proc = subprocess.Popen([binary, conf], cwd=self.dir, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise Failure(f"{name} exited at start:\n{self.log()[-2000:]}")
+            try:
+                if self.cli("PING").strip() == "PONG":
+                    return
+            except Failure:
+                pass
+            time.sleep(0.05)
+        self.stop()
+        raise Failure(f"{name} did not answer on port {self.port}")
+
+    def log(self):
+        try:
+            return open(os.path.join(self.dir, "server.log"), errors="replace").read()
+        except OSError:
+            return ""
+
+    def cli(self, *args, stdin=None):
+        r = subprocess.run(["redis-cli", "-p", str(self.port), *args], input=stdin,
+                           capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            raise Failure(f"redis-cli {' '.join(args)}: {r.stderr}")
+        return r.stdout
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Tests:
+    def __init__(self):
+        self.passed, self.failed = 0, 0
+
+    def run(self, name, fn, *args):
+        started = time.monotonic()
+        try:
+            fn(*args)
+        except Failure as e:
+            self.failed += 1
+            print(f"FAIL {name}: {e}", flush=True)
+            return
+        except Exception:
+            self.failed += 1
+            print(f"FAIL {name}:\n{traceback.format_exc()}", flush=True)
+            return
+        self.passed += 1
+        print(f"ok   {name} ({time.monotonic() - started:.1f} s)", flush=True)
+
+
+# ------------------------------------------------------------ the files
+
+
+def checksums_cover_every_file(work):
+    listed = [l.split(None, 1)[1].strip() for l in open(os.path.join(work, "SHA256SUMS"))]
+    present = sorted(f for f in os.listdir(work) if f != "SHA256SUMS")
+    check(sorted(listed) == present, f"SHA256SUMS lists {sorted(listed)}, the folder holds {present}")
+    for name in EXPECTED:
+        check(name in present, f"{name} missing from the release: {present}")
+    run(["sha256sum", "--check", "--strict", "SHA256SUMS"], work)
+
+
+def highest_glibc(so):
+    out = run(["objdump", "-T", so], os.path.dirname(so))
+    versions = {tuple(int(p) for p in v.split(".")) for v in re.findall(r"GLIBC_([0-9.]+)", out)}
+    check(versions, f"{so}: no GLIBC_ symbol versions at all: {out[:500]}")
+    return max(versions)
+
+
+def tarball_holds_a_stripped_so_for_glibc_2_28(work, build):
+    name = TARBALLS[build]
+    with tarfile.open(os.path.join(work, name)) as t:
+        names = sorted(t.getnames())
+        top = name[: -len(".tar.gz")]
+        want = sorted([top] + [f"{top}/{f}" for f in
+                               ("librl.so", "README.md", "LICENSE", "CHANGELOG.md", "redis.conf.example")])
+        check(names == want, f"{name} holds {names}, not {want}")
+        # Names checked above: nothing lands outside `work`.
+        t.extractall(work)
+    so = os.path.join(work, top, "librl.so")
+    symtab = run(["readelf", "-S", so], work)
+    check(".symtab" not in symtab and ".debug_info" not in symtab, f"{so} is not stripped")
+    glibc = highest_glibc(so)
+    check(glibc <= MAX_GLIBC, f"{so} needs GLIBC_{'.'.join(map(str, glibc))}, above 2.28")
+    readme = open(os.path.join(work, top, "README.md")).read()
+    check(f"rl {VERSION}" in readme and "loadmodule" in readme and "@" not in readme.split("\n")[0],
+          f"{top}/README.md does not name the version or the loadmodule line")
+
+
+# ----------------------------------------------------------- the module
+
+
+def config_with_module(work, build):
+    """The tarball's redis.conf.example with the line the README says to add."""
+    top = os.path.join(work, TARBALLS[build][: -len(".tar.gz")])
+    example = open(os.path.join(top, "redis.conf.example")).read()
+    return example + f"\nloadmodule {os.path.join(top, 'librl.so')}\n"
+
+
+def module_answers(work, build, server_name):
+    server = Server(server_name, work, config_with_module(work, build))
+    try:
+        modules = server.cli("MODULE", "LIST")
+        check(re.search(rf"^name\nrl\nver\n{MODULE_VER}$", modules, re.M),
+              f"MODULE LIST has no rl with ver {MODULE_VER}:\n{modules}")
+        info = [l for l in server.cli("INFO", "rl").splitlines() if ":" in l]
+        check(info[:2] == [f"rl_version:{VERSION}", f"rl_build:{build}"], f"INFO rl starts {info[:3]}")
+        check(re.fullmatch(r"rl_commit:[0-9a-f]{12}", info[2]), f"INFO rl: {info[2]} (a release names its commit)")
+        got = [server.cli("RL.SLIDE", "user:42", "2", "60000").split()[0] for _ in range(3)]
+        check(got == ["1", "1", "0"], f"RL.SLIDE limit 2 admitted {got}, want 1 1 0")
+    finally:
+        server.stop()
+
+
+def redis_refuses_the_valkey_build(work, server_name):
+    try:
+        server = Server(server_name, work, config_with_module(work, "valkey"))
+    except Failure as e:
+        check("RedisModule_OnLoad" in str(e), f"{server_name} refused the valkey build, not saying why: {e}")
+        return
+    server.stop()
+    raise Failure(f"{server_name} loaded the native Valkey build")
+
+
+# ---------------------------------------------------------- the library
+
+
+def library_loads_into_a_bare_server(work, server_name):
+    server = Server(server_name, work)
+    try:
+        # As docs/install.md says: the file on standard input.
+        with open(os.path.join(work, LUA)) as f:
+            loaded = server.cli("-x", "FUNCTION", "LOAD", "REPLACE", stdin=f.read())
+        check(loaded.strip() == "rl", f"FUNCTION LOAD answered {loaded!r}")
+        got = server.cli("FCALL_RO", "rl_version", "0").strip()
+        check(got == VERSION, f"rl_version answers {got}, the release is {VERSION}")
+        got = [server.cli("FCALL", "rl_slide", "1", "user:42", "2", "60000").split()[0] for _ in range(3)]
+        check(got == ["1", "1", "0"], f"rl_slide limit 2 admitted {got}, want 1 1 0")
+    finally:
+        server.stop()
+
+
+# ---------------------------------------- the docs' lines, as written
+
+MARKER = "run by tests/dist/dist_test.py"
+
+
+def documented_lines(word):
+    """The shell lines of every README.md / docs/install.md block marked as
+    run here that mention `word`, each block once."""
+    blocks = []
+    for doc in ("README.md", "docs/install.md"):
+        lines = open(os.path.join(ROOT, doc), encoding="utf-8").read().splitlines()
+        for i, line in enumerate(lines):
+            if MARKER in line and lines[i + 1].startswith("```"):
+                body = []
+                for l in lines[i + 2:]:
+                    if l.startswith("```"):
+                        break
+                    body.append(l.split("  #")[0].rstrip())
+                if any(word in l for l in body):
+                    blocks.append((f"{doc}:{i + 2}", [l for l in body if l]))
+    check(blocks, f"no block marked '{MARKER}' mentions {word}")
+    return blocks
+
+
+def shell(line, cwd, env=None, **subst):
+    """A documented line as written, but for what a test may not touch:
+    `sudo` (the test is its own user) and the paths and servers in `subst`."""
+    for old, new in subst.items():
+        line = line.replace(old, new)
+    return run(["bash", "-c", line.replace("sudo ", "")], cwd, env=env)
+
+
+def documented_module_lines_work(work):
+    for where, lines in documented_lines("sha256sum"):
+        folder = tempfile.mkdtemp(prefix="docs-", dir=work)
+        for f in (TARBALLS["redis"], "SHA256SUMS"):
+            shutil.copy(os.path.join(work, f), folder)
+        prefix = os.path.join(folder, "usr-local-lib-rl")
+        subst = {"/usr/local/lib/rl": prefix}
+        for line in lines:
+            out = shell(line, folder, **subst)
+            if line.startswith("sha256sum"):
+                check(f"{TARBALLS['redis']}: OK" in out, f"{where}: {line}: {out}")
+        server = Server("Redis 7.0", work, f"loadmodule {prefix}/librl.so")
+        try:
+            got = server.cli("RL.SLIDE", "user:42", "1", "60000").split()[0]
+            check(got == "1", f"{where}: the installed module answered {got}")
+        finally:
+            server.stop()
+
+
+def documented_library_lines_work(work):
+    for where, lines in documented_lines("FUNCTION LOAD"):
+        server = Server("Valkey 9.1", work)
+        try:
+            outs = [shell(l, work, HOST="127.0.0.1", PORT=str(server.port)).strip() for l in lines]
+            check(outs[0] == "rl" and VERSION in outs, f"{where}: the lines printed {outs}")
+        finally:
+            server.stop()
+
+
+# ------------------------------------------------------------- Python
+
+FLASK_APP = """\
+import sys
+
+import limits_rl  # registers rl:// with limits
+from flask import Flask
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+
+port, uri = int(sys.argv[1]), sys.argv[2]
+app = Flask(__name__)
+limiter = Limiter(get_remote_address, app=app, storage_uri=uri, strategy="moving-window",
+                  storage_options={"load_functions": True})
+
+
+@app.route("/")
+@limiter.limit("3/minute")
+def index():
+    return "hello"
+
+
+app.run(host="127.0.0.1", port=port)
+"""
+
+
+def http_statuses(port, n, proc, path="/"):
+    """`n` GETs once the app listens: their status codes. (Waiting on the
+    port, not on a request: every request counts against the limit.)"""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            check(proc.poll() is None, f"the app exited {proc.returncode}")
+            check(time.monotonic() < deadline, "the app never listened")
+            time.sleep(0.1)
+    codes = []
+    for _ in range(n):
+        try:
+            codes.append(urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10).status)
+        except urllib.error.HTTPError as e:
+            codes.append(e.code)
+    return codes
+
+
+def run_app(args, cwd, port, n, path="/"):
+    log = open(os.path.join(cwd, f"app-{port}.log"), "w+")
+    proc = subprocess.Popen(args, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        return http_statuses(port, n, proc, path)
+    except Failure as e:
+        log.seek(0)
+        raise Failure(f"{e}:\n{log.read()[-3000:]}")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def packaged_library(path):
+    if path.endswith(".whl"):
+        with zipfile.ZipFile(path) as z:
+            return z.read("limits_rl/rl.lua")
+    with tarfile.open(path) as t:
+        top = os.path.basename(path)[: -len(".tar.gz")]
+        return t.extractfile(f"{top}/src/limits_rl/rl.lua").read()
+
+
+def python_package_limits_a_flask_app(work, package, edition):
+    library = open(os.path.join(work, LUA), "rb").read()
+    check(packaged_library(os.path.join(work, package)) == library, f"{package}'s rl.lua is not {LUA}")
+    folder = tempfile.mkdtemp(prefix="py-", dir=work)
+    run(["/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3", "-m", "venv", "venv"], folder)
+    py = os.path.join(folder, "venv/bin/python")
+    if package == WHEEL:
+        # docs/install.md's line, in the venv, beside the release files.
+        (where, lines), = documented_lines("pip install")
+        env = dict(os.environ, PATH=os.path.join(folder, "venv/bin") + os.pathsep + os.environ["PATH"])
+        shell(next(l for l in lines if l.startswith("pip install")), work, env=env)
+    # The sdist builds here, far from any checkout.
+    run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+         os.path.join(work, package), *PY_APP_DEPS], folder)
+    installed = run([py, "-c", "import limits_rl, os; print(os.path.dirname(limits_rl.__file__))"], folder).strip()
+    check(not installed.startswith(ROOT), f"limits_rl imported from the checkout: {installed}")
+    check(open(os.path.join(installed, "rl.lua"), "rb").read() == library,
+          f"the installed {installed}/rl.lua is not {LUA}")
+    with open(os.path.join(folder, "app.py"), "w") as f:
+        f.write(FLASK_APP)
+    server = Server("Valkey 9.1", work, config_with_module(work, "redis") if edition == "module" else "")
+    try:
+        port = free_port()
+        codes = run_app([py, "app.py", str(port), f"rl://127.0.0.1:{server.port}"], folder, port, 5)
+        check(codes == [200, 200, 200, 429, 429], f"{package} ({edition}): statuses {codes}, want 3 x 200, 2 x 429")
+        if edition == "functions":
+            check("rl" in server.cli("FUNCTION", "LIST", "LIBRARYNAME", "rl"), "the app did not load the library")
+    finally:
+        server.stop()
+
+
+# --------------------------------------------------------------- Node
+
+EXPRESS_CJS = """\
+const express = require('express');
+const { rateLimit } = require('express-rate-limit');
+const { createClient } = require('redis');
+const { RedisStore } = require('rl-stores');
+
+(async () => {
+  const [port, url] = process.argv.slice(2);
+  const client = createClient({ url });
+  await client.connect();
+  const app = express();
+  app.use(rateLimit({ windowMs: 60_000, limit: 3,
+    store: new RedisStore({ sendCommand: (...args) => client.sendCommand(args) }) }));
+  app.get('/', (req, res) => res.send('hello'));
+  app.listen(Number(port), '127.0.0.1');
+})();
+"""
+
+EXPRESS_ESM = """\
+import express from 'express';
+import { createClient } from 'redis';
+import { RateLimiterRl } from 'rl-stores';
+
+const [port, url] = process.argv.slice(2);
+const client = createClient({ url });
+await client.connect();
+const limiter = new RateLimiterRl({ storeClient: client, points: 3, duration: 60 });
+await limiter.ready();
+const app = express();
+app.get('/', async (req, res) => {
+  try {
+    await limiter.consume(req.ip);
+    res.send('hello');
+  } catch (rejection) {
+    if (rejection instanceof Error) throw rejection;
+    res.status(429).send('too many');
+  }
+});
+app.listen(Number(port), '127.0.0.1');
+"""
+
+TYPED = """\
+import express from 'express';
+import { rateLimit } from 'express-rate-limit';
+import { createClient } from 'redis';
+import { RateLimiterRl, RlStore, RlNotLoadedError } from 'rl-stores';
+
+async function main(): Promise<void> {
+  const client = createClient();
+  await client.connect();
+  const limiter = new RateLimiterRl({ storeClient: client, points: 3, duration: 60, limiter: 'slide' });
+  const edition: 'module' | 'functions' = await limiter.ready();
+  const res = await limiter.consume('k', 1);
+  const left: number = res.remainingPoints;
+  const store = new RlStore({ sendCommand: (...args: string[]) => client.sendCommand(args) });
+  const app = express();
+  app.use(rateLimit({ windowMs: 60_000, limit: 3, store }));
+  console.log(edition, left, new RlNotLoadedError('x').message);
+}
+
+void main();
+"""
+
+
+def node_project(work):
+    folder = tempfile.mkdtemp(prefix="node-", dir=work)
+    with open(os.path.join(folder, "package.json"), "w") as f:
+        f.write('{ "name": "app", "private": true }\n')
+    # docs/install.md's line, in the app's folder holding the release file.
+    shutil.copy(os.path.join(work, NPM), folder)
+    (where, lines), = documented_lines("npm install")
+    shell(next(l for l in lines if l.startswith("npm install")), folder)
+    run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", f"./{NPM}", *NODE_APP_DEPS], folder)
+    installed = os.path.join(folder, "node_modules/rl-stores")
+    check(not os.path.islink(installed), "rl-stores installed as a link")
+    check(open(os.path.join(installed, "rl.lua"), "rb").read() == open(os.path.join(work, LUA), "rb").read(),
+          f"the npm package's rl.lua is not {LUA}")
+    return folder
+
+
+def express_limits(work, folder, source, name, cwd):
+    app = os.path.join(folder, name)
+    with open(app, "w") as f:
+        f.write(source)
+    server = Server("Valkey 9.1", work, config_with_module(work, "redis"))
+    try:
+        port = free_port()
+        codes = run_app(["node", app, str(port), f"redis://127.0.0.1:{server.port}"], cwd, port, 5)
+        check(codes == [200, 200, 200, 429, 429], f"{name} (started in {cwd}): statuses {codes}, want 3 x 200, 2 x 429")
+    finally:
+        server.stop()
+
+
+def types_pass_tsc_strict(folder):
+    with open(os.path.join(folder, "typed.ts"), "w") as f:
+        f.write(TYPED)
+    run([os.path.join(folder, "node_modules/.bin/tsc"), "--strict", "--noEmit", "--esModuleInterop",
+         "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "typed.ts"], folder)
+
+
+# --------------------------------------------------------------- main
+
+
+def main():
+    print(f"dist: testing {DIST} (version {VERSION})", flush=True)
+    t = Tests()
+    if not os.path.isdir(DIST):
+        print(f"FAIL dist: {DIST} not found: run make dist")
+        print("dist: 0 passed, 1 failed, 0 skipped")
+        return 1
+    work = tempfile.mkdtemp(prefix="rl-release-")
+    try:
+        for f in os.listdir(DIST):
+            if os.path.isfile(os.path.join(DIST, f)):
+                shutil.copy(os.path.join(DIST, f), work)
+        t.run("SHA256SUMS covers every file and each matches", checksums_cover_every_file, work)
+        for build in TARBALLS:
+            t.run(f"{TARBALLS[build]}: five files, librl.so stripped, GLIBC 2.28 at most",
+                  tarball_holds_a_stripped_so_for_glibc_2_28, work, build)
+        for server in servers():
+            t.run(f"redis build loaded by {server} answers", module_answers, work, "redis", server)
+        t.run("valkey build loaded by Valkey 9.1 answers", module_answers, work, "valkey", "Valkey 9.1")
+        for server in ("Redis 7.0", "Redis 8.2"):
+            t.run(f"{server} refuses the valkey build, saying why", redis_refuses_the_valkey_build, work, server)
+        for server in ("Redis 7.0", "Valkey 9.1"):
+            t.run(f"{LUA} loaded into a bare {server} answers", library_loads_into_a_bare_server, work, server)
+        t.run("the module install lines of README.md and docs/install.md, as written",
+              documented_module_lines_work, work)
+        t.run("the library lines of docs/install.md, as written", documented_library_lines_work, work)
+        t.run(f"{WHEEL} in a fresh venv: Flask-Limiter limits over HTTP (module)",
+              python_package_limits_a_flask_app, work, WHEEL, "module")
+        t.run(f"{SDIST} in a fresh venv: Flask-Limiter limits over HTTP (library loaded by the adapter)",
+              python_package_limits_a_flask_app, work, SDIST, "functions")
+        folder = None
+
+        def install():
+            nonlocal folder
+            folder = node_project(work)
+
+        t.run(f"{NPM} installs into a fresh project with its peers", install)
+        if folder:
+            t.run("Express app, CommonJS: limits over HTTP", express_limits, work, folder,
+                  EXPRESS_CJS, "app.cjs", folder)
+            t.run("Express app, ES module started from / : limits over HTTP", express_limits, work, folder,
+                  EXPRESS_ESM, "app.mjs", "/")
+            t.run("tsc --strict passes on a file using the types", types_pass_tsc_strict, folder)
+        else:
+            t.failed += 3
+            print("FAIL the three Node app tests: the install failed")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"dist: {t.passed} passed, {t.failed} failed, 0 skipped")
+    return 1 if t.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
