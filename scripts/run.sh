@@ -84,6 +84,18 @@ start_server() {
     return 0 # slow to start, but running: the server's own output says why
 }
 
+# Ctrl-C (or a SIGTERM) stops the server this script started, also while
+# it is still starting: set before the first start, not after it answers.
+server=
+stop_server() {
+    if [ -n "$server" ]; then
+        kill "$server" 2>/dev/null
+        wait "$server" 2>/dev/null
+    fi
+    exit 130
+}
+trap stop_server INT TERM
+
 # The port was free when looked at; another process may take it before the
 # server binds it. Then, with PORT unset, the next free one is tried.
 until start_server; do
@@ -102,7 +114,6 @@ until start_server; do
     echo "rl: port $port was taken by another process as the server started: trying port $next instead (give redis-cli -p $next)"
     port=$next
 done
-trap 'kill "$server" 2>/dev/null; wait "$server"' INT TERM
 if [ -n "$functions" ]; then
     HOST=127.0.0.1 PORT=$port scripts/load-functions.sh || { kill "$server"; exit 1; }
 fi

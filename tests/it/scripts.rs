@@ -6,6 +6,7 @@
 use crate::harness::*;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -159,15 +160,19 @@ exec {server} "$@"
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
 
+    // Its own process group: whatever the script leaves behind (the server
+    // holds our stdout pipe) is killed at the end, so the test cannot hang.
     let mut run = Command::new(root().join("scripts/run.sh"))
+        .process_group(0)
         .env("SERVER", &wrapper)
         .env("MODULE", "target/release/librl.so")
         .env_remove("PORT")
         .env_remove("FUNCTIONS")
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .expect("run scripts/run.sh");
+    let group = format!("-{}", run.id());
     let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let reader = {
         let lines = lines.clone();
@@ -212,11 +217,22 @@ exec {server} "$@"
     // SIGTERM: the script's trap stops the server it started.
     let _ = Command::new("kill").arg(run.id().to_string()).status();
     let stopped = Instant::now();
-    let _ = run.wait();
-    reader.join().unwrap();
+    let ended = wait_until(Duration::from_secs(15), || {
+        matches!(run.try_wait(), Ok(Some(_)))
+    });
+    // The port taker is in the group too; only the server must go by itself.
     if let Ok(pid) = std::fs::read_to_string(&taker) {
         let _ = Command::new("kill").arg(pid.trim()).status();
     }
+    let server_gone = wait_until(Duration::from_secs(15), || {
+        !Command::new("pgrep")
+            .args(["-g", &group[1..]])
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+    let _ = run.wait();
+    reader.join().unwrap();
     let said = lines.lock().unwrap().join("\n");
     assert!(
         answered,
@@ -225,6 +241,11 @@ exec {server} "$@"
     assert!(
         said.contains("was taken by another process as the server started: trying port"),
         "{said}"
+    );
+    assert!(ended, "run.sh did not end on SIGTERM:\n{said}");
+    assert!(
+        server_gone,
+        "run.sh's server outlived the script's SIGTERM:\n{said}"
     );
     assert!(stopped.elapsed() < Duration::from_secs(15));
     let _ = std::fs::remove_dir_all(dir);
