@@ -5,8 +5,8 @@
 
 use crate::harness::*;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 

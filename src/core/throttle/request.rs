@@ -6,8 +6,8 @@ use super::gcra::Gcra;
 use crate::core::args::{non_negative, positive, set_once};
 use crate::core::error::{token_text, RlError};
 use crate::core::options::block::block_option;
-use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 use crate::core::options::wait;
+use crate::core::syntax::{ArgKind, ArgSpec, Syntax};
 
 /// Largest `max_burst`, `count` and `quantity` accepted by the parser; the
 /// burst tolerance check ([`Gcra::new`]) bounds the useful range further.
