@@ -5,7 +5,7 @@ use crate::command;
 use crate::core::buckets::request::{BucketsRequest, SYNTAX};
 use crate::core::dispatch::LimitRequest;
 use crate::core::error::RlError;
-use crate::core::upto::{take_upto, UpTo};
+use crate::core::options::upto::{take_upto, UpTo};
 use crate::host::context::CommandCtx;
 use crate::host::hash_state::HashState;
 use crate::host::limit;

@@ -4,7 +4,7 @@ use crate::command;
 use crate::core::dispatch::LimitRequest;
 use crate::core::error::RlError;
 use crate::core::fixed::request::{FixedRequest, SYNTAX};
-use crate::core::upto::{take_upto, UpTo};
+use crate::core::options::upto::{take_upto, UpTo};
 use crate::host::context::CommandCtx;
 use crate::host::limit;
 use crate::host::registry::KeyAccess;

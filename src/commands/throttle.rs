@@ -3,8 +3,8 @@
 use crate::command;
 use crate::core::dispatch::LimitRequest;
 use crate::core::error::RlError;
+use crate::core::options::upto::{take_upto, UpTo};
 use crate::core::throttle::request::{ThrottleRequest, RL_THROTTLE};
-use crate::core::upto::{take_upto, UpTo};
 use crate::host::context::CommandCtx;
 use crate::host::limit;
 use crate::host::registry::KeyAccess;

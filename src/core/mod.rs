@@ -28,4 +28,3 @@ pub mod slide;
 pub mod string_key;
 pub mod syntax;
 pub mod throttle;
-pub mod upto;

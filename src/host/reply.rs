@@ -13,8 +13,8 @@ use crate::core::error::RlError;
 use crate::core::lease::{LeaseChange, Leased};
 use crate::core::limiter::Charged;
 use crate::core::limiter::Refunded;
+use crate::core::options::upto::Granted;
 use crate::core::throttle::gcra::CellReply;
-use crate::core::upto::Granted;
 
 /// What a command answers; shaped by the core, written here.
 #[derive(Debug, Clone, PartialEq, Eq)]

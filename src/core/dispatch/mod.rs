@@ -10,6 +10,8 @@ pub mod charge;
 pub mod peek;
 pub mod refund;
 #[cfg(test)]
+mod upto_tests;
+#[cfg(test)]
 mod wait_tests;
 
 use crate::core::buckets::request::BucketsRequest;

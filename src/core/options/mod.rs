@@ -1,10 +1,10 @@
 //! The options every limiter shares, parsed here for all of them:
 //! `COST cost` and `BLOCK ms` ([`cost_block_options`], a block's meaning in
-//! [`block`]), `WAIT timeout_ms` ([`wait`]); `UPTO` is read by
-//! [`crate::core::upto`]. Nothing here names a limiter: the limiters'
-//! folders import it.
+//! [`block`]), `WAIT timeout_ms` ([`wait`]), `UPTO` ([`upto`]). Nothing
+//! here names a limiter: the limiters' folders import it.
 
 pub mod block;
+pub mod upto;
 pub mod wait;
 
 use crate::core::args::{positive, set_once, MAX_WINDOW_MS};
