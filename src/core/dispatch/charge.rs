@@ -132,27 +132,14 @@ pub fn parse_charge(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::buckets::request::BucketsRequest;
     use crate::core::decision::Decision;
-    use crate::core::dispatch::test_lines::{fixed, slide, split};
+    use crate::core::dispatch::test_lines::{buckets, fixed, slide, split, throttle};
     use crate::core::limiter::Charged;
-    use crate::core::throttle::gcra::Gcra;
-    use crate::core::throttle::request::ThrottleRequest;
 
     #[test]
     fn charge_lines_use_each_limiters_parser_and_take_cost_past_the_limit() {
-        let throttle = LimitRequest::Throttle(ThrottleRequest {
-            rate: Gcra::new(4, 5, 1_000_000).unwrap(),
-            quantity: 70,
-            block_ms: None,
-        });
-        let buckets = LimitRequest::Buckets(BucketsRequest {
-            limit: 10,
-            window_ms: 1000,
-            precision: Some(100),
-            cost: 2_000,
-            block_ms: None,
-        });
+        let throttle = throttle(70);
+        let buckets = buckets(2_000);
         let cases = [
             ("RL.CHARGE SLIDE k 10 1000 COST 3", slide(10, 1000, 3)),
             ("RL.CHARGE slide k 10 1000 cost 100", slide(10, 1000, 100)),

@@ -200,6 +200,26 @@ pub(crate) mod test_lines {
         })
     }
 
+    /// `THROTTLE k 4 5 1000 <quantity>`: a burst of 4, 5 per second.
+    pub fn throttle(quantity: u64) -> LimitRequest {
+        LimitRequest::Throttle(ThrottleRequest {
+            rate: crate::core::throttle::gcra::Gcra::new(4, 5, 1_000_000).unwrap(),
+            quantity,
+            block_ms: None,
+        })
+    }
+
+    /// `BUCKETS k 10 1000 PRECISION 100 COST <cost>`.
+    pub fn buckets(cost: u64) -> LimitRequest {
+        LimitRequest::Buckets(BucketsRequest {
+            limit: 10,
+            window_ms: 1000,
+            precision: Some(100),
+            cost,
+            block_ms: None,
+        })
+    }
+
     pub fn fixed(limit: u64, window_ms: u64, cost: u64) -> LimitRequest {
         LimitRequest::Fixed(FixedRequest {
             limit,

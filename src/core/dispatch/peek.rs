@@ -68,25 +68,12 @@ pub fn parse_peek(args: &[&[u8]]) -> Result<PeekRequest, RlError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::buckets::request::BucketsRequest;
-    use crate::core::dispatch::test_lines::{fixed, slide, split};
-    use crate::core::throttle::gcra::Gcra;
-    use crate::core::throttle::request::ThrottleRequest;
+    use crate::core::dispatch::test_lines::{buckets, fixed, slide, split, throttle};
 
     #[test]
     fn peek_lines_use_each_limiters_parser() {
-        let throttle = LimitRequest::Throttle(ThrottleRequest {
-            rate: Gcra::new(4, 5, 1_000_000).unwrap(),
-            quantity: 2,
-            block_ms: None,
-        });
-        let buckets = LimitRequest::Buckets(BucketsRequest {
-            limit: 10,
-            window_ms: 1000,
-            precision: Some(100),
-            cost: 2,
-            block_ms: None,
-        });
+        let throttle = throttle(2);
+        let buckets = buckets(2);
         let cases = [
             ("RL.PEEK SLIDE k 10 1000", slide(10, 1000, 1)),
             ("RL.PEEK slide k 10 1000 COST 3", slide(10, 1000, 3)),
@@ -110,13 +97,7 @@ mod tests {
 
     #[test]
     fn oldest_stands_anywhere_after_the_key_of_slide_and_buckets() {
-        let buckets = LimitRequest::Buckets(BucketsRequest {
-            limit: 10,
-            window_ms: 1000,
-            precision: Some(100),
-            cost: 2,
-            block_ms: None,
-        });
+        let buckets = buckets(2);
         let cases = [
             ("RL.PEEK SLIDE k 10 1000 OLDEST", slide(10, 1000, 1)),
             ("RL.PEEK SLIDE k 10 1000 oldest COST 3", slide(10, 1000, 3)),

@@ -44,27 +44,14 @@ pub fn parse_refund(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::buckets::request::BucketsRequest;
     use crate::core::decision::Decision;
-    use crate::core::dispatch::test_lines::{fixed, slide, split};
+    use crate::core::dispatch::test_lines::{buckets, fixed, slide, split, throttle};
     use crate::core::limiter::Refunded;
-    use crate::core::throttle::gcra::Gcra;
-    use crate::core::throttle::request::ThrottleRequest;
 
     #[test]
     fn refund_lines_use_each_limiters_parser() {
-        let throttle = LimitRequest::Throttle(ThrottleRequest {
-            rate: Gcra::new(4, 5, 1_000_000).unwrap(),
-            quantity: 0,
-            block_ms: None,
-        });
-        let buckets = LimitRequest::Buckets(BucketsRequest {
-            limit: 10,
-            window_ms: 1000,
-            precision: Some(100),
-            cost: 2,
-            block_ms: None,
-        });
+        let throttle = throttle(0);
+        let buckets = buckets(2);
         let cases = [
             ("RL.REFUND SLIDE k 10 1000", slide(10, 1000, 1)),
             ("RL.REFUND slide k 10 1000 COST 3", slide(10, 1000, 3)),
