@@ -167,7 +167,12 @@ pub fn decide_within(
     max_evict: u64,
 ) -> Result<Outcome<LogWrite>, RlError> {
     let mut log = SkipBlock::new(log);
-    let ends = read_ends(&mut log, now, now.saturating_sub(req.window_ms as i64), max_evict)?;
+    let ends = read_ends(
+        &mut log,
+        now,
+        now.saturating_sub(req.window_ms as i64),
+        max_evict,
+    )?;
     if let Some(decision) = block::holds(log.block, now) {
         return Ok(Outcome {
             decision,
