@@ -159,14 +159,27 @@ declare -A ROWS=(
   # 11, Period: time.Hour}, the GCRA rows' limit): RL.THROTTLE with
   # max_burst Burst - 1 and the quantity always given.
   [go_rate]="RL.THROTTLE rl-rate:__rand_int__ 10 100 3600000 1"
+  # What clients/java's RlRateLimiter sends per request on route `bench`
+  # with replenishRate 1, burstCapacity 3600, requestedTokens 36 (Spring's
+  # way to allow under one a second: 100 requests an hour, a burst of 100;
+  # the peer spring_gateway has the same settings): RL.THROTTLE on
+  # request_rate_limiter.{<route>.<id>}.rl with max_burst burstCapacity - 1,
+  # replenishRate per 1000 ms and quantity requestedTokens. At 100 a second
+  # upstream's state would live 2 s and rl's 10 ms past a call: under
+  # valgrind most measured calls would find their key gone, a share that
+  # moves with the machine's speed (see the GCRA rows above); here both
+  # live past every call of the row and every call is admitted.
+  [java_gateway]="RL.THROTTLE request_rate_limiter.{bench.__rand_int__}.rl 3599 1 1000 36"
 )
 # Peer scripts (benches/peers/fetch.sh): limits_moving (_hot, _full),
 # limits_sliding, limits_fixed: Python limits' moving window, sliding
 # window counter and fixed window; rlf_redis: rate-limiter-flexible's
 # RateLimiterRedis; upstash_sliding, upstash_token: @upstash/ratelimit's
 # slidingWindow and tokenBucket; rlr_express: rate-limit-redis; redis_rate:
-# go-redis/redis_rate v10's GCRA script, as its Allow sends it.
-PEERS=(limits_moving limits_moving_hot limits_moving_full limits_sliding limits_fixed rlf_redis upstash_sliding upstash_token rlr_express redis_rate)
+# go-redis/redis_rate v10's GCRA script, as its Allow sends it;
+# spring_gateway: Spring Cloud Gateway's request_rate_limiter.lua, as its
+# RedisRateLimiter sends it.
+PEERS=(limits_moving limits_moving_hot limits_moving_full limits_sliding limits_fixed rlf_redis upstash_sliding upstash_token rlr_express redis_rate spring_gateway)
 # rl row, the peer rows it replaces, what is compared.
 PAIRS=(
   "fn_slide|limits_moving|rl_slide / limits moving window"
@@ -180,9 +193,10 @@ PAIRS=(
   "rlf_adapter|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE with BLOCK (blockDuration) / RateLimiterRedis"
   "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE (no blockDuration) / RateLimiterRedis"
   "go_rate|redis_rate|Go redis_rate drop-in's RL.THROTTLE / redis_rate GCRA script"
+  "java_gateway|spring_gateway|Spring Cloud Gateway RlRateLimiter's RL.THROTTLE / RedisRateLimiter's script"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked buckets_blocked slide_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_fixed_blocked fn_throttle_blocked fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter go_rate cl_throttle "${PEERS[@]}")
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked buckets_blocked slide_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_fixed_blocked fn_throttle_blocked fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter go_rate java_gateway cl_throttle "${PEERS[@]}")
 if [ -z "${RL_REDIS_CELL:-}" ]; then
   kept=()
   for r in "${rows[@]}"; do
@@ -209,7 +223,8 @@ for r in "${rows[@]}"; do
         sha=$(cli SCRIPT LOAD "${script#*$'\n'}")
       fi
       [[ $sha =~ ^[0-9a-f]{40}$ ]] || { echo "$p: SCRIPT LOAD failed: $sha" >&2; exit 1; }
-      ROWS[$p]="EVALSHA $sha $(tr '\n' ' ' <"target/bench-peers/calls/$p.args")"
+      # An empty line of .args is an empty argument: '' in the row.
+      ROWS[$p]="EVALSHA $sha $(sed "s/^\$/''/" "target/bench-peers/calls/$p.args" | tr '\n' ' ')"
     done
     break
   fi
@@ -221,12 +236,23 @@ cli RL.BLOCK BUCKETS bb:hot 86400000 >/dev/null
 cli FCALL rl_block 1 ffb:hot FIXED 86400000 >/dev/null
 cli FCALL rl_block 1 ftb:hot THROTTLE 86400000 >/dev/null
 cli RL.BLOCK SLIDE sb:hot 86400000 >/dev/null
+# A row's words into the array `words`; the word '' is an empty argument
+# (Spring's RedisRateLimiter sends one), which word splitting would drop.
+row_words() {
+  local w all
+  read -r -a all <<<"$1"
+  words=()
+  for w in "${all[@]}"; do
+    [ "$w" != "''" ] || w=
+    words+=("$w")
+  done
+}
 # A row whose command fails would measure its error path: one call of each
 # first, on a key of its own (the number 0 for the placeholder: a ZADD
 # takes it as a score too), must not answer an error.
 for r in "${rows[@]}"; do
-  # shellcheck disable=SC2086
-  reply=$(cli ${ROWS[$r]//__rand_int__/0} 2>&1 | head -1)
+  row_words "${ROWS[$r]//__rand_int__/0}"
+  reply=$(cli "${words[@]}" 2>&1 | head -1)
   case $reply in
     ERR* | WRONGTYPE* | NOSCRIPT* | "Could not connect"*) echo "row $r fails: $reply" >&2; exit 1 ;;
   esac
@@ -279,11 +305,10 @@ for r in "${rows[@]}"; do
   # measured call whatever ran before, and no key of the row expires or
   # needs its expiry moved between the two passes (both take seconds,
   # against a quarter of the 60 s windows).
-  # shellcheck disable=SC2086
-  bench_pass -p "$PORT" -c 10 -P "$P" -n "$N" -r "$R" ${ROWS[$r]}
+  row_words "${ROWS[$r]}"
+  bench_pass -p "$PORT" -c 10 -P "$P" -n "$N" -r "$R" "${words[@]}"
   callgrind_control -z "$VG" >/dev/null 2>&1
-  # shellcheck disable=SC2086
-  bench_pass -p "$PORT" -c 10 -P "$P" -n "$N" -r "$R" ${ROWS[$r]}
+  bench_pass -p "$PORT" -c 10 -P "$P" -n "$N" -r "$R" "${words[@]}"
   callgrind_control -d "$r" "$VG" >/dev/null 2>&1
   f=$(ls -t "$OUT"/server.out.* | head -1)
   mv "$f" "$OUT/$r.out"

@@ -68,7 +68,7 @@ fn peer_lines(c: &mut redis::Connection) -> Option<BTreeMap<&'static str, Vec<St
     let status = Command::new(format!("{root}/benches/peers/fetch.sh")).status();
     if !matches!(status, Ok(s) if s.success()) {
         eprintln!(
-            "adapters: benches/peers/fetch.sh failed (it needs pip and npm): no adapter rows"
+            "adapters: benches/peers/fetch.sh failed (it needs pip, npm, go and mvn): no adapter rows"
         );
         return None;
     }

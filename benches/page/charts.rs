@@ -184,6 +184,7 @@ pub fn peer_name(row: &str) -> &'static str {
         "upstash_token" => "upstash `tokenBucket`",
         "rlr_express" => "rate-limit-redis",
         "redis_rate" => "go-redis/redis_rate GCRA script",
+        "spring_gateway" => "Spring Cloud Gateway `request_rate_limiter.lua`",
         _ => "?",
     }
 }

@@ -361,6 +361,11 @@ impl Page {
                 "Go redis_rate drop-in: RL.THROTTLE",
                 "redis_rate",
             ),
+            (
+                "java_gateway",
+                "Spring Cloud Gateway RlRateLimiter: RL.THROTTLE",
+                "spring_gateway",
+            ),
         ] {
             if let (Some(a), Some(b)) = (cost.get(mine), cost.get(peer)) {
                 let _ = writeln!(
