@@ -4412,8 +4412,12 @@ local function charge(key, clause)
   -- Before THROTTLE's quantity check, which would count BLOCK ms as
   -- parameters and answer with the usage.
   refuse_block(line, 'rl.charge')
-  -- THROTTLE's own units (quantity) are the charge's COST.
-  if lim.token == 'THROTTLE' and #line > 5 then
+  -- THROTTLE's own units (quantity) are the charge's COST: a word after
+  -- the period is a quantity too many, unless it is an option the
+  -- limiter's parser refuses by name (WAIT, UPTO), as on every other
+  -- limiter's charge line.
+  local after = line[6] and line[6]:upper()
+  if lim.token == 'THROTTLE' and #line > 5 and after ~= 'WAIT' and after ~= 'UPTO' then
     fail("ERR wrong number of arguments for 'rl.charge' command (expected " .. charge_usage(lim) .. ')')
   end
   local _, req = parse_limited(line, 'rl.charge', true, charge_usage)

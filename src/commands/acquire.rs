@@ -32,7 +32,7 @@ command!(ACQUIRE_COMMAND = {
     flags: c"write deny-oom",
     summary: c"Concurrency limit: takes a lease until now + lease_ms if fewer than `limit` leases of the key are held (expired ones never count). With ID, the caller names the lease and acquiring a held id renews it, counted once. With WAIT, a caller finding no slot free waits up to timeout_ms for one, in arrival order. Replies [allowed, remaining, retry_after_ms, reset_after_ms, lease], lease nil when denied.",
     complexity: c"O(log N) with N the leases the key holds, plus O(log N) for each expired lease removed (at most 16 per call).",
-    since: c"0.2.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdate,
     handler: acquire,
 });

@@ -94,7 +94,7 @@ command!(ALL_COMMAND = {
     flags: c"write deny-oom getkeys-api",
     summary: c"Several limits at once: clause i (SLIDE|BUCKETS|THROTTLE|FIXED|ACQUIRE and that limiter's parameters) applies to key i. Admits and records the request only if every clause admits it; otherwise records nothing. Replies [allowed, retry_after_ms, [clause 1: allowed, remaining, retry_after_ms, reset_after_ms], ...], an ACQUIRE clause's with its lease (nil unless recorded) as a fifth element.",
     complexity: c"The sum of the clauses' complexities.",
-    since: c"0.1.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdateKeyNum(1),
     handler: all,
 });

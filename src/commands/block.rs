@@ -20,7 +20,7 @@ command!(BLOCK_COMMAND = {
     flags: c"write deny-oom",
     summary: c"Blocks the key of the named limiter (SLIDE, BUCKETS, THROTTLE or FIXED) for `ms` from now: until then every call of that limiter on the key is denied without counting, retry_after_ms the block's remaining time. Replaces any block the key has; keeps its counts. Replies the block's end, in ms on the server's clock.",
     complexity: c"O(1)",
-    since: c"0.2.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdateAt(BLOCK_KEY as i32),
     handler: block,
 });

@@ -37,7 +37,7 @@ command!(BUCKETS_COMMAND = {
     flags: c"write deny-oom",
     summary: c"Sliding-window rate limit in buckets of PRECISION ms (default window/60): admits the request if the buckets still overlapping the last `window` ms plus `cost` hold at most `limit`. Memory depends on the bucket count, not the rate. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
     complexity: c"O(1) amortised; O(B) at most, with B = window / PRECISION buckets (after an idle gap, or to compute retry_after_ms on a denial).",
-    since: c"0.1.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdate,
     handler: buckets,
 });

@@ -23,7 +23,7 @@ command!(CL_THROTTLE_COMMAND = {
     flags: c"write deny-oom",
     summary: c"redis-cell compatible GCRA rate limit: `count` per `period` seconds with bursts up to `max_burst + 1`. Replies [limited, limit, remaining, retry_after_s, reset_after_s].",
     complexity: c"O(1)",
-    since: c"0.1.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdate,
     handler: cl_throttle,
 });

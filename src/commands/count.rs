@@ -20,7 +20,7 @@ command!(COUNT_COMMAND = {
     flags: c"write deny-oom",
     summary: c"Sliding-window event counter: adds n (default 1) to `field` in the current bucket and replies with every field's total over the last `window` ms, as field/total pairs sorted by field (a map in RESP3).",
     complexity: c"O(F) amortised with F the fields of the key; O(B + F) at most, with B = window / PRECISION buckets (after an idle gap).",
-    since: c"0.1.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdate,
     handler: count,
 });

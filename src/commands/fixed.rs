@@ -36,7 +36,7 @@ command!(FIXED_COMMAND = {
     flags: c"write deny-oom",
     summary: c"Fixed-window rate limit: one counter per key, its window starting at the first admitted request and lasting `window` ms. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
     complexity: c"O(1)",
-    since: c"0.1.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdate,
     handler: fixed,
 });

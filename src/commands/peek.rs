@@ -29,7 +29,7 @@ command!(PEEK_COMMAND = {
     flags: c"readonly",
     summary: c"What RL.SLIDE, RL.BUCKETS, RL.THROTTLE, RL.FIXED or RL.ACQUIRE would answer for this request, without recording it: same parameters after the limiter's name, same reply [allowed, remaining, retry_after_ms, reset_after_ms]; with OLDEST (SLIDE and BUCKETS only) a fifth integer, the ms until the oldest counted unit leaves the window (0 when it counts nothing). Never writes; runs on replicas and in read-only scripts.",
     complexity: c"That of the named limiter's decision (its write excluded).",
-    since: c"0.1.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadOnlyAt(PEEK_KEY as i32),
     handler: peek,
 });

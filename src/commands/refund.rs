@@ -23,7 +23,7 @@ command!(REFUND_COMMAND = {
     flags: c"write",
     summary: c"Gives back up to COST units (THROTTLE: quantity) that RL.SLIDE, RL.BUCKETS, RL.THROTTLE or RL.FIXED admitted and still counts: same parameters after the limiter's name. Replies [refunded, remaining, retry_after_ms, reset_after_ms], the last three what RL.PEEK would answer for one unit right after. Writes nothing when there is nothing to give back.",
     complexity: c"SLIDE: O(C log N) for C = COST. BUCKETS: O(B), B the buckets the window holds. THROTTLE, FIXED: O(1).",
-    since: c"0.2.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdateAt(REFUND_KEY as i32),
     handler: refund,
 });

@@ -24,7 +24,7 @@ command!(RELEASE_COMMAND = {
     flags: c"write",
     summary: c"Frees the slot of a lease RL.ACQUIRE took. Replies [released, held, retry_after_ms, reset_after_ms]: released 0 (and nothing written) when the lease is not held (expired or unknown), then the leases still held and until the earliest and the latest of them expire.",
     complexity: c"O(log N) with N the leases the key holds.",
-    since: c"0.2.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdate,
     handler: release,
 });

@@ -19,7 +19,7 @@ command!(RENEW_COMMAND = {
     flags: c"write deny-oom",
     summary: c"Extends a held lease to now + lease_ms (never shortens it). Replies [renewed, held, retry_after_ms, reset_after_ms]: renewed 0 (and nothing written) when the lease is no longer held: its holder has lost the slot and must stop.",
     complexity: c"O(log N) with N the leases the key holds.",
-    since: c"0.2.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdate,
     handler: renew,
 });

@@ -45,7 +45,7 @@ command!(SLIDE_COMMAND = {
     flags: c"write deny-oom",
     summary: c"Exact sliding-window rate limit: admits the request if the cost admitted in the last `window` ms plus `cost` is at most `limit`. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
     complexity: c"O(log(N) * (M + C)) with N the entries held, C the cost (at most 100) and M the entries removed because they left the window (at most 128 per call; the rest go in later calls).",
-    since: c"0.1.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdate,
     handler: slide,
 });

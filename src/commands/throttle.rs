@@ -45,7 +45,7 @@ command!(THROTTLE_COMMAND = {
     flags: c"write deny-oom",
     summary: c"GCRA rate limit: `count` per `period` ms with bursts up to `max_burst + 1`; `quantity` (default 1, 0 peeks) is the cost. Replies [allowed, remaining, retry_after_ms, reset_after_ms].",
     complexity: c"O(1)",
-    since: c"0.1.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdate,
     handler: throttle,
 });

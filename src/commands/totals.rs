@@ -20,7 +20,7 @@ command!(TOTALS_COMMAND = {
     flags: c"readonly",
     summary: c"Totals of an RL.COUNT key over the last `window` ms, as field/total pairs sorted by field (a map in RESP3). Never writes.",
     complexity: c"O(F) with F the fields of the key; O(B + F) at most, with B = window / PRECISION buckets.",
-    since: c"0.1.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadOnly,
     handler: totals,
 });

@@ -21,7 +21,7 @@ command!(UNBLOCK_COMMAND = {
     flags: c"write",
     summary: c"Lifts the block of the named limiter's key (SLIDE, BUCKETS, THROTTLE or FIXED), keeping its counts. Replies 1 if a block held, else 0 (and writes nothing).",
     complexity: c"O(1)",
-    since: c"0.2.0",
+    since: c"1.0.0",
     key: KeyAccess::ReadWriteUpdateAt(BLOCK_KEY as i32),
     handler: unblock,
 });

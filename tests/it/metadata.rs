@@ -383,6 +383,18 @@ fn assert_key_spec(f: Flavor, e: &Expect, spec: &Value) {
     }
 }
 
+/// The versions CHANGELOG.md has a release heading for (`## 1.0.0 — date`).
+fn released_versions() -> Vec<String> {
+    let log = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/CHANGELOG.md"))
+        .expect("CHANGELOG.md");
+    log.lines()
+        .filter_map(|l| l.strip_prefix("## "))
+        .filter_map(|h| h.split_whitespace().next())
+        .filter(|v| v.split('.').count() == 3 && v.split('.').all(|n| n.parse::<u32>().is_ok()))
+        .map(str::to_string)
+        .collect()
+}
+
 fn assert_docs(f: Flavor, e: &Expect, docs: &Value) {
     let all = pairs(docs);
     assert_eq!(all.len(), 1, "{f:?}: {docs:?}");
@@ -395,6 +407,15 @@ fn assert_docs(f: Flavor, e: &Expect, docs: &Value) {
         e.name
     );
     assert_eq!(text(&field(doc, "module")), "rl", "{f:?} {}", e.name);
+    // `since` names a release users can install: one CHANGELOG.md has a
+    // heading for (before 1.0.0 there was none to name).
+    let since = text(&field(doc, "since"));
+    assert!(
+        released_versions().contains(&since),
+        "{f:?} {}: since {since:?} is no release in CHANGELOG.md ({:?})",
+        e.name,
+        released_versions()
+    );
     let args = field(doc, "arguments");
     let args = items(&args);
     let names: Vec<String> = args.iter().map(|a| text(&field(a, "name"))).collect();

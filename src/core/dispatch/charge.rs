@@ -91,8 +91,16 @@ pub fn parse_charge(args: &[&[u8]]) -> Result<LimitRequest, RlError> {
     // Before THROTTLE's quantity check, which would count `BLOCK ms` as
     // parameters and answer with the usage.
     refuse_block(&line, &CHARGE)?;
-    // THROTTLE's own units (`quantity`) are the charge's COST.
-    let takes_quantity = algorithm == Algorithm::Throttle && line.len() > 6;
+    // THROTTLE's own units (`quantity`) are the charge's COST: a word
+    // after the period is a quantity too many, unless it is an option the
+    // limiter's parser refuses by name (`WAIT`, `UPTO`), as it does on
+    // every other limiter's charge line.
+    let named = |a: &&[u8]| {
+        a.eq_ignore_ascii_case(crate::core::options::wait::TOKEN.as_bytes())
+            || a.eq_ignore_ascii_case(b"UPTO")
+    };
+    let takes_quantity =
+        algorithm == Algorithm::Throttle && line.len() > 6 && !line.get(6).is_some_and(named);
     let arity = || RlError::LimiterArity {
         command: CHARGE.name(),
         usage: usage(algorithm),
@@ -209,6 +217,30 @@ mod tests {
             ),
             (
                 "RL.CHARGE THROTTLE k 4 5 1000 2 COST 5",
+                arity("THROTTLE key max_burst count period COST cost"),
+            ),
+            // WAIT and UPTO after THROTTLE's period are named, as on
+            // every other limiter's charge line, not a quantity too many.
+            (
+                "RL.CHARGE THROTTLE k 4 5 1000 COST 5 WAIT 10",
+                RlError::UnknownOption("WAIT".into()),
+            ),
+            (
+                "RL.CHARGE THROTTLE k 4 5 1000 wait 10 COST 5",
+                RlError::UnknownOption("wait".into()),
+            ),
+            (
+                "RL.CHARGE SLIDE k 4 1000 COST 5 WAIT 10",
+                RlError::UnknownOption("WAIT".into()),
+            ),
+            (
+                "RL.CHARGE THROTTLE k 4 5 1000 COST 5 UPTO",
+                RlError::UptoOnlyInLimiters {
+                    command: "rl.charge".into(),
+                },
+            ),
+            (
+                "RL.CHARGE THROTTLE k 4 5 1000 COST 5 FOO",
                 arity("THROTTLE key max_burst count period COST cost"),
             ),
             // A charge never denies: BLOCK is refused by name, before

@@ -108,6 +108,19 @@ fn wait_where_a_throttle_call_cannot_wait_is_an_unknown_option_in_both_editions(
         for line in [
             &["RL.PEEK", "THROTTLE", "t", "1", "2", "1000", "WAIT", "1"][..],
             &["RL.REFUND", "THROTTLE", "t", "1", "2", "1000", "wait", "1"][..],
+            // A charge has no quantity: WAIT is named, not a word too many.
+            &[
+                "RL.CHARGE",
+                "THROTTLE",
+                "t",
+                "1",
+                "2",
+                "1000",
+                "WAIT",
+                "1",
+                "COST",
+                "1",
+            ][..],
         ] {
             let (module, library) = both(&mut c, line, 2);
             let want = format!("ERR unknown option '{}'", line[6]);
