@@ -10,6 +10,8 @@ script.
   redis build answers on Redis 7.0, Redis 8.2 and Valkey 9.1 and the valkey
   build on Valkey 9.1 (Redis refuses it, saying why), each naming the
   release's version and its build;
+- every client package (wheel, sdist, npm tarball, Go archive, jars)
+  carries the tarball's LICENSE byte for byte, and the POM names MIT;
 - rl-<v>.lua loads into a bare Redis 7.0 and Valkey 9.1 and answers;
 - the wheel and the sdist, each in a fresh venv, carry that library byte for
   byte, and a Flask-Limiter app limits over HTTP;
@@ -67,7 +69,11 @@ LUA = f"rl-{VERSION}.lua"
 WHEEL = f"limits_rl-{VERSION}-py3-none-any.whl"
 SDIST = f"limits_rl-{VERSION}.tar.gz"
 NPM = f"rl-stores-{VERSION}.tgz"
-EXPECTED = sorted([*TARBALLS.values(), LUA, WHEEL, SDIST, NPM])
+GO = f"rl-go-{VERSION}.tar.gz"
+JAR = f"rl-{VERSION}.jar"
+SOURCES_JAR = f"rl-{VERSION}-sources.jar"
+POM = f"rl-{VERSION}.pom"
+EXPECTED = sorted([*TARBALLS.values(), LUA, WHEEL, SDIST, NPM, GO, JAR, SOURCES_JAR, POM])
 
 
 def servers():
@@ -196,6 +202,44 @@ def tarball_holds_a_stripped_so_for_glibc_2_28(work, build):
     readme = open(os.path.join(work, top, "README.md")).read()
     check(f"rl {VERSION}" in readme and "loadmodule" in readme and "@" not in readme.split("\n")[0],
           f"{top}/README.md does not name the version or the loadmodule line")
+
+
+def every_package_carries_the_license(work):
+    """MIT asks that copies carry the notice: each client package holds the
+    LICENSE the module's tarball holds, byte for byte, where its ecosystem
+    looks for it; the POM names the license too."""
+    with tarfile.open(os.path.join(work, TARBALLS["redis"])) as t:
+        top = TARBALLS["redis"][: -len(".tar.gz")]
+        want = t.extractfile(f"{top}/LICENSE").read()
+    check(b"MIT License" in want, f"{TARBALLS['redis']}'s LICENSE is not the MIT text: {want[:80]!r}")
+
+    def in_zip(name, *members):
+        with zipfile.ZipFile(os.path.join(work, name)) as z:
+            found = [m for m in members if m in z.namelist()]
+            return z.read(found[0]) if found else None
+
+    def in_tar(name, member):
+        with tarfile.open(os.path.join(work, name)) as t:
+            try:
+                return t.extractfile(member).read()
+            except KeyError:
+                return None
+
+    places = {
+        # Where setuptools puts it since metadata 2.4, or before.
+        f"{WHEEL}: limits_rl-{VERSION}.dist-info/[licenses/]LICENSE":
+            in_zip(WHEEL, f"limits_rl-{VERSION}.dist-info/licenses/LICENSE",
+                   f"limits_rl-{VERSION}.dist-info/LICENSE"),
+        f"{SDIST}: limits_rl-{VERSION}/LICENSE": in_tar(SDIST, f"limits_rl-{VERSION}/LICENSE"),
+        f"{NPM}: package/LICENSE": in_tar(NPM, "package/LICENSE"),
+        f"{GO}: rl-go-{VERSION}/LICENSE": in_tar(GO, f"rl-go-{VERSION}/LICENSE"),
+        f"{JAR}: META-INF/LICENSE": in_zip(JAR, "META-INF/LICENSE"),
+        f"{SOURCES_JAR}: META-INF/LICENSE": in_zip(SOURCES_JAR, "META-INF/LICENSE"),
+    }
+    wrong = [where for where, got in places.items() if got != want]
+    check(not wrong, f"no LICENSE, or another text, at: {wrong}")
+    pom = open(os.path.join(work, POM), encoding="utf-8").read()
+    check(re.search(r"<licenses>\s*<license>\s*<name>MIT</name>", pom), f"{POM} names no MIT license")
 
 
 # ----------------------------------------------------------- the module
@@ -533,6 +577,7 @@ def main():
         for build in TARBALLS:
             t.run(f"{TARBALLS[build]}: five files, librl.so stripped, GLIBC 2.28 at most",
                   tarball_holds_a_stripped_so_for_glibc_2_28, work, build)
+        t.run("every client package carries the LICENSE", every_package_carries_the_license, work)
         for server in servers():
             t.run(f"redis build loaded by {server} answers", module_answers, work, "redis", server)
         t.run("valkey build loaded by Valkey 9.1 answers", module_answers, work, "valkey", "Valkey 9.1")

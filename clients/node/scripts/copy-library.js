@@ -1,9 +1,12 @@
 'use strict';
-// `npm pack` (prepack): the package ships functions/rl.lua as it is in the
-// repository. The copy is never edited: this is the only thing that writes it.
+// `npm pack` (prepack): the package ships functions/rl.lua and the
+// repository's LICENSE as they are in the repository (npm packs a LICENSE
+// beside package.json whatever "files" says). The copies are never edited:
+// this is the only thing that writes them.
 const fs = require('fs');
 const path = require('path');
 
-const source = path.join(__dirname, '..', '..', '..', 'functions', 'rl.lua');
-const target = path.join(__dirname, '..', 'rl.lua');
-fs.copyFileSync(source, target);
+const root = path.join(__dirname, '..', '..', '..');
+const here = path.join(__dirname, '..');
+fs.copyFileSync(path.join(root, 'functions', 'rl.lua'), path.join(here, 'rl.lua'));
+fs.copyFileSync(path.join(root, 'LICENSE'), path.join(here, 'LICENSE'));
