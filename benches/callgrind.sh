@@ -158,7 +158,7 @@ declare -A ROWS=(
   # What clients/go's redis_rate sends per Allow (Limit{Rate: 100, Burst:
   # 11, Period: time.Hour}, the GCRA rows' limit): RL.THROTTLE with
   # max_burst Burst - 1 and the quantity always given.
-  [go_rate]="RL.THROTTLE rl-rate:__rand_int__ 10 100 3600000 1"
+  [go_rate]="RL.THROTTLE rl:rate:__rand_int__ 10 100 3600000 1"
   # What clients/java's RlRateLimiter sends per request on route `bench`
   # with replenishRate 1, burstCapacity 3600, requestedTokens 36 (Spring's
   # way to allow under one a second: 100 requests an hour, a burst of 100;

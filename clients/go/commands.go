@@ -199,25 +199,24 @@ func (c *Client) All(ctx context.Context, clauses ...Clause) (AllDecision, error
 	if len(clauses) == 0 {
 		return AllDecision{}, fmt.Errorf("rl: RL.ALL needs at least one clause")
 	}
-	e, err := c.Edition(ctx)
-	if err != nil {
-		return AllDecision{}, err
-	}
-	all, keyPos := []any{"RL.ALL", len(clauses)}, int8(2)
-	if e == Library {
-		all, keyPos = []any{"fcall", "rl_all", len(clauses)}, 3
-	}
-	for _, cl := range clauses {
-		all = append(all, cl.Key)
-	}
+	var parts []any
 	for _, cl := range clauses {
 		args, err := cl.Limiter.args(true)
 		if err != nil {
 			return AllDecision{}, err
 		}
-		all = append(append(all, cl.Limiter.Name()), args...)
+		parts = append(append(parts, cl.Limiter.Name()), args...)
 	}
-	cmd, err := c.send(ctx, all, keyPos)
+	cmd, _, err := c.call(ctx, func(e Edition) line {
+		all, keyPos := []any{"RL.ALL", len(clauses)}, int8(2)
+		if e == Library {
+			all, keyPos = []any{"fcall", "rl_all", len(clauses)}, 3
+		}
+		for _, cl := range clauses {
+			all = append(all, cl.Key)
+		}
+		return line{append(all, parts...), keyPos}
+	}, false)
 	if err != nil {
 		return AllDecision{}, err
 	}

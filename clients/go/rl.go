@@ -72,53 +72,111 @@ func NewWithEdition(rdb Processor, e Edition) *Client {
 	return &Client{rdb: rdb, edition: e}
 }
 
+// ProbeKey is the key Edition reads through rl, under rl: so that a user
+// granted only rl's commands and keys (the README's ACL recipe,
+// +@ratelimit ~rl:*) may read it. It is never written.
+const ProbeKey = "rl:probe"
+
 // Edition finds (once; a failure is not remembered) which edition the
-// server runs: the module where it is loaded, else the library.
+// server runs: the module where it is loaded, else the library. It reads
+// ProbeKey with RL.PEEK SLIDE, then asks FCALL_RO rl_version 0. Calls need
+// not ask first: the first call finds the edition by its own command.
 func (c *Client) Edition(ctx context.Context) (Edition, error) {
+	if e := c.known(); e != 0 {
+		return e, nil
+	}
+	peek := []any{"RL.PEEK", "SLIDE", ProbeKey, 1, 1000}
+	_, e, err := c.call(ctx, func(Edition) line { return line{peek, 2} }, true)
+	return e, err
+}
+
+func (c *Client) known() Edition {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.edition != 0 {
-		return c.edition, nil
+	return c.edition
+}
+
+func (c *Client) found(e Edition) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.edition = e
+}
+
+// line is a command and where its key is (Cluster and Ring route by it
+// without asking COMMAND INFO).
+type line struct {
+	args   []any
+	keyPos int8
+}
+
+// call sends the command build(e) makes for the server's edition. While
+// the edition is unknown it sends the module's command: any reply, or any
+// error of the module's own (a bad argument, WRONGTYPE), shows the module
+// is there; "unknown command" shows it is not, and then the library is
+// asked for (FCALL_RO rl_version 0) and, if loaded, its line is sent to it
+// (unless probe: the question was only which edition). Nothing else is
+// sent: COMMAND, which the README's ACL recipe does not grant, never is.
+// NOPERM and connection errors are returned as they are, the edition still
+// unknown.
+func (c *Client) call(ctx context.Context, build func(Edition) line, probe bool) (*redis.Cmd, Edition, error) {
+	e := c.known()
+	if e == Library {
+		cmd, err := c.send(ctx, build(Library))
+		return cmd, e, err
 	}
-	info := redis.NewSliceCmd(ctx, "command", "info", "rl.throttle")
-	if err := c.rdb.Process(ctx, info); err != nil {
-		return 0, fmt.Errorf("rl: COMMAND INFO rl.throttle: %w", err)
+	cmd, err := c.send(ctx, build(Module))
+	if e == Module {
+		return cmd, e, err
 	}
-	if v := info.Val(); len(v) == 1 && v[0] != nil {
-		c.edition = Module
-		return Module, nil
+	var reply redis.Error
+	switch {
+	case err == nil:
+	case !errors.As(err, &reply) || strings.HasPrefix(err.Error(), "NOPERM"):
+		return nil, 0, err
+	case !strings.Contains(strings.ToLower(err.Error()), "unknown command"):
+		c.found(Module)
+		return nil, Module, err
+	default:
+		return c.library(ctx, build, probe)
 	}
+	c.found(Module)
+	return cmd, Module, nil
+}
+
+// library asks whether the function library is loaded (the module is
+// not), and if so sends line to it.
+func (c *Client) library(ctx context.Context, build func(Edition) line, probe bool) (*redis.Cmd, Edition, error) {
 	version := redis.NewCmd(ctx, "fcall_ro", "rl_version", 0)
-	err := c.rdb.Process(ctx, version)
-	if err == nil {
-		c.edition = Library
-		return Library, nil
+	if err := c.rdb.Process(ctx, version); err != nil {
+		if text := strings.ToLower(err.Error()); strings.Contains(text, "function not found") ||
+			strings.Contains(text, "unknown command") {
+			return nil, 0, fmt.Errorf("rl: %w", ErrNotLoaded)
+		}
+		return nil, 0, fmt.Errorf("rl: FCALL_RO rl_version: %w", err)
 	}
-	if text := strings.ToLower(err.Error()); strings.Contains(text, "function not found") ||
-		strings.Contains(text, "unknown command") {
-		return 0, fmt.Errorf("rl: %w", ErrNotLoaded)
+	c.found(Library)
+	if probe {
+		return nil, Library, nil
 	}
-	return 0, fmt.Errorf("rl: FCALL_RO rl_version: %w", err)
+	cmd, err := c.send(ctx, build(Library))
+	return cmd, Library, err
 }
 
 // do sends one command. verb is the module command without "RL." (SLIDE,
 // PEEK, ...); before, if set, is the limiter name RL.PEEK, RL.REFUND,
 // RL.CHARGE, RL.BLOCK and RL.UNBLOCK take before the key.
 func (c *Client) do(ctx context.Context, verb, before, key string, args []any) (*redis.Cmd, error) {
-	e, err := c.Edition(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var all []any
-	var keyPos int8
-	if e == Module {
-		all = append(make([]any, 0, len(args)+3), "RL."+verb)
-		if before != "" {
-			all = append(all, before)
+	cmd, _, err := c.call(ctx, func(e Edition) line {
+		var all []any
+		if e == Module {
+			all = append(make([]any, 0, len(args)+3), "RL."+verb)
+			if before != "" {
+				all = append(all, before)
+			}
+			all = append(all, key)
+			keyPos := int8(len(all) - 1)
+			return line{append(all, args...), keyPos}
 		}
-		all = append(all, key)
-		keyPos = int8(len(all) - 1)
-	} else {
 		fcall := "fcall"
 		if verb == "PEEK" {
 			fcall = "fcall_ro"
@@ -127,15 +185,15 @@ func (c *Client) do(ctx context.Context, verb, before, key string, args []any) (
 		if before != "" {
 			all = append(all, before)
 		}
-		keyPos = 3
-	}
-	return c.send(ctx, append(all, args...), keyPos)
+		return line{append(all, args...), 3}
+	}, false)
+	return cmd, err
 }
 
-func (c *Client) send(ctx context.Context, args []any, keyPos int8) (*redis.Cmd, error) {
-	cmd := redis.NewCmd(ctx, args...)
+func (c *Client) send(ctx context.Context, l line) (*redis.Cmd, error) {
+	cmd := redis.NewCmd(ctx, l.args...)
 	// Cluster and Ring route by this position without COMMAND INFO.
-	cmd.SetFirstKeyPos(keyPos)
+	cmd.SetFirstKeyPos(l.keyPos)
 	if err := c.rdb.Process(ctx, cmd); err != nil {
 		return nil, err
 	}

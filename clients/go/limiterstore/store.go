@@ -33,7 +33,8 @@ func NewStore(client rl.Processor) (limiter.Store, error) {
 // not, as ulule's Redis store counts them, and the counters are the same
 // keys (an integer with the window's end as its expiry), so a switch keeps
 // the running windows. MaxRetry and CleanUpInterval do not apply. It asks
-// the server once which edition of rl it runs, and fails if neither.
+// the server nothing: its first call finds which edition of rl the server
+// runs, and fails (rl.ErrNotLoaded) if neither.
 func NewStoreWithOptions(client rl.Processor, options limiter.StoreOptions) (limiter.Store, error) {
 	return newStore(client, options, false, 0)
 }
@@ -51,9 +52,6 @@ func newStore(client rl.Processor, options limiter.StoreOptions, sliding bool, p
 	s := &Store{Prefix: options.Prefix, rl: rl.New(client), sliding: sliding, precision: precision}
 	if s.Prefix == "" {
 		s.Prefix = limiter.DefaultPrefix
-	}
-	if _, err := s.rl.Edition(context.Background()); err != nil {
-		return nil, err
 	}
 	return s, nil
 }

@@ -196,7 +196,7 @@ func tatGap(t *testing.T, s *servertest.Server, key string) time.Duration {
 		}
 		theirs = int64(math.Round(f*1e6)) + jan2017*1e6
 	}
-	if v, err := s.Client.Get(ctx, "rl-rate:"+key).Result(); err == nil {
+	if v, err := s.Client.Get(ctx, "rl:rate:"+key).Result(); err == nil {
 		ours, _ = strconv.ParseInt(v, 10, 64)
 	}
 	return time.Duration(max(theirs, now)-max(ours, now)) * time.Microsecond
@@ -205,7 +205,7 @@ func tatGap(t *testing.T, s *servertest.Server, key string) time.Duration {
 // resync writes rl's TAT into redis_rate's key (its TTL kept).
 func resync(t *testing.T, s *servertest.Server, key string) {
 	ctx := context.Background()
-	v, err := s.Client.Get(ctx, "rl-rate:"+key).Result()
+	v, err := s.Client.Get(ctx, "rl:rate:"+key).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,10 @@
 // changing the import path from github.com/go-redis/redis_rate/v10 to
 // rl.invalid/rl/redis_rate. Each call is one command.
 //
-// The keys are "rl-rate:" + key, not redis_rate's "rate:" + key:
+// The keys are "rl:rate:" + key, not redis_rate's "rate:" + key:
 // redis_rate stores its schedule as float seconds, which RL.THROTTLE
-// refuses, so the two never read each other's keys.
+// refuses, so the two never read each other's keys; and under "rl:" the
+// README's ACL recipe (~rl:*) covers them.
 package redis_rate //nolint:revive // the name redis_rate's users import
 
 import (
@@ -16,7 +17,7 @@ import (
 	"rl.invalid/rl"
 )
 
-const redisPrefix = "rl-rate:"
+const redisPrefix = "rl:rate:"
 
 // Limit is redis_rate's: Rate events per Period, bursts of up to Burst.
 type Limit struct {

@@ -1,5 +1,6 @@
 package dev.rl;
 
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -14,12 +15,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -43,7 +46,8 @@ public final class RlCommands {
 
     private final BaseRedisAsyncCommands<String, String> redis;
     private final Duration timeout;
-    private final AtomicReference<CompletableFuture<Edition>> edition = new AtomicReference<>();
+    // null until a reply shows which edition answers (never COMMAND: see run).
+    private volatile Edition edition;
 
     public RlCommands(BaseRedisAsyncCommands<String, String> redis, Duration timeout) {
         this.redis = redis;
@@ -161,7 +165,7 @@ public final class RlCommands {
             throw new IllegalArgumentException("RL.ALL takes one clause per key: " + keys.size() + " keys, "
                     + clauses.size() + " clauses");
         }
-        return edition().thenCompose(e -> {
+        return run(e -> {
             CommandArgs<String, String> args = new CommandArgs<>(CODEC);
             if (e == Edition.FUNCTIONS) {
                 args.add("rl_all");
@@ -172,9 +176,8 @@ public final class RlCommands {
                 args.add(c.limiter().name());
                 c.params().forEach(args::add);
             }
-            ProtocolKeyword command = e == Edition.MODULE ? new Keyword("RL.ALL") : CommandType.FCALL;
-            return redis.dispatch(command, new NestedMultiOutput<>(CODEC), args);
-        }).thenApply(r -> AllDecision.parse(r, clauses));
+            return new Line(e == Edition.MODULE ? new Keyword("RL.ALL") : CommandType.FCALL, args);
+        }, multi()).thenApply(r -> AllDecision.parse(r, clauses));
     }
 
     // -- leases ---------------------------------------------------------------
@@ -210,44 +213,89 @@ public final class RlCommands {
     // -- the edition and the one way a command is sent -------------------------
 
     /**
-     * Which edition the server has, found once: the module when {@code COMMAND INFO}
-     * knows {@code RL.THROTTLE}, else the library when {@code FCALL_RO rl_version 0}
-     * answers. A failed look-up is forgotten, so the next call asks again.
+     * The key {@link #edition()} reads through rl, under {@code rl:} so that a user granted
+     * only rl's commands and keys (the README's ACL recipe, {@code +@ratelimit ~rl:*}) may
+     * read it. It is never written.
+     */
+    public static final String PROBE_KEY = "rl:probe";
+
+    /**
+     * Which edition the server has, found once: the module when {@code RL.PEEK SLIDE}
+     * of {@link #PROBE_KEY} answers, else the library when {@code FCALL_RO rl_version 0}
+     * answers. Calls need not ask first: the first call finds it by its own command.
+     * A failed look-up is forgotten, so the next call asks again.
      */
     public CompletionStage<Edition> edition() {
-        CompletableFuture<Edition> known = edition.get();
+        Edition known = edition;
         if (known != null) {
-            return known;
+            return CompletableFuture.completedFuture(known);
         }
-        CompletableFuture<Edition> mine = new CompletableFuture<>();
-        if (!edition.compareAndSet(null, mine)) {
-            return edition.get();
+        return run(e -> e == Edition.MODULE
+                ? new Line(new Keyword("RL.PEEK"), new CommandArgs<>(CODEC).add("SLIDE").addKey(PROBE_KEY).add(1).add(1000))
+                : new Line(CommandType.FCALL_RO, new CommandArgs<>(CODEC).add("rl_version").add(0)),
+                multi()).handle((reply, error) -> {
+                    // An error of rl's own (rl:probe holding another kind of key) still
+                    // showed the module.
+                    Edition found = edition;
+                    if (found != null) {
+                        return found;
+                    }
+                    throw error instanceof CompletionException c ? c : new CompletionException(error);
+                });
+    }
+
+    /** A command and its arguments, as one edition spells a call. */
+    private record Line(ProtocolKeyword command, CommandArgs<String, String> args) {
+    }
+
+    /**
+     * Sends the line {@code build} makes for the server's edition. While the edition is
+     * unknown it sends the module's: any reply, or an error of rl's own (a bad argument,
+     * {@code WRONGTYPE}), shows the module is there; {@code unknown command} shows it is
+     * not, and then the library is asked for ({@code FCALL_RO rl_version 0}) and, if
+     * loaded, sent the library's line. {@code COMMAND}, which the README's ACL recipe does
+     * not grant, is never sent. {@code NOPERM} and connection errors come back as they
+     * are, the edition still unknown.
+     */
+    private <T> CompletionStage<T> run(Function<Edition, Line> build, Supplier<CommandOutput<String, String, T>> output) {
+        Edition known = edition;
+        if (known != null) {
+            return dispatch(build.apply(known), output);
         }
-        CommandArgs<String, String> info = new CommandArgs<>(CODEC).add("INFO").add("RL.THROTTLE");
-        redis.dispatch(CommandType.COMMAND, new NestedMultiOutput<>(CODEC), info).thenCompose(r -> {
-            if (!r.isEmpty() && r.get(0) instanceof List<?>) {
-                return CompletableFuture.completedFuture(Edition.MODULE);
+        return dispatch(build.apply(Edition.MODULE), output).handle((reply, error) -> {
+            if (error == null) {
+                edition = Edition.MODULE;
+                return CompletableFuture.completedFuture(reply);
             }
-            CommandArgs<String, String> version = new CommandArgs<>(CODEC).add("rl_version").add(0);
-            return redis.dispatch(CommandType.FCALL_RO, new NestedMultiOutput<>(CODEC), version)
-                    .handle((ok, error) -> {
-                        if (error != null) {
-                            throw new IllegalStateException("rl: the server has neither the rl module (RL.THROTTLE "
-                                    + "is unknown) nor the rl function library (FCALL_RO rl_version 0 failed: "
-                                    + error.getMessage() + "); load librl.so with loadmodule, or FUNCTION LOAD "
-                                    + "rl.lua", error);
-                        }
-                        return Edition.FUNCTIONS;
-                    });
-        }).whenComplete((e, error) -> {
+            Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+            String text = String.valueOf(cause.getMessage());
+            if (!(cause instanceof RedisCommandExecutionException) || text.startsWith("NOPERM")) {
+                return CompletableFuture.<T>failedFuture(cause);
+            }
+            if (!text.toLowerCase(Locale.ROOT).contains("unknown command")) {
+                edition = Edition.MODULE;
+                return CompletableFuture.<T>failedFuture(cause);
+            }
+            return library().thenCompose(e -> dispatch(build.apply(e), output));
+        }).thenCompose(Function.identity());
+    }
+
+    /** The library, when the module is not loaded: {@code FCALL_RO rl_version 0} answers. */
+    private CompletionStage<Edition> library() {
+        CommandArgs<String, String> version = new CommandArgs<>(CODEC).add("rl_version").add(0);
+        return redis.dispatch(CommandType.FCALL_RO, new NestedMultiOutput<>(CODEC), version).handle((ok, error) -> {
             if (error != null) {
-                edition.compareAndSet(mine, null);
-                mine.completeExceptionally(error);
-            } else {
-                mine.complete(e);
+                throw new IllegalStateException("rl: the server has neither the rl module (RL.* is an unknown "
+                        + "command) nor the rl function library (FCALL_RO rl_version 0 failed: "
+                        + error.getMessage() + "); load librl.so with loadmodule, or FUNCTION LOAD rl.lua", error);
             }
+            edition = Edition.FUNCTIONS;
+            return Edition.FUNCTIONS;
         });
-        return mine;
+    }
+
+    private <T> CompletionStage<T> dispatch(Line line, Supplier<CommandOutput<String, String, T>> output) {
+        return redis.dispatch(line.command(), output.get(), line.args());
     }
 
     private CompletionStage<Decision> decide(String verb, String key, Clause clause) {
@@ -260,7 +308,7 @@ public final class RlCommands {
      */
     private <T> CompletionStage<T> call(String verb, Limiter limiter, String key, List<String> params,
             boolean readOnly, Supplier<CommandOutput<String, String, T>> output) {
-        return edition().thenCompose(e -> {
+        return run(e -> {
             CommandArgs<String, String> args = new CommandArgs<>(CODEC);
             ProtocolKeyword command;
             if (e == Edition.MODULE) {
@@ -271,14 +319,14 @@ public final class RlCommands {
                 args.addKey(key);
             } else {
                 command = readOnly ? CommandType.FCALL_RO : CommandType.FCALL;
-                args.add("rl_" + verb.toLowerCase(java.util.Locale.ROOT)).add(1).addKey(key);
+                args.add("rl_" + verb.toLowerCase(Locale.ROOT)).add(1).addKey(key);
                 if (limiter != null) {
                     args.add(limiter.name());
                 }
             }
             params.forEach(args::add);
-            return redis.dispatch(command, output.get(), args);
-        });
+            return new Line(command, args);
+        }, output);
     }
 
     private static Supplier<CommandOutput<String, String, List<Object>>> multi() {

@@ -232,7 +232,7 @@ public final class RealServer implements AutoCloseable {
         return path;
     }
 
-    static Path requiredDir(String property, String hint) {
+    public static Path requiredDir(String property, String hint) {
         String value = System.getProperty(property);
         if (value == null || value.isEmpty() || !Files.isDirectory(Path.of(value))) {
             throw new IllegalStateException("system property " + property + " is not a directory (" + value + "): "

@@ -9,10 +9,18 @@ import dev.rl.RealServer;
 import dev.rl.RealServer.Edition;
 import dev.rl.RealServer.Flavor;
 import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -84,6 +92,47 @@ class GatewayTest {
                 String value = s.with(conn -> conn.sync().get(key("api", users.get(0))));
                 assertTrue(value.matches("[0-9]{16}"), "a TAT in µs: " + value);
             }
+        }
+    }
+
+    /**
+     * The gateway as a user made by the README's ACL recipe plus docs/clients.md's
+     * line for the gateway's keys, both as written (Valkey 9.1: module ACL categories):
+     * the requests are limited as for the default user, and nothing else is needed.
+     */
+    @Test
+    void the_readme_acl_recipe_and_the_gateways_key_pattern_are_enough() throws Exception {
+        List<String> recipe = dev.rl.EditionTest.readmeRecipe();
+        String clients = Files.readString(
+                RealServer.requiredDir("rl.root", "the repository root").resolve("docs/clients.md"));
+        Matcher line = Pattern.compile("\n(ACL SETUSER \\S+ ~request_rate_limiter\\S*)\n").matcher(clients);
+        assertTrue(line.find(), "docs/clients.md has no `ACL SETUSER ... ~request_rate_limiter...` line");
+        List<String> keys = List.of(line.group(1).split(" "));
+        assertEquals(recipe.get(2), keys.get(2), "the line grants the recipe's user");
+        String password = recipe.stream().filter(a -> a.startsWith(">")).findFirst().orElseThrow().substring(1);
+        List<String> args = new ArrayList<>(Gateway.route(0, "api", "/api/**", "rlRateLimiter", 1, 300, 60));
+        try (RealServer server = RealServer.start(Flavor.VALKEY9, Edition.MODULE)) {
+            for (List<String> acl : List.of(recipe, keys)) {
+                server.with(c -> c.sync().dispatch(CommandType.ACL, new StatusOutput<>(StringCodec.UTF8),
+                        new CommandArgs<>(StringCodec.UTF8).addValues(acl.subList(1, acl.size()))));
+            }
+            args.add("--spring.data.redis.host=127.0.0.1");
+            args.add("--spring.data.redis.port=" + server.port);
+            args.add("--spring.data.redis.username=" + recipe.get(2));
+            args.add("--spring.data.redis.password=" + password);
+            try (Gateway gateway = Gateway.start(args)) {
+                for (int i = 1; i <= 5; i++) {
+                    HttpResponse<String> r = gateway.get("/api/hello", "acl");
+                    assertEquals(200, r.statusCode(), "request " + i);
+                    assertEquals(Long.toString(300 - 60L * i), header(r, "X-RateLimit-Remaining"));
+                }
+                HttpResponse<String> denied = gateway.get("/api/hello", "acl");
+                assertEquals(429, denied.statusCode(), "request 6");
+                assertEquals("0", header(denied, "X-RateLimit-Remaining"));
+                assertEquals(5, gateway.reachedBackend());
+            }
+            String value = server.with(c -> c.sync().get(key("api", "acl")));
+            assertTrue(value != null && value.matches("[0-9]{16}"), "a TAT in µs: " + value);
         }
     }
 
