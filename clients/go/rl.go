@@ -87,7 +87,12 @@ func (c *Client) Edition(ctx context.Context) (Edition, error) {
 	}
 	peek := []any{"RL.PEEK", "SLIDE", ProbeKey, 1, 1000}
 	_, e, err := c.call(ctx, func(Edition) line { return line{peek, 2} }, true)
-	return e, err
+	if e != 0 {
+		// An error of rl's own (ProbeKey holding another kind of key)
+		// still showed the module.
+		return e, nil
+	}
+	return 0, err
 }
 
 func (c *Client) known() Edition {
