@@ -514,6 +514,11 @@ fn no_source_file_over_700_lines() {
     let mut over = Vec::new();
     for dir in dirs {
         for file in files_under(&root().join(dir)) {
+            // The adapters' rl.lua is functions/rl.lua copied in when a
+            // package is built (gitignored), not a source of its own.
+            if dir == "clients" && file.file_name().is_some_and(|n| n == "rl.lua") {
+                continue;
+            }
             // Binary fixtures (an RDB file) are not source.
             let Ok(text) = fs::read_to_string(&file) else {
                 continue;
