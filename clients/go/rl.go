@@ -133,19 +133,17 @@ func (c *Client) call(ctx context.Context, build func(Edition) line, probe bool)
 	if e == Module {
 		return cmd, e, err
 	}
-	var reply redis.Error
-	switch {
-	case err == nil:
-	case !errors.As(err, &reply) || strings.HasPrefix(err.Error(), "NOPERM"):
-		return nil, 0, err
-	case !strings.Contains(strings.ToLower(err.Error()), "unknown command"):
-		c.found(Module)
-		return nil, Module, err
-	default:
-		return c.library(ctx, build, probe)
+	if err != nil {
+		var reply redis.Error
+		if !errors.As(err, &reply) || strings.HasPrefix(err.Error(), "NOPERM") {
+			return nil, 0, err
+		}
+		if strings.Contains(strings.ToLower(err.Error()), "unknown command") {
+			return c.library(ctx, build, probe)
+		}
 	}
 	c.found(Module)
-	return cmd, Module, nil
+	return cmd, Module, err
 }
 
 // library asks whether the function library is loaded (the module is

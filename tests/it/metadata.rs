@@ -383,16 +383,20 @@ fn assert_key_spec(f: Flavor, e: &Expect, spec: &Value) {
     }
 }
 
-/// The versions CHANGELOG.md has a release heading for (`## 1.0.0 — date`).
-fn released_versions() -> Vec<String> {
-    let log = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/CHANGELOG.md"))
-        .expect("CHANGELOG.md");
-    log.lines()
-        .filter_map(|l| l.strip_prefix("## "))
-        .filter_map(|h| h.split_whitespace().next())
-        .filter(|v| v.split('.').count() == 3 && v.split('.').all(|n| n.parse::<u32>().is_ok()))
-        .map(str::to_string)
-        .collect()
+/// The versions CHANGELOG.md has a release heading for (`## 1.0.0 — date`),
+/// read once for every command's docs.
+fn released_versions() -> &'static [String] {
+    static RELEASED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    RELEASED.get_or_init(|| {
+        let log = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/CHANGELOG.md"))
+            .expect("CHANGELOG.md");
+        log.lines()
+            .filter_map(|l| l.strip_prefix("## "))
+            .filter_map(|h| h.split_whitespace().next())
+            .filter(|v| v.split('.').count() == 3 && v.split('.').all(|n| n.parse::<u32>().is_ok()))
+            .map(str::to_string)
+            .collect()
+    })
 }
 
 fn assert_docs(f: Flavor, e: &Expect, docs: &Value) {

@@ -230,18 +230,16 @@ public final class RlCommands {
         if (known != null) {
             return CompletableFuture.completedFuture(known);
         }
-        return run(e -> e == Edition.MODULE
-                ? new Line(new Keyword("RL.PEEK"), new CommandArgs<>(CODEC).add("SLIDE").addKey(PROBE_KEY).add(1).add(1000))
-                : new Line(CommandType.FCALL_RO, new CommandArgs<>(CODEC).add("rl_version").add(0)),
-                multi()).handle((reply, error) -> {
-                    // An error of rl's own (rl:probe holding another kind of key) still
-                    // showed the module.
-                    Edition found = edition;
-                    if (found != null) {
-                        return found;
-                    }
-                    throw error instanceof CompletionException c ? c : new CompletionException(error);
-                });
+        CommandArgs<String, String> peek = new CommandArgs<>(CODEC).add("SLIDE").addKey(PROBE_KEY).add(1).add(1000);
+        return run(e -> new Line(new Keyword("RL.PEEK"), peek), multi(), true).handle((reply, error) -> {
+            // An error of rl's own (rl:probe holding another kind of key) still
+            // showed the module.
+            Edition found = edition;
+            if (found != null) {
+                return found;
+            }
+            throw error instanceof CompletionException c ? c : new CompletionException(error);
+        });
     }
 
     /** A command and its arguments, as one edition spells a call. */
@@ -253,11 +251,17 @@ public final class RlCommands {
      * unknown it sends the module's: any reply, or an error of rl's own (a bad argument,
      * {@code WRONGTYPE}), shows the module is there; {@code unknown command} shows it is
      * not, and then the library is asked for ({@code FCALL_RO rl_version 0}) and, if
-     * loaded, sent the library's line. {@code COMMAND}, which the README's ACL recipe does
+     * loaded, sent the library's line (unless {@code probe}: the question was only which
+     * edition, and the reply is null). {@code COMMAND}, which the README's ACL recipe does
      * not grant, is never sent. {@code NOPERM} and connection errors come back as they
      * are, the edition still unknown.
      */
     private <T> CompletionStage<T> run(Function<Edition, Line> build, Supplier<CommandOutput<String, String, T>> output) {
+        return run(build, output, false);
+    }
+
+    private <T> CompletionStage<T> run(Function<Edition, Line> build, Supplier<CommandOutput<String, String, T>> output,
+            boolean probe) {
         Edition known = edition;
         if (known != null) {
             return dispatch(build.apply(known), output);
@@ -276,7 +280,8 @@ public final class RlCommands {
                 edition = Edition.MODULE;
                 return CompletableFuture.<T>failedFuture(cause);
             }
-            return library().thenCompose(e -> dispatch(build.apply(e), output));
+            return library().thenCompose(e -> probe ? CompletableFuture.<T>completedFuture(null)
+                    : dispatch(build.apply(e), output));
         }).thenCompose(Function.identity());
     }
 

@@ -37,15 +37,25 @@ public class EditionTest {
         return List.of(m.group(1).split("\\s+"));
     }
 
+    /** The password an {@code ACL SETUSER} line sets ({@code >secret}). */
+    public static String password(List<String> acl) {
+        return acl.stream().filter(a -> a.startsWith(">")).findFirst().orElseThrow().substring(1);
+    }
+
+    /** Sends an {@code ACL ...} line, as written, as the default user. */
+    public static void acl(RealServer server, List<String> line) {
+        server.with(c -> c.sync().dispatch(CommandType.ACL, new StatusOutput<>(StringCodec.UTF8),
+                new CommandArgs<>(StringCodec.UTF8).addValues(line.subList(1, line.size()))));
+    }
+
     @Test
     void the_readme_acl_recipe_is_enough() throws Exception {
         List<String> recipe = readmeRecipe();
         String user = recipe.get(2);
-        String password = recipe.stream().filter(a -> a.startsWith(">")).findFirst().orElseThrow().substring(1);
+        String password = password(recipe);
         // Valkey 9.1 has module ACL categories (@ratelimit); Redis 7.0 has none.
         try (RealServer server = RealServer.start(Flavor.VALKEY9, Edition.MODULE)) {
-            server.with(c -> c.sync().dispatch(CommandType.ACL, new StatusOutput<>(StringCodec.UTF8),
-                    new CommandArgs<>(StringCodec.UTF8).addValues(recipe.subList(1, recipe.size()))));
+            acl(server, recipe);
             RedisClient client = RedisClient.create(RedisURI.builder().withHost("127.0.0.1").withPort(server.port)
                     .withAuthentication(user, password).build());
             try (StatefulRedisConnection<String, String> c = client.connect()) {

@@ -4,15 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.rl.EditionTest;
 import dev.rl.RealCluster;
 import dev.rl.RealServer;
 import dev.rl.RealServer.Edition;
 import dev.rl.RealServer.Flavor;
 import io.lettuce.core.cluster.SlotHash;
-import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.output.StatusOutput;
-import io.lettuce.core.protocol.CommandArgs;
-import io.lettuce.core.protocol.CommandType;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -102,20 +99,18 @@ class GatewayTest {
      */
     @Test
     void the_readme_acl_recipe_and_the_gateways_key_pattern_are_enough() throws Exception {
-        List<String> recipe = dev.rl.EditionTest.readmeRecipe();
+        List<String> recipe = EditionTest.readmeRecipe();
         String clients = Files.readString(
                 RealServer.requiredDir("rl.root", "the repository root").resolve("docs/clients.md"));
         Matcher line = Pattern.compile("\n(ACL SETUSER \\S+ ~request_rate_limiter\\S*)\n").matcher(clients);
         assertTrue(line.find(), "docs/clients.md has no `ACL SETUSER ... ~request_rate_limiter...` line");
         List<String> keys = List.of(line.group(1).split(" "));
         assertEquals(recipe.get(2), keys.get(2), "the line grants the recipe's user");
-        String password = recipe.stream().filter(a -> a.startsWith(">")).findFirst().orElseThrow().substring(1);
+        String password = EditionTest.password(recipe);
         List<String> args = new ArrayList<>(Gateway.route(0, "api", "/api/**", "rlRateLimiter", 1, 300, 60));
         try (RealServer server = RealServer.start(Flavor.VALKEY9, Edition.MODULE)) {
-            for (List<String> acl : List.of(recipe, keys)) {
-                server.with(c -> c.sync().dispatch(CommandType.ACL, new StatusOutput<>(StringCodec.UTF8),
-                        new CommandArgs<>(StringCodec.UTF8).addValues(acl.subList(1, acl.size()))));
-            }
+            EditionTest.acl(server, recipe);
+            EditionTest.acl(server, keys);
             args.add("--spring.data.redis.host=127.0.0.1");
             args.add("--spring.data.redis.port=" + server.port);
             args.add("--spring.data.redis.username=" + recipe.get(2));
