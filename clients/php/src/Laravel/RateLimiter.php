@@ -93,7 +93,7 @@ class RateLimiter extends CacheRateLimiter
     {
         $charged = $this->rl->charge($this->rlKey($key), Limiter::fixed(self::UNLIMITED, self::windowMs($decaySeconds)), (int) $amount);
 
-        return self::UNLIMITED - $charged->remaining;
+        return self::counted($charged);
     }
 
     /** Laravel 11's decrement(): gives $amount hits back (never below zero). */
@@ -101,12 +101,12 @@ class RateLimiter extends CacheRateLimiter
     {
         $back = $this->rl->refund($this->rlKey($key), Limiter::fixed(self::UNLIMITED, self::windowMs($decaySeconds), (int) $amount));
 
-        return self::UNLIMITED - $back->remaining;
+        return self::counted($back);
     }
 
     public function attempts($key)
     {
-        return self::UNLIMITED - $this->read($key)->remaining;
+        return self::counted($this->read($key));
     }
 
     public function resetAttempts($key)
@@ -190,6 +190,16 @@ class RateLimiter extends CacheRateLimiter
     private function read(string $key): Decision
     {
         return $this->rl->peek($this->rlKey($key), Limiter::fixed(self::UNLIMITED, self::ANY_WINDOW_MS));
+    }
+
+    /**
+     * The count a peek at UNLIMITED shows (RL.PEEK, and the peek RL.CHARGE
+     * and RL.REFUND reply with): its remaining is what one more hit would
+     * leave.
+     */
+    private static function counted(Decision $peek): int
+    {
+        return self::UNLIMITED - $peek->remaining - 1;
     }
 
     private static function limit(int $maxAttempts): int

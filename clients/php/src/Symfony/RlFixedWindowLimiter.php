@@ -43,7 +43,10 @@ final class RlFixedWindowLimiter extends RlLimiter
         $limiter = Limiter::fixed($this->limit, $this->intervalMs, max(1, $tokens));
         $now = microtime(true);
         $d = 0 === $tokens ? $this->rl->peek($this->key, $limiter) : $this->rl->fixed($this->key, $this->limit, $this->intervalMs, $tokens);
-        if (0 === $tokens || $d->allowed) {
+        if (0 === $tokens) {
+            return new Reservation($now, new RateLimit(self::available($d), self::at($now), true, $this->limit));
+        }
+        if ($d->allowed) {
             return new Reservation($now, new RateLimit($d->remaining, self::at($now), true, $this->limit));
         }
         $wait = $d->retryAfterMs / 1000;

@@ -41,6 +41,15 @@ abstract class RlLimiter implements LimiterInterface
         return new RateLimit($d->remaining, self::at($now + ($d->allowed ? 0 : $d->retryAfterMs / 1000)), $d->allowed, $this->limit);
     }
 
+    /**
+     * The tokens left, from an RL.PEEK (or the peek RL.CHARGE and RL.REFUND
+     * reply with): its remaining is what one more token would leave.
+     */
+    protected static function available(Decision $peek): int
+    {
+        return 0 === $peek->retryAfterMs ? $peek->remaining + 1 : 0;
+    }
+
     protected static function at(float $time): \DateTimeImmutable
     {
         return \DateTimeImmutable::createFromFormat('U.u', sprintf('%.6F', $time));

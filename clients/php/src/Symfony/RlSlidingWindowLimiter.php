@@ -33,8 +33,8 @@ final class RlSlidingWindowLimiter extends RlLimiter
             $d = $this->rl->peek($this->key, Limiter::buckets($this->limit, $this->intervalMs));
 
             return 0 === $tokens
-                ? new RateLimit($d->remaining, self::at($now), true, $this->limit)
-                : new RateLimit($d->remaining, self::at($now + $this->intervalMs / 1000), false, $this->limit);
+                ? new RateLimit(self::available($d), self::at($now), true, $this->limit)
+                : new RateLimit(self::available($d), self::at($now + $this->intervalMs / 1000), false, $this->limit);
         }
 
         return $this->rateLimit($this->rl->buckets($this->key, $this->limit, $this->intervalMs, $tokens), $now);

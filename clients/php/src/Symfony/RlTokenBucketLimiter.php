@@ -62,12 +62,12 @@ final class RlTokenBucketLimiter extends RlLimiter
         $waitMs = max(0, (int) ceil(($charged->retryAfterMs * 1000 - $tokenUs) / 1000));
         $wait = $waitMs / 1000;
         if (0 === $waitMs) {
-            return new Reservation($now, new RateLimit($charged->remaining, self::at($now), true, $this->limit));
+            return new Reservation($now, new RateLimit(self::available($charged), self::at($now), true, $this->limit));
         }
         $rateLimit = new RateLimit(0, self::at($now + $wait), false, $this->limit);
         if (null !== $maxTime && $wait > $maxTime) {
             $back = $this->rl->refund($this->key, Limiter::throttle($this->limit - 1, $this->amount, $this->intervalMs, $tokens));
-            throw new MaxWaitDurationExceededException(sprintf('The rate limiter wait time ("%d" seconds) is longer than the provided maximum time ("%d" seconds).', $wait, $maxTime), new RateLimit($back->remaining, self::at($now + $wait), false, $this->limit));
+            throw new MaxWaitDurationExceededException(sprintf('The rate limiter wait time ("%d" seconds) is longer than the provided maximum time ("%d" seconds).', $wait, $maxTime), new RateLimit(self::available($back), self::at($now + $wait), false, $this->limit));
         }
 
         return new Reservation($now + $wait, $rateLimit);

@@ -144,6 +144,13 @@ final class Server
         return $reply;
     }
 
+    /** TYPE of $key ("string", "hash", "zset", "none", ...): phpredis's rawCommand reads a status reply as true. */
+    public function type(string $key): string
+    {
+        return [\Redis::REDIS_STRING => 'string', \Redis::REDIS_HASH => 'hash', \Redis::REDIS_ZSET => 'zset',
+            \Redis::REDIS_SET => 'set', \Redis::REDIS_LIST => 'list', \Redis::REDIS_NOT_FOUND => 'none'][$this->admin()->type($key)] ?? 'other';
+    }
+
     public function phpredis(): \Redis
     {
         $r = new \Redis();
