@@ -124,10 +124,12 @@ class RateLimiter extends CacheRateLimiter
         $this->resetAttempts($key);
     }
 
-    /** Seconds until the key's window ends (rounded up). */
+    /** Seconds until the key's window ends (rounded up); 0 when nothing is counted. */
     public function availableIn($key)
     {
-        return (int) ceil($this->read($key)->resetAfterMs / 1000);
+        $peek = $this->read($key);
+
+        return 0 === self::counted($peek) ? 0 : (int) ceil($peek->resetAfterMs / 1000);
     }
 
     /** One RL.FIXED: admits and counts, or refuses and writes nothing. */

@@ -7,6 +7,7 @@ namespace Rl\Laravel;
 use Illuminate\Cache\RateLimiter as CacheRateLimiter;
 use Illuminate\Support\ServiceProvider;
 use Rl\Client;
+use Rl\Edition;
 
 /**
  * The one line that moves a Laravel app's rate limits to rl (config/app.php
@@ -17,6 +18,10 @@ use Rl\Client;
  * Config (optional, config/rl.php or any config file's "rl" key):
  *   rl.connection  the Redis connection of config/database.php (default "default")
  *   rl.prefix      the keys' prefix (default "rl:lv:")
+ *   rl.edition     "module" or "library": the edition the server runs, so
+ *                  that each request's first call need not find it (PHP
+ *                  forgets it between requests; on the library, finding it
+ *                  costs two more round trips). Wrong, it is found again.
  */
 class RlServiceProvider extends ServiceProvider
 {
@@ -25,8 +30,10 @@ class RlServiceProvider extends ServiceProvider
         $this->app->singleton(Client::class, function ($app) {
             $connection = $app['redis']->connection($app['config']->get('rl.connection', 'default'));
 
+            $edition = $app['config']->get('rl.edition');
+
             // PhpRedisConnection, PhpRedisClusterConnection, PredisConnection: their client.
-            return new Client($connection->client());
+            return new Client($connection->client(), null === $edition ? null : Edition::from($edition));
         });
         $make = fn ($app) => new RateLimiter($app->make(Client::class), $app['config']->get('rl.prefix', 'rl:lv:'));
         if (!$this->app->bound(CacheRateLimiter::class)) {
