@@ -44,7 +44,11 @@ final class PhpRedisCluster implements Transport
     private function at(string|array $where, array $args): mixed
     {
         $this->redis->clearLastError();
-        $reply = $this->redis->rawCommand($where, ...$args);
+        try {
+            $reply = $this->redis->rawCommand($where, ...$args);
+        } catch (\RedisClusterException|\RedisException $e) {
+            throw PhpRedis::replied($this->redis->getLastError(), $e);
+        }
         if (false === $reply && null !== ($error = $this->redis->getLastError())) {
             $this->redis->clearLastError();
             throw new ServerException($error);

@@ -9,7 +9,8 @@ $auth = array_filter(['username' => getenv('RL_USER') ?: null, 'password' => get
 $node = static function (string $hostPort) use ($auth): array {
     [$host, $port] = explode(':', $hostPort);
 
-    return ['host' => $host, 'port' => (int) $port, 'database' => 0] + $auth;
+    // No database: Predis would send SELECT, which the README's ACL recipe does not grant.
+    return ['host' => $host, 'port' => (int) $port] + $auth;
 };
 
 return [
