@@ -15,6 +15,13 @@
 #       tests (clients/node), which fetch their npm packages themselves
 #     - prometheus-redis-exporter (redis_exporter 1.45 on Debian 12): the
 #       metrics test runs it with contrib/redis_exporter/rl.lua
+#     - the PHP client's tests (clients/php): php-cli (8.2), php-redis
+#       (phpredis), php-nrk-predis (Predis 1.1), phpunit (9.6), composer
+#       (2.5, for make dist's test of the package), php-symfony-rate-limiter,
+#       php-symfony-http-kernel, php-symfony-http-foundation,
+#       php-symfony-lock, php-symfony-cache (Symfony 5.4: the app and its own
+#       limiter, side by side) and php-laravel-framework (Laravel 8.83).
+#       Packagist is not needed: the tests autoload from /usr/share/php.
 #   rustup components rustfmt and clippy: `make lint`, `.ci/run`
 #   .deps/venv: a Python venv (Debian's own pip refuses to install into the
 #     system, PEP 668) that fetches the wheels below and holds redis-py, the
@@ -97,6 +104,13 @@ venv_ok || venv_python >/dev/null || need_apt+=(python3 python3-venv)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 command -v prometheus-redis-exporter >/dev/null 2>&1 || need_apt+=(prometheus-redis-exporter)
+command -v php >/dev/null 2>&1 || need_apt+=(php-cli)
+command -v phpunit >/dev/null 2>&1 || need_apt+=(phpunit)
+command -v composer >/dev/null 2>&1 || need_apt+=(composer)
+for pkg in php-redis php-nrk-predis php-symfony-rate-limiter php-symfony-http-kernel php-symfony-http-foundation \
+    php-symfony-lock php-symfony-cache php-laravel-framework; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need_apt+=("$pkg")
+done
 if [ ${#need_apt[@]} -gt 0 ]; then
     # Unique, in order (redis-tools may be listed twice).
     mapfile -t need_apt < <(printf '%s\n' "${need_apt[@]}" | awk '!seen[$0]++')
@@ -193,4 +207,5 @@ say "Redis 8:  $REDIS8 ($("$REDIS8" --version | cut -d' ' -f1-3))"
 say "Valkey 9: $VALKEY9 ($("$VALKEY9" --version | cut -d' ' -f1-3))"
 say "Node:     $(command -v node) ($(node --version)), npm $(npm --version)"
 say "Python:   $VENV/bin/python (redis-py $("$VENV/bin/python" -c 'import redis; print(redis.__version__)'))"
+say "PHP:      $(command -v php) ($(php -r 'echo PHP_VERSION, ", phpredis ", phpversion("redis");')), $(phpunit --version | awk 'NR == 1 { print $1, $2 }'), composer $(composer --version 2>/dev/null | awk 'NR == 1 { print $3 }')"
 say "dist:     $($DEPS/cargo/bin/cargo-zigbuild --version), zig $("$VENV/bin/python" -m ziglang version)"
