@@ -17,7 +17,8 @@
 #       metrics test runs it with contrib/redis_exporter/rl.lua
 #     - the PHP client's tests (clients/php): php-cli (8.2), php-redis
 #       (phpredis), php-nrk-predis (Predis 1.1), phpunit (9.6), composer
-#       (2.5, for make dist's test of the package), php-symfony-rate-limiter,
+#       (2.5, and php-zip, which its artifact repository needs: make dist's
+#       test installs the package from its zip), php-symfony-rate-limiter,
 #       php-symfony-http-kernel, php-symfony-http-foundation,
 #       php-symfony-lock, php-symfony-cache (Symfony 5.4: the app and its own
 #       limiter, side by side) and php-laravel-framework (Laravel 8.83).
@@ -107,7 +108,7 @@ command -v prometheus-redis-exporter >/dev/null 2>&1 || need_apt+=(prometheus-re
 command -v php >/dev/null 2>&1 || need_apt+=(php-cli)
 command -v phpunit >/dev/null 2>&1 || need_apt+=(phpunit)
 command -v composer >/dev/null 2>&1 || need_apt+=(composer)
-for pkg in php-redis php-nrk-predis php-symfony-rate-limiter php-symfony-http-kernel php-symfony-http-foundation \
+for pkg in php-redis php-zip php-nrk-predis php-symfony-rate-limiter php-symfony-http-kernel php-symfony-http-foundation \
     php-symfony-lock php-symfony-cache php-laravel-framework; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need_apt+=("$pkg")
 done

@@ -40,9 +40,12 @@ $config = [
     'rate' => ['interval' => '10 seconds', 'amount' => 1],
 ];
 $redis = rl_test_redis();
-$factory = 'symfony' === getenv('RL_LIMITER')
-    ? new RateLimiterFactory($config, new CacheStorage(new RedisAdapter($redis)), new LockFactory(new RedisStore($redis)))
-    : new RlRateLimiterFactory($config, $redis); // was: new RateLimiterFactory($config, new CacheStorage(new RedisAdapter($redis)), new LockFactory(new RedisStore($redis)))
+if ('symfony' === getenv('RL_LIMITER')) {
+    // The app before the switch: Symfony's own limiter.
+    $factory = new RateLimiterFactory($config, new CacheStorage(new RedisAdapter($redis)), new LockFactory(new RedisStore($redis)));
+} else {
+    $factory = new RlRateLimiterFactory($config, $redis); // was: new RateLimiterFactory($config, new CacheStorage(new RedisAdapter($redis)), new LockFactory(new RedisStore($redis)))
+}
 
 $api = static function (Request $request) use ($factory): Response {
     $limit = $factory->create($request->headers->get('X-User', $request->getClientIp()))->consume(1);

@@ -18,9 +18,10 @@ return [
         Illuminate\Redis\RedisServiceProvider::class,
         Illuminate\Translation\TranslationServiceProvider::class,
         Illuminate\View\ViewServiceProvider::class,
-        'laravel' === getenv('RL_LIMITER') ? null : Rl\Laravel\RlServiceProvider::class, // the one line
+        Rl\Laravel\RlServiceProvider::class, // rl: the RateLimiter facade and throttle
         App\RouteServiceProvider::class,
-    ])),
+        // RL_LIMITER=laravel: the app without that line, on Laravel's own limiter.
+    ], fn (string $provider) => !('laravel' === getenv('RL_LIMITER') && Rl\Laravel\RlServiceProvider::class === $provider))),
     'aliases' => [
         'RateLimiter' => Illuminate\Support\Facades\RateLimiter::class,
         'Route' => Illuminate\Support\Facades\Route::class,
