@@ -21,7 +21,10 @@ script.
   byte, and a Flask-Limiter app limits over HTTP;
 - the npm tarball in a fresh project: an Express app limits over HTTP in
   CommonJS and as an ES module started from another directory, and
-  `tsc --strict` passes on a file using the types.
+  `tsc --strict` passes on a file using the types;
+- the PHP zip (php.py): its files, then installed with Composer from an
+  artifact repository holding it alone into a fresh project, as
+  docs/install.md says, a Symfony app limits over HTTP on each edition.
 
 Last line: "dist: N passed, N failed, N skipped". Env: RL_DIST (default
 dist/), RL_REDIS7, RL_REDIS8, RL_VALKEY9 as the other tests.
@@ -43,6 +46,7 @@ import urllib.error
 import urllib.request
 import zipfile
 
+import php
 import release_docs
 from apps import EXPRESS_CJS, EXPRESS_ESM, FLASK_APP, TYPED
 
@@ -80,7 +84,8 @@ GO = f"rl-go-{VERSION}.tar.gz"
 JAR = f"rl-{VERSION}.jar"
 SOURCES_JAR = f"rl-{VERSION}-sources.jar"
 POM = f"rl-{VERSION}.pom"
-EXPECTED = sorted([*TARBALLS.values(), LUA, WHEEL, SDIST, NPM, GO, JAR, SOURCES_JAR, POM])
+PHP_ZIP = f"rl-php-{VERSION}.zip"
+EXPECTED = sorted([*TARBALLS.values(), LUA, WHEEL, SDIST, NPM, GO, JAR, SOURCES_JAR, POM, PHP_ZIP])
 
 
 def servers():
@@ -285,8 +290,8 @@ def every_package_has_a_readme(work):
     """Each package says how to use it from that package alone: a README
     where its ecosystem shows one, naming the package's own release file,
     with no relative link (it would lead nowhere in the package)."""
-    names = {"wheel": WHEEL, "sdist": SDIST, "npm": NPM, "go": GO, "jar": JAR, "sources_jar": SOURCES_JAR}
-    own = {WHEEL: WHEEL, SDIST: WHEEL, NPM: NPM, GO: GO, JAR: JAR, SOURCES_JAR: JAR}
+    names = {"wheel": WHEEL, "sdist": SDIST, "npm": NPM, "go": GO, "jar": JAR, "sources_jar": SOURCES_JAR, "php": PHP_ZIP}
+    own = {WHEEL: WHEEL, SDIST: WHEEL, NPM: NPM, GO: GO, JAR: JAR, SOURCES_JAR: JAR, PHP_ZIP: PHP_ZIP}
     problems = []
     for where, text in release_docs.package_readmes(work, names).items():
         if text is None:
@@ -335,6 +340,7 @@ def every_package_carries_the_license(work):
         f"{GO}: rl-go-{VERSION}/LICENSE": in_tar(GO, f"rl-go-{VERSION}/LICENSE"),
         f"{JAR}: META-INF/LICENSE": in_zip(JAR, "META-INF/LICENSE"),
         f"{SOURCES_JAR}: META-INF/LICENSE": in_zip(SOURCES_JAR, "META-INF/LICENSE"),
+        f"{PHP_ZIP}: LICENSE": in_zip(PHP_ZIP, "LICENSE"),
     }
     wrong = [where for where, got in places.items() if got != want]
     check(not wrong, f"no LICENSE, or another text, at: {wrong}")
@@ -627,6 +633,7 @@ def main():
         else:
             t.failed += 3
             print("FAIL the three Node app tests: the install failed")
+        php.run_tests(t, work, sys.modules[__name__])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"dist: {t.passed} passed, {t.failed} failed, 0 skipped")

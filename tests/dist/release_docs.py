@@ -85,4 +85,5 @@ def package_readmes(work, names):
         f"{names['go']}: {go_top}/README.md": in_tar(names["go"], f"{go_top}/README.md"),
         f"{names['jar']}: META-INF/README.md": in_zip(names["jar"], "META-INF/README.md"),
         f"{names['sources_jar']}: META-INF/README.md": in_zip(names["sources_jar"], "META-INF/README.md"),
+        f"{names['php']}: README.md": in_zip(names["php"], "README.md"),
     }
