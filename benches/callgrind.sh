@@ -9,8 +9,13 @@
 # the packages (PyPI, npm) into target/bench-peers/ at bench time. With
 # them, a closing table pairs each rl row with its peers (PAIRS) and the
 # script exits 1 if an rl row costs more than a peer it is paired with.
+# The PHP rows (PHP_ROWS below) are requests, not commands: PHP code of
+# the frameworks (Symfony's limiter, Laravel's ThrottleRequestsWithRedis,
+# Debian's packages) and of clients/php makes each one, through
+# benches/php/calls.php, as many commands as it sends; they print
+# instructions and round trips per request, and pair up in PAIRS too.
 # Env: SERVER, MODULE, N (default 5000), R (keyspace, default 2000),
-# P (pipeline, default 16),
+# P (pipeline, default 16), N_PHP (requests of a PHP row, default 2000),
 # OUT (dump dir, default target/callgrind), TABLE (also write the counts to
 # this CSV, with the run's date, commit and settings: make bench writes
 # target/bench/instructions.csv for the page), PEERS_CHECK (warn: report a
@@ -180,6 +185,12 @@ declare -A ROWS=(
 # spring_gateway: Spring Cloud Gateway's request_rate_limiter.lua, as its
 # RedisRateLimiter sends it.
 PEERS=(limits_moving limits_moving_hot limits_moving_full limits_sliding limits_fixed rlf_redis upstash_sliding upstash_token rlr_express redis_rate spring_gateway)
+# benches/php/calls.php's rows: Symfony's limiter (its Redis cache pool and
+# lock: 8 commands per consume()) and rl's factory for each policy (100 a
+# minute, a bucket of 100), Laravel's ThrottleRequestsWithRedis (its
+# DurationLimiter script) and rl's throttle middleware (throttle:100,1).
+PHP_ROWS=(symfony_fixed php_fixed symfony_sliding php_sliding symfony_token php_token laravel_redis php_laravel)
+N_PHP=${N_PHP:-2000}
 # rl row, the peer rows it replaces, what is compared.
 PAIRS=(
   "fn_slide|limits_moving|rl_slide / limits moving window"
@@ -194,9 +205,13 @@ PAIRS=(
   "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE (no blockDuration) / RateLimiterRedis"
   "go_rate|redis_rate|Go redis_rate drop-in's RL.THROTTLE / redis_rate GCRA script"
   "java_gateway|spring_gateway|Spring Cloud Gateway RlRateLimiter's RL.THROTTLE / RedisRateLimiter's script"
+  "php_fixed|symfony_fixed|Symfony RlRateLimiterFactory fixed_window's RL.FIXED / Symfony's limiter (cache pool and lock), per request"
+  "php_sliding|symfony_sliding|Symfony RlRateLimiterFactory sliding_window's RL.BUCKETS / Symfony's limiter, per request"
+  "php_token|symfony_token|Symfony RlRateLimiterFactory token_bucket's RL.THROTTLE / Symfony's limiter, per request"
+  "php_laravel|laravel_redis|Laravel throttle on rl's RL.FIXED / ThrottleRequestsWithRedis's script, per request"
 )
 rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked buckets_blocked slide_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_fixed_blocked fn_throttle_blocked fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter go_rate java_gateway cl_throttle "${PEERS[@]}")
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked buckets_blocked slide_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_fixed_blocked fn_throttle_blocked fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter go_rate java_gateway cl_throttle "${PEERS[@]}" "${PHP_ROWS[@]}")
 if [ -z "${RL_REDIS_CELL:-}" ]; then
   kept=()
   for r in "${rows[@]}"; do
@@ -250,7 +265,9 @@ row_words() {
 # A row whose command fails would measure its error path: one call of each
 # first, on a key of its own (the number 0 for the placeholder: a ZADD
 # takes it as a score too), must not answer an error.
+is_php_row() { [[ " ${PHP_ROWS[*]} " == *" $1 "* ]]; }
 for r in "${rows[@]}"; do
+  is_php_row "$r" && continue  # calls.php fails loudly on an error reply itself
   row_words "${ROWS[$r]//__rand_int__/0}"
   reply=$(cli "${words[@]}" 2>&1 | head -1)
   case $reply in
@@ -299,7 +316,24 @@ bench_pass() {
   seeds=$(cat "$OUT/.seeds")
   return $rc
 }
+declare -A TRIPS=()
 for r in "${rows[@]}"; do
+  if is_php_row "$r"; then
+    # The same passes, of N_PHP requests, by PHP; then the round trips of
+    # 50 more, counted on MONITOR.
+    php benches/php/calls.php "$r" "$PORT" "$N_PHP" "$R"
+    callgrind_control -z "$VG" >/dev/null 2>&1
+    php benches/php/calls.php "$r" "$PORT" "$N_PHP" "$R"
+    callgrind_control -d "$r" "$VG" >/dev/null 2>&1
+    f=$(ls -t "$OUT"/server.out.* | head -1)
+    mv "$f" "$OUT/$r.out"
+    total=$(grep -E '^(summary|totals):' "$OUT/$r.out" | head -1 | awk '{print $2}')
+    COST[$r]=$((total / N_PHP))
+    TRIPS[$r]=$(php benches/php/calls.php "$r" "$PORT" 0 "$R" 50 | sed -n 's/^round_trips=//p')
+    printf '%-20s %12d  (per request, %s round trips)\n' "$r" "${COST[$r]}" "${TRIPS[$r]}"
+    [ -z "${TABLE:-}" ] || echo "$r,${COST[$r]}" >>"$TABLE.part"
+    continue
+  fi
   # Each row's warm-up just before it is measured (fills its keyspace, so
   # the row measures steady state): the keys are then as old at every
   # measured call whatever ran before, and no key of the row expires or
@@ -334,6 +368,9 @@ for pair in "${PAIRS[@]}"; do
     fi
     ratio=$(awk -v a="${COST[$mine]}" -v b="${COST[$p]}" 'BEGIN { printf "%.2f", a / b }')
     printf '%-16s %10d  %-20s %10d %7sx  %s\n' "$mine" "${COST[$mine]}" "$p" "${COST[$p]}" "$ratio" "$what"
+    if [ -n "${TRIPS[$mine]:-}" ]; then
+      printf '%-16s %10s  %-20s %10s %8s  round trips per request\n' "" "${TRIPS[$mine]}" "" "${TRIPS[$p]}" ""
+    fi
     [ "${COST[$mine]}" -le "${COST[$p]}" ] || over+=("$mine ${ratio}x $p")
   done
 done
