@@ -83,6 +83,20 @@ final class LaravelHttpTest extends TestCase
         }
     }
 
+    /** Two limits of a route by the same key keep a counter each: rl:lv:<key> and rl:lv:<key>:<decay>s. */
+    public function testTwoLimitsBySameKey(): void
+    {
+        $server = Registry::fresh('redis7');
+        $app = self::app($server);
+        try {
+            self::assertSame([200, 200, 429], array_map(fn () => $app->get('/twice')[0], [1, 2, 3]));
+        } finally {
+            $app->stop();
+        }
+        $key = 'rl:lv:'.md5('twicesame');
+        self::assertSame(['2', '2'], [$server->call('GET', $key), $server->call('GET', "$key:120s")]);
+    }
+
     /** @dataProvider cases */
     public function testResponseCallbackAndAttempt(string $kind, string $via): void
     {

@@ -53,7 +53,11 @@ final class RlRateLimiterFactory
             throw new \InvalidArgumentException('rl: the rate limiter option "id" is required (a string)');
         }
         $this->id = $config['id'];
-        $this->policy = $config['policy'] ?? throw new \InvalidArgumentException('rl: the rate limiter option "policy" is required');
+        $policy = $config['policy'] ?? throw new \InvalidArgumentException('rl: the rate limiter option "policy" is required');
+        if (!\is_string($policy)) {
+            throw new \InvalidArgumentException(sprintf('rl: the rate limiter option "policy" must be a string, not %s', get_debug_type($policy)));
+        }
+        $this->policy = $policy;
         [$limit, $intervalMs, $amount] = match ($this->policy) {
             'no_limit' => [0, 0, 0],
             'fixed_window', 'sliding_window' => [
@@ -62,7 +66,7 @@ final class RlRateLimiterFactory
                 0,
             ],
             'token_bucket' => [self::limit($config), ...self::rate($config)],
-            default => throw new \InvalidArgumentException(sprintf('rl: the rate limiter policy "%s" does not exist: use "token_bucket", "sliding_window", "fixed_window" or "no_limit"', \is_string($this->policy) ? $this->policy : get_debug_type($this->policy))),
+            default => throw new \InvalidArgumentException(sprintf('rl: the rate limiter policy "%s" does not exist: use "token_bucket", "sliding_window", "fixed_window" or "no_limit"', $this->policy)),
         };
         $this->limit = $limit;
         $this->intervalMs = $intervalMs;

@@ -35,10 +35,12 @@ class RouteServiceProvider extends ServiceProvider
         RateLimiter::for('reports', fn (Request $request) => Limit::perMinute(2)->by($request->header('X-User'))
             ->response(fn (Request $request, array $headers) => response('slow down', 429, $headers)));
 
-        $user = fn (Request $request) => $request->header('X-User');
+        // Two limits by the same key: Laravel counts each request twice in one entry, rl keeps one counter each.
+        RateLimiter::for('twice', fn () => [Limit::perMinute(2)->by('same'), Limit::perMinutes(2, 5)->by('same')]);
         Route::middleware('throttle:3,1')->get('/fixed', fn () => 'fixed');
         Route::middleware('throttle:uploads')->get('/uploads', fn () => 'uploaded');
         Route::middleware('throttle:reports')->get('/reports', fn () => 'report');
+        Route::middleware('throttle:twice')->get('/twice', fn () => 'twice');
         Route::get('/attempt', function (Request $request) {
             $sent = RateLimiter::attempt('send-message:'.$request->header('X-User'), 2, fn () => 'sent', 60);
 
