@@ -9,7 +9,7 @@
 // count over the window (limit - remaining), its reset_after_ms the reset.
 // RL.REFUND BUCKETS is decrement(), RL.PEEK BUCKETS is get().
 const { fromSendCommand } = require('./transport');
-const { editionFor } = require('./edition');
+const { editionFor, sendIn } = require('./edition');
 
 const COUNT_ALL = 1e15;
 
@@ -62,9 +62,8 @@ class RlStore {
     return p;
   }
 
-  async _send(key, build, readonly = false) {
-    const edition = await this._edition();
-    return this._transport.send(key, build(edition), readonly);
+  _send(key, build, readonly = false) {
+    return sendIn(this, this._transport, () => this._edition(), key, build, readonly);
   }
 
   async increment(key) {
