@@ -2,6 +2,7 @@ package dev.rl.gateway;
 
 import dev.rl.Decision;
 import dev.rl.RlCommands;
+import dev.rl.RlNotLoadedException;
 import io.lettuce.core.RedisCommandExecutionException;
 import java.util.HashMap;
 import java.util.Map;
@@ -30,8 +31,10 @@ import reactor.core.scheduler.Schedulers;
  * {@code replenishRate} a second, continuously rather than once a second as
  * upstream's script does. A denial adds {@code Retry-After} (whole seconds, rounded
  * up). Like upstream, a server that cannot be reached lets the request through
- * (remaining {@code -1}); unlike upstream, an error the server answers (a
- * configuration rl refuses) fails the request, with the server's message.
+ * (remaining {@code -1}), and so does a server without rl (neither the module nor the
+ * function library: {@link RlCommands} logs once what to load, not per request);
+ * unlike upstream, an error the server answers (a configuration rl refuses) fails
+ * the request, with the server's message.
  */
 public class RlRateLimiter extends AbstractRateLimiter<RedisRateLimiter.Config> {
 
@@ -86,10 +89,22 @@ public class RlRateLimiter extends AbstractRateLimiter<RedisRateLimiter.Config> 
                 // that reads every rl reply.
                 .publishOn(Schedulers.parallel())
                 .map(d -> response(config, never ? deny(d) : d))
+                // rl not loaded: upstream's answer to a server it cannot use, the request
+                // let through; RlCommands logged what to load, once.
+                .onErrorResume(RlRateLimiter::notLoaded, e -> Mono.just(new Response(true, headers(config, -1L))))
                 .onErrorResume(e -> !(e instanceof RedisCommandExecutionException), e -> {
                     log.error("rl: could not reach the server; letting the request through", e);
                     return Mono.just(new Response(true, headers(config, -1L)));
                 });
+    }
+
+    private static boolean notLoaded(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof RlNotLoadedException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static Decision deny(Decision looked) {
