@@ -1,0 +1,57 @@
+# frozen_string_literal: true
+
+$LOAD_PATH.unshift(File.expand_path("../lib", __dir__))
+require "minitest/autorun"
+require "rl"
+require_relative "support/servers"
+require_relative "support/http_app"
+
+Minitest.after_run do
+  HttpApp.stop_shared
+  Servers.stop_all
+end
+
+module RlTest
+  # A shared server (Servers::SPECS), its keyspace emptied and its clock
+  # (if stopped) back at Servers::BASE_TIME.
+  def server(name)
+    s = Servers.shared(name)
+    s.reset
+    s
+  rescue Servers::Missing => e
+    flunk e.message
+  end
+
+  BASE_MS = (Servers::BASE_TIME.to_r * 1000).to_i
+
+  def decision(allowed, remaining, retry_after_ms, reset_after_ms, granted = nil, lease: nil, oldest_ms: nil)
+    Rl::Decision.new(allowed: allowed == 1 || allowed == true, remaining: remaining, retry_after_ms: retry_after_ms,
+                     reset_after_ms: reset_after_ms, granted: granted || (allowed == 1 ? 1 : 0),
+                     oldest_ms: oldest_ms, lease: lease)
+  end
+
+  # On a stopped clock a Decision is compared whole; on a running one the
+  # counts exactly and the waits within the second the calls may take. A
+  # lease of :any wants some lease id.
+  def assert_decision(want, got, exact, what = "")
+    assert_kind_of Rl::Decision, got, what
+    if want.lease == :any
+      assert_kind_of String, got.lease, "#{what}: lease"
+      refute_empty got.lease, "#{what}: lease"
+    else
+      assert_nil got.lease, "#{what}: lease"
+    end
+    fields = exact ? %i[allowed remaining retry_after_ms reset_after_ms granted oldest_ms] : %i[allowed remaining granted]
+    fields.each do |f|
+      want[f].nil? ? assert_nil(got[f], "#{what}: #{f}") : assert_equal(want[f], got[f], "#{what}: #{f}")
+    end
+    return if exact
+
+    %i[retry_after_ms reset_after_ms oldest_ms].each do |f|
+      next if want[f].nil? && got[f].nil?
+
+      assert_operator got[f], :<=, want[f], "#{what}: #{f}"
+      assert_operator got[f], :>=, [want[f] - 1000, 0].max, "#{what}: #{f}"
+    end
+  end
+end
