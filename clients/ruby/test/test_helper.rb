@@ -55,3 +55,62 @@ module RlTest
     end
   end
 end
+
+# As in a Rails app, ActiveSupport before rack-attack: rack-attack takes
+# ActiveSupport::Notifications as its notifier when it is loaded.
+require "active_support"
+require "active_support/notifications"
+require "rl/rack_attack"
+
+# rack-attack's configuration is global: each test starts from none, with
+# the shared app (HttpApp.shared: rack-attack in front of an echo of its
+# throttle data) and its own connections, closed after it.
+module RackAttackTest
+  include RlTest
+
+  def setup
+    super
+    Rack::Attack.clear_configuration
+    Rack::Attack.enabled = true
+    Rack::Attack.cache.store = nil
+    Rl::RackAttack.redis = nil
+    Rl::RackAttack.prefix = nil
+    @connections = []
+  end
+
+  def teardown
+    Rack::Attack.clear_configuration
+    Rack::Attack.cache.store = nil
+    Rl::RackAttack.redis = nil
+    @connections.each(&:close)
+    super
+  end
+
+  def app
+    HttpApp.shared
+  end
+
+  # A connection of the app's, closed after the test.
+  def connect(server, **options)
+    r = server.redis(**options)
+    @connections << r
+    r
+  end
+
+  # The user is the discriminator: X-User.
+  def user_of(req)
+    req.get_header("HTTP_X_USER")
+  end
+
+  def get(user, path = "/")
+    app.get(path, "X-User" => user)
+  end
+
+  def statuses(user, n, path = "/")
+    Array.new(n) { get(user, path).code.to_i }
+  end
+
+  def throttle_data(response)
+    JSON.parse(response.body)
+  end
+end
