@@ -209,7 +209,7 @@ module Servers
 
     # Which node holds key.
     def node_of(key)
-      @nodes.find { |n| n.admin.call("exists", key) == 1 }
+      @nodes.find { |n| n.admin.keys("*").include?(key) }
     end
 
     def reset
