@@ -36,7 +36,7 @@ module Rl
       raise ArgumentError, "rl: increment needs expires_in: (rate_limit's within:)" unless expires_in
 
       window_ms = Args.seconds_to_ms(expires_in, "expires_in")
-      cost = Args.positive(amount, "amount")
+      cost = Args.positive(amount, "amount") == 1 ? nil : amount # COST 1 is the default
       decision = @client.buckets("#{prefix}#{name}", limit: UNCAPPED, window_ms: window_ms,
                                                       precision_ms: @precision_ms, cost: cost)
       UNCAPPED - decision.remaining

@@ -35,7 +35,8 @@ module Rl
         raise ArgumentError, "rl: increment needs expires_in: (the window), as rack-attack passes it" unless expires_in
 
         window_ms = Args.seconds_to_ms(expires_in, "expires_in")
-        cost = Args.positive(amount, "amount")
+        # COST 1 is the default: left out, the server parses less.
+        cost = Args.positive(amount, "amount") == 1 ? nil : amount
         failsafe { UNCAPPED - @client.fixed(key(name), limit: UNCAPPED, window_ms: window_ms, cost: cost).remaining }
       end
 
