@@ -47,7 +47,7 @@ module Rl
       known = @edition
       return known if known
 
-      run(false) { |e| peek_line(e, PROBE_KEY, Slide.new(limit: 1, window_ms: 1000), []) }
+      run { |e| peek_line(e, PROBE_KEY, Slide.new(limit: 1, window_ms: 1000), []) }
       @edition
     rescue StandardError => e
       # An error of rl's own (PROBE_KEY holding another kind of key) still
@@ -107,7 +107,7 @@ module Rl
     # (SLIDE and BUCKETS) as the Decision's oldest_ms.
     def peek(key, limiter, oldest: false)
       check_limiter(limiter)
-      reply = run(true) { |e| peek_line(e, key, limiter, oldest ? ["OLDEST"] : []) }
+      reply = run { |e| peek_line(e, key, limiter, oldest ? ["OLDEST"] : []) }
       Reply.decision(reply, units: limiter.units, oldest: oldest, what: "RL.PEEK")
     end
 
@@ -158,7 +158,7 @@ module Rl
       end
       keys = clauses.map(&:first)
       parts = clauses.flat_map { |_, limiter| [limiter.name, *limiter.params] }
-      reply = run(false) do |e|
+      reply = run do |e|
         e == :module ? ["rl.all", keys.size, *keys, *parts] : ["fcall", "rl_all", keys.size, *keys, *parts]
       end
       Reply.all(reply, clauses)
@@ -209,7 +209,7 @@ module Rl
     # Command names go lowercase: redis-rb's Cluster finds a command's key
     # by its name in COMMAND's table, which spells them so.
     def call(verb, limiter, key, args)
-      run(false) do |e|
+      run do |e|
         if e == :module
           ["rl.#{verb}", *limiter, key, *args]
         else
@@ -228,27 +228,30 @@ module Rl
     # found") is found again, once. COMMAND, which the README's ACL recipe
     # does not grant, is never sent. NOPERM and connection errors are
     # raised as they are, the edition still unknown.
-    def run(_readonly)
+    def run(&line)
       known = @edition
       if known
         begin
-          return @redis.call(*yield(known))
+          return @redis.call(*line.call(known))
         rescue StandardError => e
           raise unless gone?(e, known)
 
           forget(known)
-          return known == :module ? library_call { |ed| yield(ed) } : run(_readonly) { |ed| yield(ed) }
+          return known == :module ? library_call(&line) : run(&line)
         end
       end
       begin
-        reply = @redis.call(*yield(:module))
+        reply = @redis.call(*line.call(:module))
       rescue StandardError => e
         raise if !Errors.server?(e) || Errors.noperm?(e)
-        raise found(:module, e) unless Errors.unknown_command?(e)
+        return library_call(&line) if Errors.unknown_command?(e)
 
-        return library_call { |ed| yield(ed) }
+        # An error of rl's own: the module is there.
+        found(:module)
+        raise
       end
-      found(:module, reply)
+      found(:module)
+      reply
     end
 
     def gone?(error, edition)
@@ -256,15 +259,15 @@ module Rl
     end
 
     # The module is not there: the library, if loaded (or loadable), is.
-    def library_call
+    def library_call(&line)
       unless library?
         raise NotLoadedError unless @load_functions
 
         load_library
         raise NotLoadedError, "loaded, yet FCALL_RO rl_version 0 does not answer" unless library?
       end
-      found(:library, nil)
-      @redis.call(*yield(:library))
+      found(:library)
+      @redis.call(*line.call(:library))
     end
 
     def library?
@@ -287,9 +290,8 @@ module Rl
       raise unless Errors.server?(e) && e.message.downcase.include?("already exists")
     end
 
-    def found(edition, value)
+    def found(edition)
       @lock.synchronize { @edition = edition }
-      value
     end
 
     def forget(edition)
