@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "test_helper"
+require_relative "client_test"
 
 # A user made by the README's ACL recipe, as written (+@ratelimit ~rl:*;
 # module ACL categories: Valkey 9.1): the typed calls, rl_throttle and
@@ -15,13 +16,32 @@ class AclTest < Minitest::Test
     line.split
   end
 
-  def test_the_readme_recipes_user
-    s = server(:valkey_module)
+  # The README's user on s, made as written; its connection.
+  def recipe_user(s)
     words = recipe
     s.admin.call(*words)
-    user = words[2]
-    password = words.find { |w| w.start_with?(">") }[1..]
-    as_user = connect(s, username: user, password: password)
+    @user = words[2]
+    connect(s, username: @user, password: words.find { |w| w.start_with?(">") }[1..])
+  end
+
+  def teardown
+    Servers.shared(:valkey_module).admin.call("acl", "deluser", @user) if @user
+    super
+  end
+
+  # Every typed call of ClientTest's table, as the recipe's user.
+  ClientTest::CASES.each do |what, (calls, replies)|
+    define_method("test_the_readme_recipes_user: #{what}") do
+      s = server(:valkey_module)
+      got = calls.call(Rl::Client.new(recipe_user(s)))
+      assert_replies replies.call(self), got, false, what
+      assert_empty s.admin.keys("*").reject { |k| k.start_with?("rl:") }
+    end
+  end
+
+  def test_the_readme_recipes_user
+    s = server(:valkey_module)
+    as_user = recipe_user(s)
     e = assert_raises(Redis::CommandError) { as_user.call("command", "info", "rl.slide") }
     assert_match(/\ANOPERM/, e.message, "the recipe's user may send COMMAND: the test shows nothing")
 
@@ -46,7 +66,5 @@ class AclTest < Minitest::Test
     keys = s.admin.keys("*")
     assert_equal [], keys.reject { |k| k.start_with?("rl:") }
     assert_equal 5, keys.size, "the typed calls' three, rl_throttle's and the store's: #{keys}"
-  ensure
-    s&.admin&.call("acl", "deluser", user) if user
   end
 end

@@ -108,17 +108,7 @@ class ClientTest < Minitest::Test
       define_method("test_#{name}: #{what}") do
         s = server(name)
         got = calls.call(Rl::Client.new(s.redis))
-        want = replies.call(self)
-        assert_equal want.size, got.size
-        want.zip(got).each_with_index do |(w, g), i|
-          if w.is_a?(Rl::Decision)
-            assert_decision w, g, s.stopped?, "#{what}, reply #{i + 1}"
-          elsif w.is_a?(Integer) && !s.stopped?
-            assert_in_delta w, g, 1000, "#{what}, reply #{i + 1}"
-          else
-            assert_equal w, g, "#{what}, reply #{i + 1}"
-          end
-        end
+        assert_replies replies.call(self), got, s.stopped?, what
       end
     end
 

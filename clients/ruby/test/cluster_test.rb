@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "test_helper"
+require_relative "client_test"
 
 # Three-primary clusters through redis-rb's built-in Cluster client: Redis
 # 7.0 with the module, Valkey 9.1 with only the library (loaded on every
@@ -32,6 +33,15 @@ class ClusterTest < Minitest::Test
       assert_equal USERS.size, c.nodes.sum { |n| n.admin.dbsize }, "one key per user, on one node"
     ensure
       Rl::RackAttack.redis&.close
+    end
+
+    ClientTest::CASES.each do |what, (calls, replies)|
+      define_method("test_#{name}: #{what}") do
+        redis = cluster(name).redis
+        assert_replies replies.call(self), calls.call(Rl::Client.new(redis)), false, what
+      ensure
+        redis&.close
+      end
     end
 
     define_method("test_#{name}: typed calls route by key") do

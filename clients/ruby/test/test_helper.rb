@@ -30,6 +30,21 @@ module RlTest
                      oldest_ms: oldest_ms, lease: lease)
   end
 
+  # A table's replies: Decisions by assert_decision, waits (Integers) to
+  # the ms on a stopped clock and within a second on a running one.
+  def assert_replies(want, got, exact, what)
+    assert_equal want.size, got.size, what
+    want.zip(got).each_with_index do |(w, g), i|
+      if w.is_a?(Rl::Decision)
+        assert_decision w, g, exact, "#{what}, reply #{i + 1}"
+      elsif w.is_a?(Integer) && !exact
+        assert_in_delta w, g, 1000, "#{what}, reply #{i + 1}"
+      else
+        assert_equal w, g, "#{what}, reply #{i + 1}"
+      end
+    end
+  end
+
   # On a stopped clock a Decision is compared whole; on a running one the
   # counts exactly and the waits within the second the calls may take. A
   # lease of :any wants some lease id.
