@@ -48,7 +48,7 @@ import urllib.request
 import zipfile
 
 import release_docs
-from apps import EXPRESS_CJS, EXPRESS_ESM, FLASK_APP, TYPED
+from apps import EXPRESS_CJS, EXPRESS_ESM, FLASK_APP, RACK_APP, TYPED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DIST = os.path.abspath(os.environ.get("RL_DIST", os.path.join(ROOT, "dist")))
@@ -290,8 +290,8 @@ def every_package_has_a_readme(work):
     """Each package says how to use it from that package alone: a README
     where its ecosystem shows one, naming the package's own release file,
     with no relative link (it would lead nowhere in the package)."""
-    names = {"wheel": WHEEL, "sdist": SDIST, "npm": NPM, "go": GO, "jar": JAR, "sources_jar": SOURCES_JAR}
-    own = {WHEEL: WHEEL, SDIST: WHEEL, NPM: NPM, GO: GO, JAR: JAR, SOURCES_JAR: JAR}
+    names = {"wheel": WHEEL, "sdist": SDIST, "npm": NPM, "go": GO, "jar": JAR, "sources_jar": SOURCES_JAR, "gem": GEM}
+    own = {WHEEL: WHEEL, SDIST: WHEEL, NPM: NPM, GO: GO, JAR: JAR, SOURCES_JAR: JAR, GEM: GEM}
     problems = []
     for where, text in release_docs.package_readmes(work, names).items():
         if text is None:
@@ -588,16 +588,6 @@ def types_pass_tsc_strict(folder):
 
 
 # --------------------------------------------------------------- Ruby
-
-RACK_APP = """\
-require "redis"
-require "rl/rack_attack"
-
-Rl::RackAttack.redis = Redis.new(url: ENV.fetch("REDIS_URL"))
-Rack::Attack.rl_throttle("req/ip", limit: 3, period: 60) { |req| req.ip }
-use Rack::Attack
-run ->(env) { [200, { "content-type" => "text/plain" }, ["hello\\n"]] }
-"""
 
 
 def gem_limits_a_rack_app(work):

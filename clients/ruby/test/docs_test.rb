@@ -95,13 +95,19 @@ class DocsTest < Minitest::Test
     end
   end
 
-  def test_the_readmes_ruby_lines_are_lines_of_the_section
-    readme = File.read(File.join(ROOT, "README.md"))
-    framework = readme[/^## From your framework\n.*?(?=^## )/m] or flunk "README.md has no From your framework"
-    lines = DocsTest.blocks(framework).select { |b| b.info == "ruby" }.flat_map { |b| b.code.lines.map(&:strip) }
-    refute_empty lines, "README's From your framework has no Ruby block"
-    section = RUBY.flat_map { |b| b.code.lines.map(&:strip) }
-    lines.reject(&:empty?).each { |l| assert_includes section, l, "README's Ruby line is not in docs/clients.md" }
+  # The repository's README (its From your framework) and the gem's own
+  # README show lines, not programs: each must be a line of a block above.
+  {
+    "README.md" => ->(text) { text[/^## From your framework\n.*?(?=^## )/m] },
+    "clients/ruby/README.md" => ->(text) { text }
+  }.each do |file, part|
+    define_method("test_#{file}'s Ruby lines are lines of docs/clients.md's section") do
+      text = part.call(File.read(File.join(ROOT, file))) or flunk "#{file} has no From your framework"
+      lines = DocsTest.blocks(text).select { |b| b.info == "ruby" }.flat_map { |b| b.code.lines.map(&:strip) }
+      refute_empty lines, "#{file} has no Ruby block"
+      section = RUBY.flat_map { |b| b.code.lines.map(&:strip) }
+      lines.reject(&:empty?).each { |l| assert_includes section, l, "#{file}'s Ruby line is not in docs/clients.md" }
+    end
   end
 
   def test_no_other_ruby_block_goes_unchecked
