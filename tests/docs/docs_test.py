@@ -16,7 +16,7 @@
   `-h HOST -p PORT` name it. A line that only sets a variable prints
   nothing, and the block's later lines see the variable.
 - Every relative link must lead to a file, and its `#anchor` to a heading.
-- README.md stays under 450 lines.
+- README.md stays under 455 lines.
 
 The server is Valkey with the module and the function library, under libfaketime with a stopped
 clock: every block starts at BASE_TIME on an empty keyspace, and time moves
@@ -65,7 +65,7 @@ SHELL_CLI = "$ redis-cli"
 OLD_PROMPTS = re.compile(r"^(redis-cli> |> [A-Z]|127\.0\.0\.1:\d+> )")
 SNIPPET_SECONDS = 20
 # The README stays one short read; details live in docs/.
-README_MAX_LINES = 450
+README_MAX_LINES = 455
 _real_sleep = time.sleep
 
 
