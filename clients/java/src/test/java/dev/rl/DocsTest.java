@@ -1,14 +1,19 @@
 package dev.rl;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rl.RealServer.Edition;
 import dev.rl.gateway.Gateway;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.api.StatefulRedisConnection;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -132,6 +137,28 @@ class DocsTest {
             }
             String tat = server.with(c -> c.sync().get("user:42"));
             assertTrue(tat != null && tat.matches("[0-9]{16}"), "the snippet's call left its TAT: " + tat);
+        }
+    }
+
+    /** The example's client URI, as written: a blocking call fails within its timeout while the server is stopped. */
+    @Test
+    void the_documented_client_uri_bounds_a_call_while_the_server_is_stopped() throws Exception {
+        Matcher uri = Pattern.compile("RedisClient\\.create\\(\"(redis://localhost:6379\\?timeout=(\\d+)s)\"\\)")
+                .matcher(snippet("runs this code"));
+        assertTrue(uri.find(), "the RlCommands example creates its client with a timeout=<n>s URI");
+        long boundMs = Long.parseLong(uri.group(2)) * 1000 + 2000;
+        RealServer server = RealServer.start(RealServer.Flavor.VALKEY9, Edition.MODULE);
+        RedisClient client = RedisClient.create(uri.group(1).replace("redis://localhost:6379", server.url()));
+        try (server; StatefulRedisConnection<String, String> connection = client.connect()) {
+            RlCommands rl = RlCommands.of(connection);
+            assertTrue(rl.throttle("user:42", 19, 5, 1000, 1).allowed());
+            server.close();
+            long start = System.nanoTime();
+            assertThrows(RedisCommandTimeoutException.class, () -> rl.throttle("user:42", 19, 5, 1000, 1));
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms < boundMs, "failed after " + ms + " ms, over " + boundMs);
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
     }
 
