@@ -89,10 +89,11 @@ class RlStore {
     const k = this.prefixKey(key);
     const params = this._params();
     const [, remaining, , resetMs] = ints(await this._send(k, (e) => e.named('peek', 'BUCKETS', k, params), true));
-    // A peek replies what one more hit would leave.
+    // A peek replies what one more hit would leave. An empty window is
+    // totalHits 0, as rate-limit-redis answers for a missing key (apps read
+    // getKey(key).totalHits), its reset now.
     const totalHits = COUNT_ALL - remaining - 1;
-    if (totalHits === 0) return undefined;
-    return { totalHits, resetTime: new Date(Date.now() + resetMs) };
+    return { totalHits, resetTime: new Date(Date.now() + (totalHits === 0 ? 0 : resetMs)) };
   }
 }
 

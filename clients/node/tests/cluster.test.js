@@ -73,7 +73,7 @@ for (const kind of ['redis7', 'valkey9']) {
           assert.equal(await limiter.ready(), kind === 'redis7' ? 'module' : 'functions');
           const slots = new Set();
           for (const subject of SUBJECTS) {
-            slots.add(Math.floor((await slotOf(cluster, `c-${client}:${subject}`)) / Math.ceil(16384 / 3)));
+            slots.add(Math.floor((await slotOf(cluster, `rl:flx:c-${client}:${subject}`)) / Math.ceil(16384 / 3)));
             const outcomes = [];
             for (let i = 0; i < 5; i++) {
               outcomes.push(await limiter.consume(subject).then(() => true, (e) => {

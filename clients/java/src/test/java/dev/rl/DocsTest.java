@@ -162,6 +162,19 @@ class DocsTest {
         }
     }
 
+    /** The jar's own README shows the gateway config and the example that run above, as they are here. */
+    @Test
+    void the_packages_readme_shows_the_tested_config_and_example() throws IOException {
+        Path root = RealServer.requiredDir("rl.root", "the repository root");
+        String readme = Files.readString(root.resolve("clients/java/README.md"));
+        for (String[] block : new String[][] {{"yaml", "starts a gateway app"}, {"java", "runs this code"}}) {
+            Matcher m = Pattern.compile("```" + block[0] + "\\n(.*?)```", Pattern.DOTALL).matcher(readme);
+            assertTrue(m.find(), "clients/java/README.md has a " + block[0] + " block");
+            assertEquals(snippet(block[1]), m.group(1), "clients/java/README.md's " + block[0]
+                    + " block is docs/clients.md's");
+        }
+    }
+
     /** Compiles a documented class, as written, on the tests' classpath; returns its directory. */
     static Path compile(String name, String source) throws IOException {
         Path dir = Files.createTempDirectory("rl-java-snippet-");
