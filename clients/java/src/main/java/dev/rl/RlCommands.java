@@ -1,6 +1,7 @@
 package dev.rl;
 
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -498,7 +499,8 @@ public final class RlCommands {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("rl: interrupted", e);
         } catch (TimeoutException e) {
-            throw new IllegalStateException("rl: no reply within " + timeout, e);
+            // Lettuce's own blocking calls throw this: an app's handler for them covers rl's.
+            throw new RedisCommandTimeoutException("rl: no reply within " + timeout);
         }
     }
 

@@ -56,21 +56,24 @@ public class RlRateLimiter extends AbstractRateLimiter<RedisRateLimiter.Config> 
     /** @param rl supplies the client on first use (the connection is opened lazily) */
     public RlRateLimiter(Supplier<RlCommands> rl, ConfigurationService configurationService) {
         super(RedisRateLimiter.Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
+        // At start, never at a request: a gateway line this jar cannot read stops the app here.
+        GatewayLines.check();
         this.rl = rl;
     }
 
     /** For routes built in Java with no arguments: upstream's {@code new RedisRateLimiter(rate, burst, tokens)}. */
     public RlRateLimiter(Supplier<RlCommands> rl, int replenishRate, long burstCapacity, int requestedTokens) {
         this(rl, (ConfigurationService) null);
-        this.defaultConfig = new RedisRateLimiter.Config().setReplenishRate(replenishRate)
-                .setBurstCapacity(burstCapacity).setRequestedTokens(requestedTokens);
+        this.defaultConfig = GatewayLines.withBurstCapacity(
+                new RedisRateLimiter.Config().setReplenishRate(replenishRate).setRequestedTokens(requestedTokens),
+                burstCapacity);
     }
 
     @Override
     public Mono<Response> isAllowed(String routeId, String id) {
         RedisRateLimiter.Config config = loadConfiguration(routeId);
         int rate = config.getReplenishRate();
-        long capacity = config.getBurstCapacity();
+        long capacity = GatewayLines.burstCapacity(config);
         int requested = config.getRequestedTokens();
         if (rate < 1 || capacity < 1 || requested < 1) {
             return Mono.error(new IllegalArgumentException("route " + routeId + ": " + CONFIGURATION_PROPERTY_NAME
@@ -125,7 +128,7 @@ public class RlRateLimiter extends AbstractRateLimiter<RedisRateLimiter.Config> 
         if (includeHeaders) {
             headers.put(remainingHeader, remaining.toString());
             headers.put(replenishRateHeader, String.valueOf(config.getReplenishRate()));
-            headers.put(burstCapacityHeader, String.valueOf(config.getBurstCapacity()));
+            headers.put(burstCapacityHeader, String.valueOf(GatewayLines.burstCapacity(config)));
             headers.put(requestedTokensHeader, String.valueOf(config.getRequestedTokens()));
         }
         return headers;
