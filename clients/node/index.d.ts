@@ -76,7 +76,8 @@ export declare class RlStore implements Store {
   increment(key: string): Promise<IncrementResponse>;
   decrement(key: string): Promise<void>;
   resetKey(key: string): Promise<void>;
-  get(key: string): Promise<ClientRateLimitInfo | undefined>;
+  /** totalHits 0 for an empty window, as rate-limit-redis answers for a missing key. */
+  get(key: string): Promise<ClientRateLimitInfo>;
 }
 
 export { RlStore as RedisStore, RateLimiterRl as RateLimiterRedis };

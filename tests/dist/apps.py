@@ -90,3 +90,14 @@ async function main(): Promise<void> {
 
 void main();
 """
+
+# A Rack app (config.ru) with rack-attack and rl_throttle, served by thin.
+RACK_APP = """\
+require "redis"
+require "rl/rack_attack"
+
+Rl::RackAttack.redis = Redis.new(url: ENV.fetch("REDIS_URL"))
+Rack::Attack.rl_throttle("req/ip", limit: 3, period: 60) { |req| req.ip }
+use Rack::Attack
+run ->(env) { [200, { "content-type" => "text/plain" }, ["hello\\n"]] }
+"""

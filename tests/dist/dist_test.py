@@ -22,9 +22,11 @@ script.
 - the npm tarball in a fresh project: an Express app limits over HTTP in
   CommonJS and as an ES module started from another directory, and
   `tsc --strict` passes on a file using the types;
-- the PHP zip (php.py): its files, then installed with Composer from an
-  artifact repository holding it alone into a fresh project, as
-  docs/install.md says, a Symfony app limits over HTTP on each edition.
+- the gem, installed with docs/install.md's `gem install --local` line
+  into a scratch GEM_HOME, carries that library byte for byte, and a Rack
+  app with rack-attack's rl_throttle, served by thin, limits over HTTP on
+  each edition;
+- the PHP zip: what php.py says (Composer installs it, a Symfony app on it limits).
 
 Last line: "dist: N passed, N failed, N skipped". Env: RL_DIST (default
 dist/), RL_REDIS7, RL_REDIS8, RL_VALKEY9 as the other tests.
@@ -48,7 +50,7 @@ import zipfile
 
 import php
 import release_docs
-from apps import EXPRESS_CJS, EXPRESS_ESM, FLASK_APP, TYPED
+from apps import EXPRESS_CJS, EXPRESS_ESM, FLASK_APP, RACK_APP, TYPED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DIST = os.path.abspath(os.environ.get("RL_DIST", os.path.join(ROOT, "dist")))
@@ -84,8 +86,9 @@ GO = f"rl-go-{VERSION}.tar.gz"
 JAR = f"rl-{VERSION}.jar"
 SOURCES_JAR = f"rl-{VERSION}-sources.jar"
 POM = f"rl-{VERSION}.pom"
+GEM = f"rl-{VERSION}.gem"
 PHP_ZIP = f"rl-php-{VERSION}.zip"
-EXPECTED = sorted([*TARBALLS.values(), LUA, WHEEL, SDIST, NPM, GO, JAR, SOURCES_JAR, POM, PHP_ZIP])
+EXPECTED = sorted([*TARBALLS.values(), LUA, WHEEL, SDIST, NPM, GO, JAR, SOURCES_JAR, POM, GEM, PHP_ZIP])
 
 
 def servers():
@@ -290,8 +293,8 @@ def every_package_has_a_readme(work):
     """Each package says how to use it from that package alone: a README
     where its ecosystem shows one, naming the package's own release file,
     with no relative link (it would lead nowhere in the package)."""
-    names = {"wheel": WHEEL, "sdist": SDIST, "npm": NPM, "go": GO, "jar": JAR, "sources_jar": SOURCES_JAR, "php": PHP_ZIP}
-    own = {WHEEL: WHEEL, SDIST: WHEEL, NPM: NPM, GO: GO, JAR: JAR, SOURCES_JAR: JAR, PHP_ZIP: PHP_ZIP}
+    names = {"wheel": WHEEL, "sdist": SDIST, "npm": NPM, "go": GO, "jar": JAR, "sources_jar": SOURCES_JAR, "gem": GEM, "php": PHP_ZIP}
+    own = {WHEEL: WHEEL, SDIST: WHEEL, NPM: NPM, GO: GO, JAR: JAR, SOURCES_JAR: JAR, GEM: GEM, PHP_ZIP: PHP_ZIP}
     problems = []
     for where, text in release_docs.package_readmes(work, names).items():
         if text is None:
@@ -330,6 +333,15 @@ def every_package_carries_the_license(work):
             except KeyError:
                 return None
 
+    def in_gem(name, member):
+        # A .gem is a tar whose data.tar.gz holds the files.
+        with tarfile.open(os.path.join(work, name)) as outer:
+            with tarfile.open(fileobj=outer.extractfile("data.tar.gz")) as data:
+                try:
+                    return data.extractfile(member).read()
+                except KeyError:
+                    return None
+
     places = {
         # Where setuptools puts it since metadata 2.4, or before.
         f"{WHEEL}: limits_rl-{VERSION}.dist-info/[licenses/]LICENSE":
@@ -340,6 +352,7 @@ def every_package_carries_the_license(work):
         f"{GO}: rl-go-{VERSION}/LICENSE": in_tar(GO, f"rl-go-{VERSION}/LICENSE"),
         f"{JAR}: META-INF/LICENSE": in_zip(JAR, "META-INF/LICENSE"),
         f"{SOURCES_JAR}: META-INF/LICENSE": in_zip(SOURCES_JAR, "META-INF/LICENSE"),
+        f"{GEM}: LICENSE": in_gem(GEM, "LICENSE"),
         f"{PHP_ZIP}: LICENSE": in_zip(PHP_ZIP, "LICENSE"),
     }
     wrong = [where for where, got in places.items() if got != want]
@@ -578,6 +591,47 @@ def types_pass_tsc_strict(folder):
          "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "typed.ts"], folder)
 
 
+# --------------------------------------------------------------- Ruby
+
+
+def gem_limits_a_rack_app(work):
+    folder = tempfile.mkdtemp(prefix="ruby-", dir=work)
+    shutil.copy(os.path.join(work, GEM), folder)
+    # docs/install.md's line, into a GEM_HOME of the test's own; the app
+    # also sees the system's gems (Debian's rack-attack, redis-rb, thin).
+    home = os.path.join(folder, "gems")
+    system = run(["ruby", "-e", "print Gem.default_path.join(':')"], folder)
+    env = dict(os.environ, GEM_HOME=home, GEM_PATH=f"{home}:{system}")
+    (where, lines), = documented_lines("gem install")
+    shell(next(l for l in lines if l.startswith("gem install")), folder, env=env)
+    installed = os.path.join(home, "gems", f"rl-{VERSION}")
+    check(open(os.path.join(installed, LUA), "rb").read() == open(os.path.join(work, LUA), "rb").read(),
+          f"the installed gem's {LUA} is not the release's")
+    with open(os.path.join(folder, "config.ru"), "w") as f:
+        f.write(RACK_APP)
+    for edition in ("module", "functions"):
+        server = Server("Valkey 9.1", work, config_with_module(work, "redis") if edition == "module" else "")
+        try:
+            if edition == "functions":
+                server.cli("-x", "FUNCTION", "LOAD", stdin=open(os.path.join(work, LUA)).read())
+            port = free_port()
+            app_env = dict(env, REDIS_URL=f"redis://127.0.0.1:{server.port}")
+            log = open(os.path.join(folder, f"thin-{port}.log"), "w+")
+            proc = subprocess.Popen(["thin", "start", "-R", "config.ru", "-a", "127.0.0.1", "-p", str(port)],
+                                    cwd=folder, env=app_env, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                codes = http_statuses(port, 5, proc)
+            except Failure as e:
+                log.seek(0)
+                raise Failure(f"{e}:\n{log.read()[-3000:]}")
+            finally:
+                proc.kill()
+                proc.wait()
+            check(codes == [200, 200, 200, 429, 429], f"thin + rl_throttle ({edition}): statuses {codes}")
+        finally:
+            server.stop()
+
+
 # --------------------------------------------------------------- main
 
 
@@ -633,6 +687,8 @@ def main():
         else:
             t.failed += 3
             print("FAIL the three Node app tests: the install failed")
+        t.run(f"{GEM} installed with gem install --local: a Rack app with rl_throttle limits over HTTP (thin), "
+              "module and library", gem_limits_a_rack_app, work)
         php.run_tests(t, work, sys.modules[__name__])
     finally:
         shutil.rmtree(work, ignore_errors=True)

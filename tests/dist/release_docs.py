@@ -56,8 +56,8 @@ def install_steps(readme):
 
 def package_readmes(work, names):
     """Each client package's README, where its ecosystem shows it: name ->
-    (place, text or None). `names` maps wheel, sdist, npm, go, jar and
-    sources_jar to the release's file names."""
+    (place, text or None). `names` maps wheel, sdist, npm, go, jar,
+    sources_jar, gem and php to the release's file names."""
 
     def in_zip(name, member):
         with zipfile.ZipFile(os.path.join(work, name)) as z:
@@ -69,6 +69,15 @@ def package_readmes(work, names):
                 return t.extractfile(member).read().decode()
             except KeyError:
                 return None
+
+    def in_gem(name, member):
+        # A .gem is a tar whose data.tar.gz holds the files.
+        with tarfile.open(os.path.join(work, name)) as outer:
+            with tarfile.open(fileobj=outer.extractfile("data.tar.gz")) as data:
+                try:
+                    return data.extractfile(member).read().decode()
+                except KeyError:
+                    return None
 
     wheel, sdist = names["wheel"], names["sdist"]
     dist_info = wheel.split("-py3-")[0] + ".dist-info"
@@ -85,5 +94,6 @@ def package_readmes(work, names):
         f"{names['go']}: {go_top}/README.md": in_tar(names["go"], f"{go_top}/README.md"),
         f"{names['jar']}: META-INF/README.md": in_zip(names["jar"], "META-INF/README.md"),
         f"{names['sources_jar']}: META-INF/README.md": in_zip(names["sources_jar"], "META-INF/README.md"),
+        f"{names['gem']}: README.md": in_gem(names["gem"], "README.md"),
         f"{names['php']}: README.md": in_zip(names["php"], "README.md"),
     }

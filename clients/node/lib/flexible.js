@@ -13,7 +13,7 @@
 // or the block ends. So `get()` after a breach says consumedPoints > points,
 // as the login recipe of rate-limiter-flexible's wiki needs.
 const { requirePeer, fromClient } = require('./transport');
-const { editionFor } = require('./edition');
+const { editionFor, sendIn } = require('./edition');
 const { isClientReady } = require('./ready');
 const { FOREVER_MS, windowMs, waitOf, pointsOf, keyPrefixOf, checkOptions } = require('./flexible-options');
 
@@ -81,8 +81,7 @@ class RateLimiterRl extends RateLimiterStoreAbstract {
     // RateLimiterRedis's rejectIfRedisNotReady: fail now, so the insurance
     // limiter answers, rather than wait while the client reconnects.
     if (this.rejectIfRedisNotReady && !isClientReady(this.client, key)) throw new Error('Redis connection is not ready');
-    const edition = await this._edition();
-    return ints(await this._transport.send(key, build(edition), readonly));
+    return ints(await sendIn(this.client, this._transport, () => this._edition(), key, build, readonly));
   }
 
   _tallyKey(rlKey) {

@@ -54,7 +54,7 @@ for (const kind of ['redis7', 'valkey9']) {
         const answers = {};
         for (const [name, Limiter] of [['RateLimiterRedis', RateLimiterRedis], ['RateLimiterRl', RateLimiterRl]]) {
           // useRedisPackage: RateLimiterRedis's switch for node-redis; RateLimiterRl takes and ignores it.
-          const options = { storeClient: conns[c].client, useRedisPackage: c !== 'ioredis', points: 3, duration: 60, keyPrefix: `switch-${name}-${c}` };
+          const options = { storeClient: conns[c].client, useRedisPackage: !c.startsWith('ioredis'), points: 3, duration: 60, keyPrefix: `switch-${name}-${c}` };
           answers[name] = await drive(new Limiter(options), 'user', 5);
         }
         const theirs = answers.RateLimiterRedis;

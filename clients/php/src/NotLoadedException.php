@@ -11,7 +11,8 @@ final class NotLoadedException extends ServerException
     {
         parent::__construct('rl is not loaded on this server: it has neither the module (RL.* is an unknown command) '
             .'nor the function library ('.$detail.'). Load the module (loadmodule /path/to/librl.so in the server\'s '
-            .'config, or MODULE LOAD), or the library (redis-cli -x FUNCTION LOAD REPLACE < rl-'.Client::VERSION.'.lua, '
-            .'on every primary of a cluster; Client::loadLibrary() loads the copy this package ships)');
+            .'config, or MODULE LOAD), or the library, on every primary: the release\'s rl-'.Client::VERSION.'.lua '
+            .'(redis-cli -x FUNCTION LOAD REPLACE < rl-'.Client::VERSION.'.lua; Rl\Client::loadLibrary() loads the copy '
+            .'this package carries), or in a checkout of rl functions/rl.lua (make load-functions)');
     }
 }

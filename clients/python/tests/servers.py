@@ -13,6 +13,13 @@ import tempfile
 import time
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+# For the harness's own calls that expect a refused or closed connection
+# (waiting for a start, SHUTDOWN): redis-py's default retries with back-off
+# would add seconds to each.
+NO_RETRY = Retry(NoBackoff(), 0)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 REDIS7 = os.environ.get("RL_REDIS7", "/usr/bin/redis-server")
@@ -41,7 +48,7 @@ class Server:
     Redis 8.2 and Valkey 9.1 with the module (servers with module ACL
     categories)."""
 
-    def __init__(self, flavor: str, cluster: bool = False, tls: bool = False):
+    def __init__(self, flavor: str, cluster: bool = False, tls: bool = False, port: int | None = None):
         self.flavor, self.cluster, self.tls = flavor, cluster, tls
         if flavor.startswith("module"):
             binary = {
@@ -66,7 +73,7 @@ class Server:
             self.ca = cert
             extra += ["--tls-cert-file", cert, "--tls-key-file", key, "--tls-auth-clients", "no"]
         for _ in range(5):
-            self.port = free_port()
+            self.port = port or free_port()
             log = os.path.join(self.dir, f"server-{self.port}.log")
             ports = ["--port", "0", "--tls-port", str(self.port)] if tls else ["--port", str(self.port)]
             cmd = [binary, *ports, "--bind", "127.0.0.1", "--dir", self.dir,
@@ -80,6 +87,7 @@ class Server:
             text = open(log).read() if os.path.exists(log) else ""
             if "Address already in use" not in text:
                 raise RuntimeError(f"{binary} did not start; its log:\n{text}")
+            time.sleep(0.2 if port else 0)
         else:
             raise RuntimeError(f"{binary}: no free port")
         c = self.client()
@@ -100,7 +108,7 @@ class Server:
             if self.proc.poll() is not None:
                 return False
             try:
-                if self.client(socket_timeout=2).ping():
+                if self.client(socket_timeout=2, retry=NO_RETRY).ping():
                     return True
             except redis.ConnectionError:
                 time.sleep(0.02)
@@ -123,9 +131,19 @@ class Server:
         stats = self.client().info("commandstats")
         return {k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()}
 
+    def restart(self, flavor: str) -> None:
+        """Stops this server and starts one of `flavor` on the same port: the
+        server changes under the clients connected to that address."""
+        # Killed, not SHUTDOWN: redis-py would retry the SHUTDOWN whose
+        # connection closes (seconds of back-off), and nothing here is kept.
+        self.proc.kill()
+        self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.__init__(flavor, cluster=self.cluster, tls=self.tls, port=self.port)
+
     def stop(self) -> None:
         try:
-            self.client(socket_timeout=5).shutdown(nosave=True)
+            self.client(socket_timeout=5, retry=NO_RETRY).shutdown(nosave=True)
         except redis.ConnectionError:
             pass  # the connection closes as the server stops
         try:

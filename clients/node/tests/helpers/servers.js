@@ -172,8 +172,9 @@ let serial = 0;
  * kind: 'redis7', 'redis8', 'valkey9-module' (module) | 'valkey9' (library) |
  * 'valkey9-bare' (neither).
  * clock: stop the server's clock (Valkey only), moved with advance(ms).
+ * port: this port (a server restarted under running clients), else a free one.
  */
-async function start(kind, { clock = false, args: extra = [] } = {}) {
+async function start(kind, { clock = false, args: extra = [], port: fixedPort } = {}) {
   const flavor = kind.startsWith('valkey9') ? 'valkey9' : kind;
   const binary = need(BINARIES[flavor], `the ${flavor} server`, 'run make deps');
   const args = [];
@@ -192,7 +193,7 @@ async function start(kind, { clock = false, args: extra = [] } = {}) {
   }
   let lastLog = '';
   for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await freePort();
+    const port = fixedPort || (await freePort());
     const log = path.join(dir, `server-${port}.log`);
     const child = spawn(binary, ['--port', port, '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--logfile', log, ...args, ...extra].map(String), {
       env,
@@ -266,8 +267,16 @@ async function start(kind, { clock = false, args: extra = [] } = {}) {
     lastLog = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
     child.kill('SIGKILL');
     if (!lastLog.includes('Address already in use')) break;
+    if (fixedPort) await new Promise((res) => setTimeout(res, 200));
   }
   throw new Error(`${kind} did not start; its log:\n${lastLog}`);
+}
+
+// Stops `server` and starts one of `kind` on its port: the server changes
+// under clients that stay connected to that address (and reconnect).
+async function restartAs(server, kind) {
+  await server.stop();
+  return start(kind, { port: server.port });
 }
 
 // A cluster of `n` primaries, each a server of `kind`, slots split evenly.
@@ -304,4 +313,4 @@ async function startCluster(kind, n = 3) {
   };
 }
 
-module.exports = { start, startCluster, raw, ROOT, LIBRARY };
+module.exports = { start, restartAs, startCluster, raw, ROOT, LIBRARY };
