@@ -8,7 +8,8 @@
 #   rl-<v>.lua                             the function library
 #   what every executable clients/<lang>/scripts/dist <outdir> <version>
 #     writes (python: sdist and wheel; node: the npm pack tarball; go: the
-#     module's source; java: the jars and POM; ruby: rl-<v>.gem)
+#     module's source; java: the jars and POM; ruby: rl-<v>.gem; php:
+#     rl-php-<v>.zip)
 #   SHA256SUMS                             over every file above
 # The .so is linked against glibc 2.28 (cargo-zigbuild with zig, both from
 # make deps), so it loads on RHEL 8+, Debian 10+, Ubuntu 20.04+; this script
