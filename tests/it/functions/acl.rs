@@ -294,8 +294,9 @@ fn the_library_recipe_runs_every_function_and_needs_each_command() {
             .map(|(name, _)| timeline(&format!("rl:{name}")))
             .collect();
         let mut failed = vec![Vec::new(); users.len()];
-        for step in 0..timelines[0].len() {
-            std::thread::sleep(Duration::from_millis(timelines[0][step].0));
+        let sleeps: Vec<u64> = timelines[0].iter().map(|(ms, _)| *ms).collect();
+        for (step, ms) in sleeps.into_iter().enumerate() {
+            std::thread::sleep(Duration::from_millis(ms));
             for (i, c) in conns.iter_mut().enumerate() {
                 for line in &timelines[i][step].1 {
                     let f = fcall_line(&words(line));
