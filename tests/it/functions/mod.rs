@@ -12,6 +12,7 @@
 
 use crate::harness::Server;
 
+mod acl;
 mod all;
 mod assembly;
 mod buckets;

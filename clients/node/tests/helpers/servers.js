@@ -6,6 +6,7 @@
 //   valkey9: .deps/valkey/valkey-server with only the function library
 //            (FUNCTION LOAD of functions/rl.lua), or bare (neither edition),
 //            or with the module (valkey9-module)
+//   redis7-library: Redis 7.0 with only the function library
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
@@ -169,13 +170,13 @@ function faketimeText(ms) {
 let serial = 0;
 
 /**
- * kind: 'redis7', 'redis8', 'valkey9-module' (module) | 'valkey9' (library) |
- * 'valkey9-bare' (neither).
+ * kind: 'redis7', 'redis8', 'valkey9-module' (module) | 'valkey9',
+ * 'redis7-library' (library) | 'valkey9-bare' (neither).
  * clock: stop the server's clock (Valkey only), moved with advance(ms).
  * port: this port (a server restarted under running clients), else a free one.
  */
 async function start(kind, { clock = false, args: extra = [], port: fixedPort } = {}) {
-  const flavor = kind.startsWith('valkey9') ? 'valkey9' : kind;
+  const flavor = kind.startsWith('valkey9') ? 'valkey9' : kind.replace(/-library$/, '');
   const binary = need(BINARIES[flavor], `the ${flavor} server`, 'run make deps');
   const args = [];
   if (['redis7', 'redis8', 'valkey9-module'].includes(kind)) args.push('--loadmodule', need(MODULE, 'the module', 'run cargo build --release'));
@@ -254,7 +255,7 @@ async function start(kind, { clock = false, args: extra = [], port: fixedPort } 
           fs.rmSync(dir, { recursive: true, force: true });
         },
       };
-      if (kind === 'valkey9') await server.call('FUNCTION', 'LOAD', fs.readFileSync(LIBRARY, 'utf8'));
+      if (kind === 'valkey9' || kind.endsWith('-library')) await server.call('FUNCTION', 'LOAD', fs.readFileSync(LIBRARY, 'utf8'));
       if (clock) {
         const [s, us] = await server.call('TIME');
         if (Number(s) * 1000 + Math.floor(Number(us) / 1000) !== now) {
