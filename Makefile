@@ -14,7 +14,7 @@ AUTH ?=
 AUTH_USER ?=
 CLI_ARGS ?=
 
-.PHONY: help rust-version deps build build-valkey dist test-dist run load-functions functions test test-docs bench perf-page lint fmt clean fuzz check-memory
+.PHONY: help rust-version deps build build-valkey dist test-dist run load-functions functions test test-docs bench bench-bound perf-page lint fmt clean fuzz check-memory
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ name[NR] = $$1; text[NR] = $$2; if (length($$1) > w) w = length($$1) } END { for (i = 1; i <= NR; i++) printf "  %-*s  %s\n", w, name[i], text[i] }'
@@ -56,6 +56,9 @@ test-docs: build ## Run the Python snippets and replay the redis-cli sessions of
 
 bench: deps build build-valkey ## Core criterion benches, instructions per call (callgrind), the server benchmark: tables and SVG charts in target/bench/, the page's blocks in target/bench/page/ (RL_REDIS_CELL=<libredis_cell.so> adds redis-cell's row)
 	@scripts/bench.sh
+
+bench-bound: deps ## The stale-backlog calls at removal bounds of 128, 64 and 32 (RL_BOUNDS), both editions, beside the server's own ZREMRANGEBYRANK: target/bench/bound.md (builds one module per bound in target/bound/)
+	@scripts/bench-bound.sh
 
 perf-page: ## Rewrite docs/performance.md's generated blocks and docs/perf/*.svg from the last make bench
 	@scripts/perf-page.sh

@@ -23,7 +23,10 @@
 //! the worst cases (about 20 s on top of the build); `-- adapters` (or
 //! `RL_BENCH=adapters`) only the adapters' table; `-- wait` (or `RL_BENCH=wait`)
 //! only WAIT's table (benches/wait/); `-- sweep` (or `RL_BENCH=sweep`) only
-//! the worst cases against their parameter; `-- page` only draws the
+//! the worst cases against their parameter; `-- bound` (or `RL_BENCH=bound`,
+//! through scripts/bench-bound.sh, which builds its modules) the stale-backlog
+//! cases at removal bounds of 128, 64 and 32 (benches/worst/bound.rs);
+//! `-- page` only draws the
 //! charts and blocks again from the tables in target/bench/.
 
 // The tests' server harness; the bench uses a part of it.
@@ -78,6 +81,7 @@ fn only() -> Option<&'static str> {
         Ok("page") => Some("page"),
         Ok("wait") => Some("wait"),
         Ok("sweep") => Some("sweep"),
+        Ok("bound") => Some("bound"),
         _ => None,
     };
     for arg in std::env::args().skip(1) {
@@ -88,10 +92,11 @@ fn only() -> Option<&'static str> {
             "page" => only = Some("page"),
             "wait" => only = Some("wait"),
             "sweep" => only = Some("sweep"),
+            "bound" => only = Some("bound"),
             // A filter meant for the criterion bench (`cargo bench -- x`
             // reaches every bench) runs everything here, as it always did.
             other => eprintln!(
-                "server bench: ignoring {other:?} (it takes `worst`, `sweep`, `adapters`, `wait` or `page`)"
+                "server bench: ignoring {other:?} (it takes `worst`, `sweep`, `bound`, `adapters`, `wait` or `page`)"
             ),
         }
     }
@@ -168,6 +173,14 @@ fn main() {
             std::fs::create_dir_all(page::bench_dir()).unwrap();
             std::fs::write(page::bench_dir().join("sweep.csv"), sweep).unwrap();
             println!("written to target/bench/sweep.csv");
+            return;
+        }
+        Some("bound") => {
+            let mut csv =
+                String::from("server,edition,bound,case,call,removes,median_us,max_us,runs_us\n");
+            let md = worst::bound::run(&mut csv);
+            write_tables("bound", &md, &csv);
+            println!("{md}\nwritten to target/bench/bound.md and bound.csv");
             return;
         }
         Some(_) => return adapters_only(),

@@ -50,6 +50,7 @@ use redis::{Connection, Value};
 
 use crate::common::{Flavor, Server};
 
+pub mod bound;
 mod buckets;
 mod leases;
 mod slide;
@@ -61,6 +62,18 @@ use slide::{fill_slide, slide_cases};
 
 /// Measurements per case.
 const REPEATS: usize = 7;
+/// A measuring server's settings: every call in `SLOWLOG`, and (Valkey
+/// frees a deleted key of many elements in a background thread by default)
+/// the keys deleted to rebuild a state freed before the measured call, not
+/// beside it.
+const MEASURING: [&str; 6] = [
+    "--slowlog-log-slower-than",
+    "0",
+    "--slowlog-max-len",
+    "128",
+    "--lazyfree-lazy-user-del",
+    "no",
+];
 /// The server time a single call should stay under.
 const BOUND_US: u64 = 1_000;
 
@@ -351,17 +364,7 @@ fn run_edition(csv: &mut String, functions: bool) -> String {
         let server = Server::start_in(
             flavor,
             crate::common::new_dir(flavor),
-            &[
-                "--slowlog-log-slower-than",
-                "0",
-                "--slowlog-max-len",
-                "128",
-                // Valkey frees a deleted key of many elements in a
-                // background thread by default: the hashes deleted to
-                // rebuild a state would be freed beside the measured call.
-                "--lazyfree-lazy-user-del",
-                "no",
-            ],
+            &MEASURING,
             !functions,
         );
         let mut c = server.conn();

@@ -255,14 +255,7 @@ pub fn run() -> String {
         let server = Server::start_in(
             flavor,
             crate::common::new_dir(flavor),
-            &[
-                "--slowlog-log-slower-than",
-                "0",
-                "--slowlog-max-len",
-                "128",
-                "--lazyfree-lazy-user-del",
-                "no",
-            ],
+            &super::MEASURING,
             !functions,
         );
         let mut c = server.conn();

@@ -269,16 +269,15 @@ end
 
 -- decide.rs `evict_budget`: the stale entries one admission may remove,
 -- when the call decides `shares.slides` sliding logs costing
--- `shares.slide_cost` together (RL.ALL): cost + 1, and an equal part of
--- what EVICT_PER_CALL leaves beyond the clauses' cost + 1 each. One log
--- alone (`shares` nil): EVICT_PER_CALL.
+-- `shares.slide_cost` together (RL.ALL): cost + 1, so removal outpaces
+-- insertion, and an equal part of what EVICT_PER_CALL leaves beyond the
+-- clauses' cost + 1 each. One log alone (`shares` nil): EVICT_PER_CALL,
+-- and never less than cost + 1 (the same formula as the module's, for any
+-- EVICT_PER_CALL a measurement builds with).
 function Slide.budget(cost, shares)
-  if shares == nil or shares.slides <= 1 then
-    return Slide.EVICT_PER_CALL
-  end
-  local slides = shares.slides
-  local spare = Slide.EVICT_PER_CALL - math.max(shares.slide_cost or 0, cost) - slides
-  return cost + 1 + math.floor(math.max(spare, 0) / slides)
+  local slides = shares and math.max(shares.slides, 1) or 1
+  local owed = math.max(shares and shares.slide_cost or 0, cost) + slides
+  return cost + 1 + math.floor(math.max(Slide.EVICT_PER_CALL - owed, 0) / slides)
 end
 
 -- The wait until an entry at score `s` leaves (decide.rs): at least 1 ms.

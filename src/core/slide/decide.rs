@@ -16,7 +16,27 @@ use crate::core::options::block;
 /// is more than the costs of one call together (at most `MAX_COST` + one
 /// per RL.ALL clause), so every log removes more than it inserts and a
 /// backlog drains.
-pub const EVICT_PER_CALL: u64 = 128;
+///
+/// `RL_EVICT_PER_CALL=n` at build time replaces it, for measuring other
+/// bounds only (`scripts/bench-bound.sh`); what ships is built without it.
+pub const EVICT_PER_CALL: u64 = match option_env!("RL_EVICT_PER_CALL") {
+    Some(n) => decimal(n),
+    None => 128,
+};
+
+/// `text` as a decimal number, at build time (a bad one fails the build).
+const fn decimal(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    assert!(!bytes.is_empty(), "RL_EVICT_PER_CALL: a number");
+    let (mut n, mut i) = (0u64, 0);
+    while i < bytes.len() {
+        assert!(bytes[i].is_ascii_digit(), "RL_EVICT_PER_CALL: a number");
+        n = n * 10 + (bytes[i] - b'0') as u64;
+        i += 1;
+    }
+    assert!(n > 0, "RL_EVICT_PER_CALL: at least 1");
+    n
+}
 
 /// How many stale entries an admission of `cost` may remove, when the call
 /// decides `shares.slides` sliding logs costing `shares.slide_cost`
@@ -24,9 +44,15 @@ pub const EVICT_PER_CALL: u64 = 128;
 /// equal part of what the call's [`EVICT_PER_CALL`] leaves beyond that.
 /// One log alone: [`EVICT_PER_CALL`].
 pub fn evict_budget(cost: u64, shares: Shares) -> u64 {
+    budget_under(EVICT_PER_CALL, cost, shares)
+}
+
+/// [`evict_budget`] under a bound of `bound` per call: below a call's
+/// cost + 1, the cost + 1 still.
+fn budget_under(bound: u64, cost: u64, shares: Shares) -> u64 {
     let slides = shares.slides.max(1);
     let owed = shares.slide_cost.max(cost) + slides;
-    cost + 1 + EVICT_PER_CALL.saturating_sub(owed) / slides
+    cost + 1 + bound.saturating_sub(owed) / slides
 }
 
 /// Decides `req` at `now` against the log, as one RL.SLIDE call.
@@ -585,7 +611,8 @@ mod tests {
     }
 
     /// RL.ALL's SLIDE clauses remove at most EVICT_PER_CALL together, and
-    /// each more than it inserts.
+    /// each more than it inserts; under a bound below their costs (as a
+    /// measurement builds, `scripts/bench-bound.sh`), their cost + 1 each.
     #[test]
     fn the_clauses_share_one_budget_and_each_outpaces_its_cost() {
         let shares = |costs: &[u64]| Shares {
@@ -607,10 +634,22 @@ mod tests {
                 budgets.iter().sum::<u64>() <= EVICT_PER_CALL,
                 "{costs:?}: {budgets:?}"
             );
-            for (c, b) in costs.iter().zip(&budgets) {
-                assert!(b > c, "{costs:?}: {budgets:?}");
+            for bound in [EVICT_PER_CALL, 64, 32] {
+                let budgets: Vec<u64> = costs.iter().map(|&c| budget_under(bound, c, s)).collect();
+                let owed = costs.iter().map(|c| c + 1).sum::<u64>();
+                assert!(
+                    budgets.iter().sum::<u64>() <= bound.max(owed),
+                    "{bound}, {costs:?}: {budgets:?}"
+                );
+                for (c, b) in costs.iter().zip(&budgets) {
+                    assert!(b > c, "{bound}, {costs:?}: {budgets:?}");
+                }
             }
         }
+        // One log: the bound, or the cost + 1 above it.
+        assert_eq!(budget_under(32, 1, Shares::ONE), 32);
+        assert_eq!(budget_under(32, MAX_COST, Shares::ONE), MAX_COST + 1);
+        assert_eq!(budget_under(64, 93, shares(&[93, 1])), 94);
         // 93 + 7 x 1: 108 owed, the 20 left shared as 2 each.
         assert_eq!(evict_budget(93, shares(&[93, 1, 1, 1, 1, 1, 1, 1])), 96);
         assert_eq!(evict_budget(1, shares(&[93, 1, 1, 1, 1, 1, 1, 1])), 4);

@@ -4,8 +4,8 @@
 
 use super::{member, zcard};
 use crate::functions::differential::{on_both, same, same_ints};
-use crate::functions::start_both;
-use crate::harness::{plain_key, Flavor, Plain};
+use crate::functions::{start_both, LIBRARY};
+use crate::harness::{plain_key, Flavor, Plain, Server};
 
 /// The worked example of docs/commands.md, exactly: replies, members,
 /// expiry.
@@ -125,6 +125,50 @@ fn largest_parameters_and_members_past_2_53() {
         );
         server.advance(1);
     }
+}
+
+/// The library's bound lowered below a call's cost + 1 (as
+/// `scripts/bench-bound.sh` patches it to measure) still removes more than
+/// the call adds, as the module's `evict_budget` does at any bound: at 32,
+/// COST 1 removes 32, COST 100 removes 101, and RL.ALL's clauses each
+/// their cost + 1.
+#[test]
+fn a_lowered_bound_still_removes_more_than_a_call_adds() {
+    let server = Server::start_clocked(Flavor::Valkey9, &[]);
+    let mut c = server.conn();
+    let shipped = "  EVICT_PER_CALL = 128,\n";
+    assert_eq!(LIBRARY.matches(shipped).count(), 1);
+    let lowered = LIBRARY.replace(shipped, "  EVICT_PER_CALL = 32,\n");
+    let name: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("REPLACE")
+        .arg(lowered)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(name, "rl");
+    // Each call admitted; the entries of both logs after it.
+    let mut fcall = |args: &str| {
+        let r: redis::Value = redis::cmd("FCALL")
+            .arg(args.split(' ').collect::<Vec<_>>())
+            .query(&mut c)
+            .unwrap();
+        let redis::Value::Array(r) = &r else {
+            panic!("{args}: {r:?}")
+        };
+        assert_eq!(r[0], redis::Value::Int(1), "{args}: admitted");
+        [zcard(&mut c, "lb:a"), zcard(&mut c, "lb:b")]
+    };
+    for _ in 0..5 {
+        fcall("rl_slide 1 lb:a 10000 1000 COST 100");
+        fcall("rl_slide 1 lb:b 10000 1000 COST 100");
+    }
+    server.advance(1000);
+    assert_eq!(fcall("rl_slide 1 lb:a 10000 1000 COST 100"), [499, 500]);
+    assert_eq!(fcall("rl_slide 1 lb:a 10000 1000"), [468, 500]);
+    assert_eq!(
+        fcall("rl_all 2 lb:a lb:b SLIDE 10000 1000 COST 93 SLIDE 10000 1000"),
+        [467, 499]
+    );
 }
 
 /// A backlog after a burst and a pause drains 128 entries per admission
