@@ -16,6 +16,12 @@
 # fails if either needs a newer GLIBC_ symbol or is not stripped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# RL_EVICT_PER_CALL changes the stale-entry removal bound of a build (make
+# bench-bound measures bounds with it): a release is built with rl's own.
+if [ -n "${RL_EVICT_PER_CALL:-}" ]; then
+    echo "dist: RL_EVICT_PER_CALL is set ($RL_EVICT_PER_CALL): unset it, a release ships rl's own removal bound" >&2
+    exit 1
+fi
 VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 TRIPLE=x86_64-linux-gnu
 # cargo-zigbuild's suffix picks the glibc to link against.
