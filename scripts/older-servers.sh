@@ -137,7 +137,9 @@ build_from_source() {
     local pkg=$1 release=$2 binary=$3 dest=$4 v tmp orig start
     v=$(source_version "$pkg" "$release")
     [ -n "$v" ] || die "trixie's source package $pkg is not release $release now ($("${apt_cache[@]}" showsrc "$pkg" 2>/dev/null | sed -n 's/^Version: //p' | head -1)): build $binary $release yourself and set its RL_ variable"
-    tmp=$(mktemp -d "$PWD/$DEPS/$pkg-src.XXXXXX")
+    # Outside this checkout: the servers' build stamps the git commit it
+    # finds around it (`--version`'s sha), which would be rl's.
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/rl-$pkg-src.XXXXXX")
     say "fetching the source of $pkg $v (trixie) and building $binary for $dest (a few minutes)"
     # Only the .orig tarball is used. Where a mirror serves the .orig but
     # not the .dsc, apt-get source fails after fetching (and checking) it.
