@@ -24,7 +24,7 @@ help: ## List the targets
 rust-version:
 	@scripts/rust-version.sh
 
-deps: rust-version ## Install what a fresh Debian 12 lacks: with apt (as root or sudo) build-essential, libclang-dev, redis-server 7.0, redis-tools, valgrind, faketime, python3-venv, nodejs, npm, prometheus-redis-exporter; with rustup rustfmt, clippy; in .deps/ a venv with redis-py 8, Redis 8.2, Valkey 9.1 (x86-64 only), Valkey 8.0 (Debian 12 backports), Valkey 8.1 and Redis 8.0 (built from Debian 13's sources, a few minutes once); for make dist ziglang and build (PyPI) in the venv, cargo-zigbuild (crates.io) in .deps/cargo
+deps: rust-version ## Install what a fresh Debian 12 lacks: with apt (as root or sudo) build-essential, libclang-dev, redis-server 7.0, redis-tools, valgrind, faketime, python3-venv, nodejs, npm, prometheus-redis-exporter, ruby and the Ruby gems' tests' packages (ruby-rack-attack, ruby-redis, ruby-rack, ruby-activesupport, ruby-webrick, thin, ruby-minitest), PHP 8.2 with phpredis, Predis, phpunit, composer, Symfony 5.4 and Laravel 8.83 (clients/php's tests); with rustup rustfmt, clippy; in .deps/ a venv with redis-py 8, Redis 8.2, Valkey 9.1 (x86-64 only), Valkey 8.0 (Debian 12 backports), Valkey 8.1 and Redis 8.0 (built from Debian 13's sources, a few minutes once); for make dist ziglang and build (PyPI) in the venv, cargo-zigbuild (crates.io) in .deps/cargo
 	@scripts/deps.sh
 
 build: rust-version ## Build the module: target/release/librl.so

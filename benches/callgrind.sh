@@ -9,8 +9,13 @@
 # the packages (PyPI, npm) into target/bench-peers/ at bench time. With
 # them, a closing table pairs each rl row with its peers (PAIRS) and the
 # script exits 1 if an rl row costs more than a peer it is paired with.
+# The PHP rows (PHP_ROWS below) are requests, not commands: PHP code of
+# the frameworks (Symfony's limiter, Laravel's ThrottleRequestsWithRedis,
+# Debian's packages) and of clients/php makes each one, through
+# benches/php/calls.php, as many commands as it sends; they print
+# instructions and round trips per request, and pair up in PAIRS too.
 # Env: SERVER, MODULE, N (default 5000), R (keyspace, default 2000),
-# P (pipeline, default 16),
+# P (pipeline, default 16), N_PHP (requests of a PHP row, default 2000),
 # OUT (dump dir, default target/callgrind), TABLE (also write the counts to
 # this CSV, with the run's date, commit and settings: make bench writes
 # target/bench/instructions.csv for the page), PEERS_CHECK (warn: report a
@@ -170,6 +175,19 @@ declare -A ROWS=(
   # moves with the machine's speed (see the GCRA rows above); here both
   # live past every call of the row and every call is admitted.
   [java_gateway]="RL.THROTTLE request_rate_limiter.{bench.__rand_int__}.rl 3599 1 1000 36"
+  # What clients/ruby sends per request, and rack-attack's own in its
+  # place, for a throttle of 100 a minute keyed by address: recorded from
+  # the code (benches/peers/rack_attack_calls.rb, below) when a row is
+  # asked for. rack_throttle: Rack::Attack.rl_throttle's RL.SLIDE;
+  # rack_store: rack-attack's throttle on Rl::RackAttack::Store, RL.FIXED;
+  # rack_attack_incrby and rack_attack_expire: rack-attack's throttle on
+  # its Redis store, which pipelines INCRBY and EXPIRE: one request is
+  # both rows, their sum the peer rack_attack (the row name rack_attack
+  # asks for both).
+  [rack_throttle]=""
+  [rack_store]=""
+  [rack_attack_incrby]=""
+  [rack_attack_expire]=""
 )
 # Peer scripts (benches/peers/fetch.sh): limits_moving (_hot, _full),
 # limits_sliding, limits_fixed: Python limits' moving window, sliding
@@ -180,6 +198,12 @@ declare -A ROWS=(
 # spring_gateway: Spring Cloud Gateway's request_rate_limiter.lua, as its
 # RedisRateLimiter sends it.
 PEERS=(limits_moving limits_moving_hot limits_moving_full limits_sliding limits_fixed rlf_redis upstash_sliding upstash_token rlr_express redis_rate spring_gateway)
+# benches/php/calls.php's rows: Symfony's limiter (its Redis cache pool and
+# lock: 8 commands per consume()) and rl's factory for each policy (100 a
+# minute, a bucket of 100), Laravel's ThrottleRequestsWithRedis (its
+# DurationLimiter script) and rl's throttle middleware (throttle:100,1).
+PHP_ROWS=(symfony_fixed php_fixed symfony_sliding php_sliding symfony_token php_token laravel_redis php_laravel)
+N_PHP=${N_PHP:-2000}
 # rl row, the peer rows it replaces, what is compared.
 PAIRS=(
   "fn_slide|limits_moving|rl_slide / limits moving window"
@@ -194,9 +218,24 @@ PAIRS=(
   "slide|rlf_redis|rate-limiter-flexible adapter's RL.SLIDE (no blockDuration) / RateLimiterRedis"
   "go_rate|redis_rate|Go redis_rate drop-in's RL.THROTTLE / redis_rate GCRA script"
   "java_gateway|spring_gateway|Spring Cloud Gateway RlRateLimiter's RL.THROTTLE / RedisRateLimiter's script"
+  # Shown, not checked (a fourth field): rack-attack's store sends two
+  # native commands for a fixed-window counter, the cheapest thing a server
+  # does; rl_throttle's one command is a sliding window, which costs more
+  # than a counter (what rack-attack has instead of one is nothing), and
+  # RL.FIXED checks and replicates more than INCRBY.
+  "rack_throttle|limits_moving|rack-attack rl_throttle's RL.SLIDE / a sliding window in Lua (limits moving window)"
+  "rack_throttle|rack_attack|rack-attack rl_throttle's RL.SLIDE / rack-attack throttle's INCRBY + EXPIRE|shown"
+  "rack_store|rack_attack|rack-attack throttle on Rl::RackAttack::Store, RL.FIXED / on its Redis store, INCRBY + EXPIRE|shown"
+  "php_fixed|symfony_fixed|Symfony RlRateLimiterFactory fixed_window's RL.FIXED / Symfony's limiter (cache pool and lock), per request"
+  "php_sliding|symfony_sliding|Symfony RlRateLimiterFactory sliding_window's RL.BUCKETS / Symfony's limiter, per request"
+  "php_token|symfony_token|Symfony RlRateLimiterFactory token_bucket's RL.THROTTLE / Symfony's limiter, per request"
+  "php_laravel|laravel_redis|Laravel throttle on rl's RL.FIXED / ThrottleRequestsWithRedis's script, per request"
 )
-rows=("$@")
-[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked buckets_blocked slide_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_fixed_blocked fn_throttle_blocked fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter go_rate java_gateway cl_throttle "${PEERS[@]}")
+rows=()
+for r in "$@"; do
+  if [ "$r" = rack_attack ]; then rows+=(rack_attack_incrby rack_attack_expire); else rows+=("$r"); fi
+done
+[ ${#rows[@]} -eq 0 ] && rows=(ping incr zadd hincrby slide lua_slide slide_hot lua_slide_hot buckets lua_buckets buckets_hot lua_buckets_hot throttle fixed fixed_blocked throttle_blocked buckets_blocked slide_blocked count peek all refund_slide refund_buckets refund_throttle refund_fixed charge_slide charge_buckets charge_throttle charge_fixed acquire lua_acquire release lua_release fn_slide fn_slide_hot fn_slide_full fn_buckets fn_buckets_hot fn_throttle fn_fixed fn_fixed_blocked fn_throttle_blocked fn_count fn_peek fn_all fn_refund_slide fn_refund_buckets fn_refund_throttle fn_refund_fixed fn_charge_slide fn_charge_buckets fn_charge_throttle fn_charge_fixed fn_acquire fn_release express_store rlf_adapter go_rate java_gateway rack_throttle rack_store rack_attack_incrby rack_attack_expire cl_throttle "${PEERS[@]}" "${PHP_ROWS[@]}")
 if [ -z "${RL_REDIS_CELL:-}" ]; then
   kept=()
   for r in "${rows[@]}"; do
@@ -229,6 +268,15 @@ for r in "${rows[@]}"; do
     break
   fi
 done
+if [[ " ${rows[*]} " == *" rack_"* ]]; then
+  calls=target/bench-peers/calls
+  mkdir -p "$calls"
+  ruby benches/peers/rack_attack_calls.rb "$calls"
+  ROWS[rack_throttle]=$(cat "$calls/rack_throttle.cmd")
+  ROWS[rack_store]=$(cat "$calls/rack_store.cmd")
+  ROWS[rack_attack_incrby]=$(sed -n 1p "$calls/rack_attack.cmds")
+  ROWS[rack_attack_expire]=$(sed -n 2p "$calls/rack_attack.cmds")
+fi
 # The blocked rows' keys, blocked for a day.
 cli RL.BLOCK FIXED fxb:hot 86400000 >/dev/null
 cli RL.BLOCK THROTTLE thb:hot 86400000 >/dev/null
@@ -250,7 +298,9 @@ row_words() {
 # A row whose command fails would measure its error path: one call of each
 # first, on a key of its own (the number 0 for the placeholder: a ZADD
 # takes it as a score too), must not answer an error.
+is_php_row() { [[ " ${PHP_ROWS[*]} " == *" $1 "* ]]; }
 for r in "${rows[@]}"; do
+  is_php_row "$r" && continue  # calls.php fails loudly on an error reply itself
   row_words "${ROWS[$r]//__rand_int__/0}"
   reply=$(cli "${words[@]}" 2>&1 | head -1)
   case $reply in
@@ -299,7 +349,24 @@ bench_pass() {
   seeds=$(cat "$OUT/.seeds")
   return $rc
 }
+declare -A TRIPS=()
 for r in "${rows[@]}"; do
+  if is_php_row "$r"; then
+    # The same passes, of N_PHP requests, by PHP; then the round trips of
+    # 50 more, counted on MONITOR.
+    php benches/php/calls.php "$r" "$PORT" "$N_PHP" "$R"
+    callgrind_control -z "$VG" >/dev/null 2>&1
+    php benches/php/calls.php "$r" "$PORT" "$N_PHP" "$R"
+    callgrind_control -d "$r" "$VG" >/dev/null 2>&1
+    f=$(ls -t "$OUT"/server.out.* | head -1)
+    mv "$f" "$OUT/$r.out"
+    total=$(grep -E '^(summary|totals):' "$OUT/$r.out" | head -1 | awk '{print $2}')
+    COST[$r]=$((total / N_PHP))
+    TRIPS[$r]=$(php benches/php/calls.php "$r" "$PORT" 0 "$R" 50 | sed -n 's/^round_trips=//p')
+    printf '%-20s %12d  (per request, %s round trips)\n' "$r" "${COST[$r]}" "${TRIPS[$r]}"
+    [ -z "${TABLE:-}" ] || echo "$r,${COST[$r]}" >>"$TABLE.part"
+    continue
+  fi
   # Each row's warm-up just before it is measured (fills its keyspace, so
   # the row measures steady state): the keys are then as old at every
   # measured call whatever ran before, and no key of the row expires or
@@ -317,6 +384,12 @@ for r in "${rows[@]}"; do
   printf '%-20s %12d\n' "$r" "${COST[$r]}"
   [ -z "${TABLE:-}" ] || echo "$r,${COST[$r]}" >>"$TABLE.part"
 done
+# rack-attack's one request is its two commands.
+if [ -n "${COST[rack_attack_incrby]:-}" ] && [ -n "${COST[rack_attack_expire]:-}" ]; then
+  COST[rack_attack]=$((COST[rack_attack_incrby] + COST[rack_attack_expire]))
+  printf '%-20s %12d  (rack_attack_incrby + rack_attack_expire)\n' rack_attack "${COST[rack_attack]}"
+  [ -z "${TABLE:-}" ] || echo "rack_attack,${COST[rack_attack]}" >>"$TABLE.part"
+fi
 # Only a complete run replaces the table.
 [ -z "${TABLE:-}" ] || mv "$TABLE.part" "$TABLE"
 
@@ -324,7 +397,7 @@ done
 over=()
 printed=
 for pair in "${PAIRS[@]}"; do
-  IFS='|' read -r mine peers what <<<"$pair"
+  IFS='|' read -r mine peers what mode <<<"$pair"
   [ -n "${COST[$mine]:-}" ] || continue
   for p in $peers; do
     [ -n "${COST[$p]:-}" ] || continue
@@ -333,8 +406,12 @@ for pair in "${PAIRS[@]}"; do
       printed=1
     fi
     ratio=$(awk -v a="${COST[$mine]}" -v b="${COST[$p]}" 'BEGIN { printf "%.2f", a / b }')
-    printf '%-16s %10d  %-20s %10d %7sx  %s\n' "$mine" "${COST[$mine]}" "$p" "${COST[$p]}" "$ratio" "$what"
-    [ "${COST[$mine]}" -le "${COST[$p]}" ] || over+=("$mine ${ratio}x $p")
+    printf '%-16s %10d  %-20s %10d %7sx  %s\n' "$mine" "${COST[$mine]}" "$p" "${COST[$p]}" "$ratio" \
+      "$what${mode:+ (shown, not checked)}"
+    if [ -n "${TRIPS[$mine]:-}" ]; then
+      printf '%-16s %10s  %-20s %10s %8s  round trips per request\n' "" "${TRIPS[$mine]}" "" "${TRIPS[$p]}" ""
+    fi
+    [ "${COST[$mine]}" -le "${COST[$p]}" ] || [ "$mode" = shown ] || over+=("$mine ${ratio}x $p")
   done
 done
 if [ ${#over[@]} -gt 0 ]; then
@@ -344,4 +421,4 @@ if [ ${#over[@]} -gt 0 ]; then
   [ "${PEERS_CHECK:-}" = warn ] && exit 0
   exit 1
 fi
-[ -z "$printed" ] || echo "every rl row is at or under its peers"
+[ -z "$printed" ] || echo "every checked rl row is at or under its peers"

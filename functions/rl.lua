@@ -12,14 +12,18 @@ as the module's commands, so a key written by one edition is continued by
 the other. docs/functions.md says how to load it, what it costs and where
 it differs.
 
-    redis-cli -x FUNCTION LOAD REPLACE < functions/rl.lua
+A release ships this file as rl-<version>.lua (VERSION below); a checkout
+of rl has it as functions/rl.lua, which `make load-functions` loads. On
+every primary:
+
+    redis-cli -x FUNCTION LOAD REPLACE < rl-<version>.lua
     FCALL rl_slide 1 user:42 100 60000
 
 Where only EVAL is allowed, the same file without its first line (the
 `#!lua name=rl` line EVAL refuses) runs the function its first argument
 after the keys names:
 
-    tail -n +2 functions/rl.lua | redis-cli -X script EVAL script 1 user:42 rl_slide 100 60000
+    tail -n +2 rl-<version>.lua | redis-cli -X script EVAL script 1 user:42 rl_slide 100 60000
 
 A function per command, named after it (RL.SLIDE: rl_slide). The arguments
 after the keys are the command's arguments without its keys:

@@ -15,6 +15,18 @@
 #       tests (clients/node), which fetch their npm packages themselves
 #     - prometheus-redis-exporter (redis_exporter 1.45 on Debian 12): the
 #       metrics test runs it with contrib/redis_exporter/rl.lua
+#     - ruby (3.1), ruby-rack-attack (6.6), ruby-redis (redis-rb 4.8),
+#       ruby-rack, ruby-activesupport (6.1), ruby-webrick, thin,
+#       ruby-minitest: the Ruby gem's tests (clients/ruby) and its
+#       packaging in make dist (gem build); RubyGems' registry is not used
+#     - the PHP client's tests (clients/php): php-cli (8.2), php-redis
+#       (phpredis), php-nrk-predis (Predis 1.1), phpunit (9.6), composer
+#       (2.5, and php-zip, which its artifact repository needs: make dist's
+#       test installs the package from its zip), php-symfony-rate-limiter,
+#       php-symfony-http-kernel, php-symfony-http-foundation,
+#       php-symfony-lock, php-symfony-cache (Symfony 5.4: the app and its own
+#       limiter, side by side) and php-laravel-framework (Laravel 8.83).
+#       Packagist is not needed: the tests autoload from /usr/share/php.
 #   rustup components rustfmt and clippy: `make lint`, `.ci/run`
 #   .deps/venv: a Python venv (Debian's own pip refuses to install into the
 #     system, PEP 668) that fetches the wheels below and holds redis-py, the
@@ -111,6 +123,17 @@ venv_ok || venv_python >/dev/null || need_apt+=(python3 python3-venv)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 command -v prometheus-redis-exporter >/dev/null 2>&1 || need_apt+=(prometheus-redis-exporter)
+RUBY_PACKAGES=(ruby ruby-rack-attack ruby-redis ruby-rack ruby-activesupport ruby-webrick thin ruby-minitest)
+for pkg in "${RUBY_PACKAGES[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+done
+command -v php >/dev/null 2>&1 || need_apt+=(php-cli)
+command -v phpunit >/dev/null 2>&1 || need_apt+=(phpunit)
+command -v composer >/dev/null 2>&1 || need_apt+=(composer)
+for pkg in php-redis php-zip php-nrk-predis php-symfony-rate-limiter php-symfony-http-kernel php-symfony-http-foundation \
+    php-symfony-lock php-symfony-cache php-laravel-framework; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+done
 # The older servers: xz for Valkey 8.1's source tarball; what Debian's
 # Valkey 8.0 (extracted, not installed) links to.
 command -v xz >/dev/null 2>&1 || need_apt+=(xz-utils)
@@ -219,4 +242,6 @@ say "Valkey 9: $VALKEY9 ($("$VALKEY9" --version | cut -d' ' -f1-3))"
 scripts/older-servers.sh --list
 say "Node:     $(command -v node) ($(node --version)), npm $(npm --version)"
 say "Python:   $VENV/bin/python (redis-py $("$VENV/bin/python" -c 'import redis; print(redis.__version__)'))"
+say "Ruby:     $(command -v ruby) ($(ruby -e 'print RUBY_VERSION')), $(ruby -e 'print %w[rack-attack redis].map { |g| "#{g} #{Gem::Specification.find_by_name(g).version}" }.join(", ")')"
+say "PHP:      $(command -v php) ($(php -r 'echo PHP_VERSION, ", phpredis ", phpversion("redis");')), $(phpunit --version | awk 'NR == 1 { print $1, $2 }'), composer $(composer --version 2>/dev/null | awk 'NR == 1 { print $3 }')"
 say "dist:     $($DEPS/cargo/bin/cargo-zigbuild --version), zig $("$VENV/bin/python" -m ziglang version)"

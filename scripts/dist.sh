@@ -3,10 +3,13 @@
 #   rl-<v>-redis-x86_64-linux-gnu.tar.gz   the Redis module API build
 #   rl-<v>-valkey-x86_64-linux-gnu.tar.gz  the native Valkey build
 #     each: the stripped librl.so, an install README (scripts/dist/README.md),
-#     LICENSE, CHANGELOG.md, redis.conf.example
+#     LICENSE, CHANGELOG.md, redis.conf.example, and the docs a release user
+#     reads (docs/, contrib/: scripts/dist/docs.py)
 #   rl-<v>.lua                             the function library
 #   what every executable clients/<lang>/scripts/dist <outdir> <version>
-#     writes (python: sdist and wheel; node: the npm pack tarball)
+#     writes (python: sdist and wheel; node: the npm pack tarball; go: the
+#     module's source; java: the jars and POM; ruby: rl-<v>.gem; php:
+#     rl-php-<v>.zip)
 #   SHA256SUMS                             over every file above
 # The .so is linked against glibc 2.28 (cargo-zigbuild with zig, both from
 # make deps), so it loads on RHEL 8+, Debian 10+, Ubuntu 20.04+; this script
@@ -75,7 +78,10 @@ for build in redis valkey; do
     dir=$BUILD_DIR/stage/$name
     mkdir -p "$dir"
     install -m 0755 "$so" "$dir/librl.so"
-    install -m 0644 LICENSE CHANGELOG.md redis.conf.example "$dir/"
+    install -m 0644 LICENSE redis.conf.example "$dir/"
+    # In every tarball, not in an archive of their own: one download holds
+    # the .so and all it says, and CHANGELOG.md's docs/ links resolve.
+    .deps/venv/bin/python scripts/dist/docs.py "$dir" "$VERSION"
     sed -e "s/@VERSION@/$VERSION/g" -e "s/@BUILD@/$build/g" -e "s/@BUILD_TITLE@/$title/g" \
         -e "s/@BUILD_LOADS@/$loads/g" \
         -e "s/@MODULE_VER@/$(awk -F. '{ print $1 * 10000 + $2 * 100 + $3 }' <<<"$VERSION")/g" \

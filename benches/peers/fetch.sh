@@ -21,8 +21,10 @@ LIMITS=5.8.0
 RLF=11.4.0
 UPSTASH=2.2.0
 RLR=4.3.1
-# clients/java's Spring Cloud release train: the gateway it builds against.
-SPRING_CLOUD=$(sed -n 's:.*<spring-cloud.version>\(.*\)</spring-cloud.version>.*:\1:p' clients/java/pom.xml)
+# clients/java's Spring Cloud release train: the gateway it builds against by
+# default (the first <spring-cloud.version>; its spring-boot-3 profile names
+# the previous one).
+SPRING_CLOUD=$(awk -F'[<>]' '/<spring-cloud.version>/ { print $3; exit }' clients/java/pom.xml)
 [ -n "$SPRING_CLOUD" ] || { echo "fetch.sh: no <spring-cloud.version> in clients/java/pom.xml" >&2; exit 1; }
 DIR=$PWD/target/bench-peers
 M2=$PWD/.deps/m2

@@ -73,8 +73,10 @@ func goBlocks(section string, start int) (programs []goBlock, shell []string) {
 // install lines run in a new module, with the release archive that
 // scripts/dist writes; then every Go program in the section is built in
 // that module and run against Valkey 9.1 with the module (clock stopped),
-// its output compared with the block the docs show after it. The
-// README's Go lines must be lines of those programs.
+// its output compared with the block the docs show after it. The Go lines
+// of the README and of the package's own README (shipped in the archive)
+// must be lines of those programs, and the package README's install lines
+// the ones run here.
 func TestDocsSnippets(t *testing.T) {
 	section, start := blocks(t, "docs/clients.md", "<!-- go section below -->", false)
 	programs, shell := goBlocks(section, start)
@@ -130,9 +132,21 @@ func TestDocsSnippets(t *testing.T) {
 		}
 	}
 	readme, _ := blocks(t, "README.md", "## From your framework", true)
-	lines, _ := goBlocks(readme, 0)
+	linesOfPrograms(t, "README.md", readme, programs)
+	pkg, _ := blocks(t, "clients/go/README.md", "# ", false)
+	linesOfPrograms(t, "clients/go/README.md", pkg, programs)
+	if _, pkgShell := goBlocks(pkg, 0); strings.Join(pkgShell, "\n") != strings.Join(shell, "\n") {
+		t.Errorf("clients/go/README.md's install lines %q are not docs/clients.md's %q", pkgShell, shell)
+	}
+}
+
+// linesOfPrograms checks that every line of the Go blocks in section (of
+// file) is in one of the programs.
+func linesOfPrograms(t *testing.T, file, section string, programs []goBlock) {
+	t.Helper()
+	lines, _ := goBlocks(section, 0)
 	if len(lines) == 0 {
-		t.Fatal("README's From your framework has no Go block")
+		t.Fatalf("%s has no Go block", file)
 	}
 	for _, b := range lines {
 		for _, l := range strings.Split(strings.TrimSpace(b.code), "\n") {
@@ -141,7 +155,7 @@ func TestDocsSnippets(t *testing.T) {
 				found = found || strings.Contains(p.code, strings.TrimSpace(l))
 			}
 			if !found {
-				t.Errorf("README's Go line %q is in no program of docs/clients.md", l)
+				t.Errorf("%s's Go line %q is in no program of docs/clients.md", file, l)
 			}
 		}
 	}

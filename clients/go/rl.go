@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -42,9 +43,12 @@ func (e Edition) String() string {
 }
 
 // ErrNotLoaded is returned (wrapped) when the server has neither the
-// module nor the function library.
-var ErrNotLoaded = errors.New("rl is not loaded: load the module (loadmodule /path/to/librl.so) " +
-	"or the function library (FUNCTION LOAD with functions/rl.lua, on every primary)")
+// module nor the function library. It says how to load either, from a
+// release (rl-<version>.lua) or from a checkout of rl.
+var ErrNotLoaded = errors.New("rl is not loaded: the server has neither the module (RL.* commands) " +
+	"nor the function library (FCALL rl_*); load the module (loadmodule /path/to/librl.so in the server's config, " +
+	"or MODULE LOAD), or the library: redis-cli -x FUNCTION LOAD REPLACE < rl-" + Version + ".lua " +
+	"(the release's file; from a checkout of rl, functions/rl.lua or make load-functions), on every primary of a cluster")
 
 // Processor is what rl needs of a go-redis client: *redis.Client,
 // *redis.ClusterClient, *redis.Ring and redis.UniversalClient all have it.
@@ -52,12 +56,23 @@ type Processor interface {
 	Process(ctx context.Context, cmd redis.Cmder) error
 }
 
-// Client sends rl's commands in the edition the server runs, found once.
+// Client sends rl's commands in the edition the server runs: found at the
+// first call, and found again when the server answers that it is gone (a
+// server restarted with the other edition under a running app).
 type Client struct {
 	rdb Processor
 
 	mu      sync.Mutex
 	edition Edition
+	finding *finding // the call finding the edition, while it is unknown
+	told    bool     // logged that rl is not loaded, since an edition was last found
+}
+
+// finding is one call's look for the edition, which the calls that need it
+// meanwhile wait for: a burst of first calls sends one probe.
+type finding struct {
+	done chan struct{}
+	err  error // why it found none
 }
 
 // New returns a Client over rdb. It asks nothing of the server until the
@@ -67,7 +82,7 @@ func New(rdb Processor) *Client {
 }
 
 // NewWithEdition returns a Client that uses the given edition without
-// asking the server.
+// asking the server (until the server answers that it is not there).
 func NewWithEdition(rdb Processor, e Edition) *Client {
 	return &Client{rdb: rdb, edition: e}
 }
@@ -104,7 +119,78 @@ func (c *Client) known() Edition {
 func (c *Client) found(e Edition) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.edition = e
+	c.edition, c.told = e, false
+}
+
+// forget drops e after the server answered that it is not there, unless
+// another call has already found the edition again.
+func (c *Client) forget(e Edition) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.edition == e {
+		c.edition = 0
+	}
+}
+
+// current is the known edition. While it is unknown, the first call to
+// ask finds it (lead is its finding, to end with done); the others wait
+// for that call and take what it found, its ErrNotLoaded too. When it
+// found nothing for a reason of its own (NOPERM on its key, a lost
+// connection), they go on each with its own call, leading nothing.
+func (c *Client) current(ctx context.Context) (e Edition, lead *finding, err error) {
+	c.mu.Lock()
+	if c.edition != 0 {
+		defer c.mu.Unlock()
+		return c.edition, nil, nil
+	}
+	f := c.finding
+	if f == nil {
+		lead = &finding{done: make(chan struct{})}
+		c.finding = lead
+		c.mu.Unlock()
+		return 0, lead, nil
+	}
+	c.mu.Unlock()
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return 0, nil, ctx.Err()
+	}
+	if e := c.known(); e != 0 {
+		return e, nil, nil
+	}
+	if errors.Is(f.err, ErrNotLoaded) {
+		return 0, nil, f.err
+	}
+	return 0, nil, nil
+}
+
+// done ends the leading call's finding.
+func (c *Client) done(f *finding, e Edition, err error) {
+	c.mu.Lock()
+	if c.finding == f {
+		c.finding = nil
+	}
+	if e == 0 {
+		f.err = err
+	}
+	c.mu.Unlock()
+	close(f.done)
+}
+
+// gone reports whether err is the server's answer that edition e is not
+// there: the module's command unknown, or the library's function (or
+// FCALL itself).
+func gone(err error, e Edition) bool {
+	var reply redis.Error
+	if err == nil || !errors.As(err, &reply) {
+		return false
+	}
+	text := strings.ToLower(err.Error())
+	if e == Module {
+		return strings.Contains(text, "unknown command")
+	}
+	return strings.Contains(text, "function not found") || strings.Contains(text, "unknown command")
 }
 
 // line is a command and where its key is (Cluster and Ring route by it
@@ -114,25 +200,46 @@ type line struct {
 	keyPos int8
 }
 
-// call sends the command build(e) makes for the server's edition. While
-// the edition is unknown it sends the module's command: any reply, or any
-// error of the module's own (a bad argument, WRONGTYPE), shows the module
-// is there; "unknown command" shows it is not, and then the library is
-// asked for (FCALL_RO rl_version 0) and, if loaded, its line is sent to it
-// (unless probe: the question was only which edition). Nothing else is
-// sent: COMMAND, which the README's ACL recipe does not grant, never is.
-// NOPERM and connection errors are returned as they are, the edition still
-// unknown.
+// call sends the command build(e) makes for the server's edition. When
+// the server answers that this edition is gone, the edition is found
+// again (once for all the calls that met that answer) and the command
+// sent again in it.
 func (c *Client) call(ctx context.Context, build func(Edition) line, probe bool) (*redis.Cmd, Edition, error) {
-	e := c.known()
-	if e == Library {
-		cmd, err := c.send(ctx, build(Library))
-		return cmd, e, err
+	e, lead, err := c.current(ctx)
+	if err != nil {
+		return nil, 0, err
 	}
+	if e != 0 {
+		cmd, err := c.send(ctx, build(e))
+		if !gone(err, e) {
+			return cmd, e, err
+		}
+		c.forget(e)
+		if e, lead, err = c.current(ctx); err != nil {
+			return nil, 0, err
+		}
+		if e != 0 {
+			cmd, err := c.send(ctx, build(e))
+			return cmd, e, err
+		}
+	}
+	cmd, e, err := c.find(ctx, build, probe)
+	if lead != nil {
+		c.done(lead, e, err)
+	}
+	return cmd, e, err
+}
+
+// find sends the module's command while the edition is unknown: any
+// reply, or any error of the module's own (a bad argument, WRONGTYPE),
+// shows the module is there; "unknown command" shows it is not, and then
+// the library is asked for (FCALL_RO rl_version 0) and, if loaded, its
+// line is sent to it (unless probe: the question was only which edition).
+// Nothing else is sent: COMMAND, which the README's ACL recipe does not
+// grant, never is. NOPERM and connection errors are returned as they are,
+// the edition still unknown.
+func (c *Client) find(ctx context.Context, build func(Edition) line, probe bool) (*redis.Cmd, Edition, error) {
 	cmd, err := c.send(ctx, build(Module))
-	if e == Module {
-		return cmd, e, err
-	}
 	if err != nil {
 		var reply redis.Error
 		if !errors.As(err, &reply) || strings.HasPrefix(err.Error(), "NOPERM") {
@@ -153,7 +260,7 @@ func (c *Client) library(ctx context.Context, build func(Edition) line, probe bo
 	if err := c.rdb.Process(ctx, version); err != nil {
 		if text := strings.ToLower(err.Error()); strings.Contains(text, "function not found") ||
 			strings.Contains(text, "unknown command") {
-			return nil, 0, fmt.Errorf("rl: %w", ErrNotLoaded)
+			return nil, 0, c.notLoaded()
 		}
 		return nil, 0, fmt.Errorf("rl: FCALL_RO rl_version: %w", err)
 	}
@@ -163,6 +270,22 @@ func (c *Client) library(ctx context.Context, build func(Edition) line, probe bo
 	}
 	cmd, err := c.send(ctx, build(Library))
 	return cmd, Library, err
+}
+
+// notLoaded is the error every call returns while the server has neither
+// edition; the first (until an edition is found again) is also logged
+// (slog's default logger), so the log says once, not per call, what to
+// load and how.
+func (c *Client) notLoaded() error {
+	err := fmt.Errorf("rl: %w", ErrNotLoaded)
+	c.mu.Lock()
+	tell := !c.told
+	c.told = true
+	c.mu.Unlock()
+	if tell {
+		slog.Warn(err.Error())
+	}
+	return err
 }
 
 // do sends one command. verb is the module command without "RL." (SLIDE,

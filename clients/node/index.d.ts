@@ -6,16 +6,22 @@ import type { Store, Options as RateLimitOptions, ClientRateLimitInfo, Increment
 /** A node-redis v4/v5 client or cluster, or an ioredis Redis or Cluster. */
 export type RlClient = object;
 
-/** RateLimiterRedis's options (blockOnConsumed aside), and rl's. */
+/** RateLimiterRedis's options, and rl's. customIncrTtlLuaScript and useRedis3AndLowerPackage are refused. */
 export interface RateLimiterRlOptions {
   storeClient: RlClient;
+  /** An integer from 1 (0, negative or fractional points are refused). */
   points: number;
-  /** Seconds; 0 is rl's longest window, 10^9 s. */
+  /** Seconds, at most 10^8; 0 never expires (rl's longest window; waits read -1). */
   duration: number;
+  /** Keys are `rl:flx:<keyPrefix>:<key>` (a keyPrefix starting with `rl:` is used as it is; default `rl:flx`). */
   keyPrefix?: string;
-  /** Accepted and ignored, so RateLimiterRedis's options carry over: node-redis and ioredis are told apart by their methods. */
+  /** Taken with no effect, so RateLimiterRedis's options carry over: node-redis and ioredis are told apart by their methods. */
   useRedisPackage?: boolean;
   blockDuration?: number;
+  /** Block when the count, refused points included, reaches this (rate-limiter-flexible 11.4+). */
+  blockOnConsumed?: number;
+  /** Fail a call at once when the client is not ready, so the insuranceLimiter answers. */
+  rejectIfRedisNotReady?: boolean;
   execEvenly?: boolean;
   execEvenlyMinDelayMs?: number;
   insuranceLimiter?: RateLimiterLike;
@@ -70,7 +76,8 @@ export declare class RlStore implements Store {
   increment(key: string): Promise<IncrementResponse>;
   decrement(key: string): Promise<void>;
   resetKey(key: string): Promise<void>;
-  get(key: string): Promise<ClientRateLimitInfo | undefined>;
+  /** totalHits 0 for an empty window, as rate-limit-redis answers for a missing key. */
+  get(key: string): Promise<ClientRateLimitInfo>;
 }
 
 export { RlStore as RedisStore, RateLimiterRl as RateLimiterRedis };

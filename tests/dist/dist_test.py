@@ -4,20 +4,29 @@ there. Nothing from the checkout is used but the servers (.deps/) and this
 script.
 
 - SHA256SUMS lists every file and each matches;
-- each tarball holds the five files, a stripped librl.so needing glibc
-  2.28 at most;
+- each tarball holds a stripped librl.so needing glibc 2.28 at most, its
+  install README, LICENSE, CHANGELOG.md, redis.conf.example and the docs
+  (docs/, contrib/), every relative link of its Markdown leading to a file
+  and heading it holds; its README's install steps, as written, install
+  the module from a fresh folder, and the server loading it answers;
+- every client package carries a README for using it from that package
+  (naming its own release file), the tarball's LICENSE byte for byte, and
+  the POM names MIT;
 - loaded with a `loadmodule` line in the tarball's redis.conf.example, the
   redis build answers on Redis 7.0, Redis 8.2 and Valkey 9.1 and the valkey
   build on Valkey 9.1 (Redis refuses it, saying why), each naming the
   release's version and its build;
-- every client package (wheel, sdist, npm tarball, Go archive, jars)
-  carries the tarball's LICENSE byte for byte, and the POM names MIT;
 - rl-<v>.lua loads into a bare Redis 7.0 and Valkey 9.1 and answers;
 - the wheel and the sdist, each in a fresh venv, carry that library byte for
   byte, and a Flask-Limiter app limits over HTTP;
 - the npm tarball in a fresh project: an Express app limits over HTTP in
   CommonJS and as an ES module started from another directory, and
-  `tsc --strict` passes on a file using the types.
+  `tsc --strict` passes on a file using the types;
+- the gem, installed with docs/install.md's `gem install --local` line
+  into a scratch GEM_HOME, carries that library byte for byte, and a Rack
+  app with rack-attack's rl_throttle, served by thin, limits over HTTP on
+  each edition;
+- the PHP zip: what php.py says (Composer installs it, a Symfony app on it limits).
 
 Last line: "dist: N passed, N failed, N skipped". Env: RL_DIST (default
 dist/), RL_REDIS7, RL_REDIS8, RL_VALKEY9 as the other tests.
@@ -38,6 +47,10 @@ import traceback
 import urllib.error
 import urllib.request
 import zipfile
+
+import php
+import release_docs
+from apps import EXPRESS_CJS, EXPRESS_ESM, FLASK_APP, RACK_APP, TYPED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DIST = os.path.abspath(os.environ.get("RL_DIST", os.path.join(ROOT, "dist")))
@@ -73,7 +86,9 @@ GO = f"rl-go-{VERSION}.tar.gz"
 JAR = f"rl-{VERSION}.jar"
 SOURCES_JAR = f"rl-{VERSION}-sources.jar"
 POM = f"rl-{VERSION}.pom"
-EXPECTED = sorted([*TARBALLS.values(), LUA, WHEEL, SDIST, NPM, GO, JAR, SOURCES_JAR, POM])
+GEM = f"rl-{VERSION}.gem"
+PHP_ZIP = f"rl-php-{VERSION}.zip"
+EXPECTED = sorted([*TARBALLS.values(), LUA, WHEEL, SDIST, NPM, GO, JAR, SOURCES_JAR, POM, GEM, PHP_ZIP])
 
 
 def servers():
@@ -184,14 +199,25 @@ def highest_glibc(so):
     return max(versions)
 
 
+# What a release user reads, in each tarball: the pages the tarball's README
+# and CHANGELOG.md point to, and what those pages link to.
+SHIPPED_DOCS = ["docs/" + f for f in ("README.md", "commands.md", "install.md", "operations.md", "clients.md",
+                                      "guarantees.md", "functions.md", "versioning.md")] + \
+    ["contrib/redis_exporter/rl.lua", "contrib/grafana/rl-dashboard.json"]
+
+
 def tarball_holds_a_stripped_so_for_glibc_2_28(work, build):
     name = TARBALLS[build]
     with tarfile.open(os.path.join(work, name)) as t:
-        names = sorted(t.getnames())
+        names = t.getnames()
         top = name[: -len(".tar.gz")]
-        want = sorted([top] + [f"{top}/{f}" for f in
-                               ("librl.so", "README.md", "LICENSE", "CHANGELOG.md", "redis.conf.example")])
-        check(names == want, f"{name} holds {names}, not {want}")
+        outside = [n for n in names if n != top and not n.startswith(top + "/")]
+        check(not outside, f"{name} holds {outside} outside {top}/")
+        first = sorted({n.split("/")[1] for n in names if "/" in n})
+        want = sorted(["librl.so", "README.md", "LICENSE", "CHANGELOG.md", "redis.conf.example", "docs", "contrib"])
+        check(first == want, f"{name}'s {top}/ holds {first}, not {want}")
+        missing = [f for f in SHIPPED_DOCS if f"{top}/{f}" not in names]
+        check(not missing, f"{name} lacks {missing}")
         # Names checked above: nothing lands outside `work`.
         t.extractall(work)
     so = os.path.join(work, top, "librl.so")
@@ -202,6 +228,88 @@ def tarball_holds_a_stripped_so_for_glibc_2_28(work, build):
     readme = open(os.path.join(work, top, "README.md")).read()
     check(f"rl {VERSION}" in readme and "loadmodule" in readme and "@" not in readme.split("\n")[0],
           f"{top}/README.md does not name the version or the loadmodule line")
+    example = open(os.path.join(work, top, "redis.conf.example")).read()
+    check("target/release" not in example, f"{top}/redis.conf.example names a checkout's build to load")
+
+
+def tarball_links_lead_inside_it(work, build):
+    """README.md, CHANGELOG.md and the docs: every relative link leads to a
+    file and heading the tarball holds (tarball_holds... unpacked it)."""
+    top = os.path.join(work, TARBALLS[build][: -len(".tar.gz")])
+    check(os.path.isdir(top), f"{top} not unpacked (the tarball test failed)")
+    readme = open(os.path.join(top, "README.md"), encoding="utf-8").read()
+    linked = set(release_docs.relative_links(readme))
+    for page in ("docs/commands.md", "docs/install.md", "docs/operations.md", "docs/clients.md"):
+        check(page in linked, f"{TARBALLS[build]}'s README.md has no link to {page}")
+    bad = release_docs.broken_links(top)
+    check(not bad, f"{len(bad)} broken links in {TARBALLS[build]}:\n" + "\n".join(bad[:20]))
+
+
+def tarball_readme_installs_from_a_fresh_folder(work, build):
+    """The tarball README's steps as written, for what a test may not touch
+    (`sudo`, /usr/local/lib/rl under a folder that does not exist yet, the
+    server's port): check, install from the unpacked folder, load, ask."""
+    name, server_name = TARBALLS[build], {"redis": "Redis 7.0", "valkey": "Valkey 9.1"}[build]
+    folder = tempfile.mkdtemp(prefix="readme-", dir=work)
+    for f in (name, "SHA256SUMS"):
+        shutil.copy(os.path.join(work, f), folder)
+    with tarfile.open(os.path.join(folder, name)) as t:
+        t.extractall(folder)  # the names are checked by the tarball test
+    top = os.path.join(folder, name[: -len(".tar.gz")])
+    steps = release_docs.install_steps(open(os.path.join(top, "README.md"), encoding="utf-8").read())
+    prefix = os.path.join(folder, "root", "usr-local-lib-rl")
+    subst = {"/usr/local/lib/rl": prefix}
+    kinds = ["sha256sum", "install", "loadmodule", "redis-cli"]
+    check([k for k in kinds if any(l.split()[0] in (k, "sudo") and k in l for l in steps)] == kinds,
+          f"{name}'s README install steps lack one of {kinds}: {steps}")
+    loadmodule, server = None, None
+    try:
+        for line in steps:
+            if line.startswith("sha256sum"):
+                out = shell(line, folder, **subst)
+                check(f"{name}: OK" in out, f"{line}: {out}")
+            elif line.startswith("loadmodule"):
+                loadmodule = line.replace("/usr/local/lib/rl", prefix)
+            elif line.startswith("redis-cli"):
+                if server is None:
+                    check(loadmodule, f"{name}'s README asks the server before its loadmodule line")
+                    server = Server(server_name, work, loadmodule)
+                out = shell(line.replace("redis-cli ", f"redis-cli -p {server.port} ", 1), folder)
+                if line.endswith("MODULE LIST"):
+                    check(re.search(rf"^name\nrl\nver\n{MODULE_VER}$", out, re.M), f"{line}: {out}")
+                elif line.endswith("INFO rl"):
+                    check(f"rl_version:{VERSION}" in out and f"rl_build:{build}" in out, f"{line}: {out}")
+                elif " RL." in line:
+                    check(out.split()[0] == "1", f"{line} answered {out!r}")
+            else:
+                shell(line, top, **subst)  # installs from the unpacked folder, as the step says
+        check(os.path.isfile(os.path.join(prefix, "librl.so")), f"the steps installed nothing at {prefix}")
+    finally:
+        if server:
+            server.stop()
+
+
+def every_package_has_a_readme(work):
+    """Each package says how to use it from that package alone: a README
+    where its ecosystem shows one, naming the package's own release file,
+    with no relative link (it would lead nowhere in the package)."""
+    names = {"wheel": WHEEL, "sdist": SDIST, "npm": NPM, "go": GO, "jar": JAR, "sources_jar": SOURCES_JAR, "gem": GEM, "php": PHP_ZIP}
+    own = {WHEEL: WHEEL, SDIST: WHEEL, NPM: NPM, GO: GO, JAR: JAR, SOURCES_JAR: JAR, GEM: GEM, PHP_ZIP: PHP_ZIP}
+    problems = []
+    for where, text in release_docs.package_readmes(work, names).items():
+        if text is None:
+            problems.append(f"no README at {where}")
+            continue
+        package = where.split(":")[0]
+        if package in (WHEEL, SDIST) and "unknown storage scheme" not in text:
+            problems.append(f"{where} does not say what limits answers without `import limits_rl`")
+        if own[package] not in text:
+            problems.append(f"{where} does not name {own[package]}")
+        if release_docs.relative_links(text):
+            problems.append(f"{where} links {release_docs.relative_links(text)}")
+        if "in the rl repository" in text:
+            problems.append(f"{where} sends the reader to the repository")
+    check(not problems, "\n".join(problems))
 
 
 def every_package_carries_the_license(work):
@@ -225,6 +333,15 @@ def every_package_carries_the_license(work):
             except KeyError:
                 return None
 
+    def in_gem(name, member):
+        # A .gem is a tar whose data.tar.gz holds the files.
+        with tarfile.open(os.path.join(work, name)) as outer:
+            with tarfile.open(fileobj=outer.extractfile("data.tar.gz")) as data:
+                try:
+                    return data.extractfile(member).read()
+                except KeyError:
+                    return None
+
     places = {
         # Where setuptools puts it since metadata 2.4, or before.
         f"{WHEEL}: limits_rl-{VERSION}.dist-info/[licenses/]LICENSE":
@@ -235,6 +352,8 @@ def every_package_carries_the_license(work):
         f"{GO}: rl-go-{VERSION}/LICENSE": in_tar(GO, f"rl-go-{VERSION}/LICENSE"),
         f"{JAR}: META-INF/LICENSE": in_zip(JAR, "META-INF/LICENSE"),
         f"{SOURCES_JAR}: META-INF/LICENSE": in_zip(SOURCES_JAR, "META-INF/LICENSE"),
+        f"{GEM}: LICENSE": in_gem(GEM, "LICENSE"),
+        f"{PHP_ZIP}: LICENSE": in_zip(PHP_ZIP, "LICENSE"),
     }
     wrong = [where for where, got in places.items() if got != want]
     check(not wrong, f"no LICENSE, or another text, at: {wrong}")
@@ -358,29 +477,6 @@ def documented_library_lines_work(work):
 
 # ------------------------------------------------------------- Python
 
-FLASK_APP = """\
-import sys
-
-import limits_rl  # registers rl:// with limits
-from flask import Flask
-from flask_limiter import Limiter
-from flask_limiter.util import get_remote_address
-
-port, uri = int(sys.argv[1]), sys.argv[2]
-app = Flask(__name__)
-limiter = Limiter(get_remote_address, app=app, storage_uri=uri, strategy="moving-window",
-                  storage_options={"load_functions": True})
-
-
-@app.route("/")
-@limiter.limit("3/minute")
-def index():
-    return "hello"
-
-
-app.run(host="127.0.0.1", port=port)
-"""
-
 
 def http_statuses(port, n, proc, path="/"):
     """`n` GETs once the app listens: their status codes. (Waiting on the
@@ -458,69 +554,6 @@ def python_package_limits_a_flask_app(work, package, edition):
 
 # --------------------------------------------------------------- Node
 
-EXPRESS_CJS = """\
-const express = require('express');
-const { rateLimit } = require('express-rate-limit');
-const { createClient } = require('redis');
-const { RedisStore } = require('rl-stores');
-
-(async () => {
-  const [port, url] = process.argv.slice(2);
-  const client = createClient({ url });
-  await client.connect();
-  const app = express();
-  app.use(rateLimit({ windowMs: 60_000, limit: 3,
-    store: new RedisStore({ sendCommand: (...args) => client.sendCommand(args) }) }));
-  app.get('/', (req, res) => res.send('hello'));
-  app.listen(Number(port), '127.0.0.1');
-})();
-"""
-
-EXPRESS_ESM = """\
-import express from 'express';
-import { createClient } from 'redis';
-import { RateLimiterRl } from 'rl-stores';
-
-const [port, url] = process.argv.slice(2);
-const client = createClient({ url });
-await client.connect();
-const limiter = new RateLimiterRl({ storeClient: client, points: 3, duration: 60 });
-await limiter.ready();
-const app = express();
-app.get('/', async (req, res) => {
-  try {
-    await limiter.consume(req.ip);
-    res.send('hello');
-  } catch (rejection) {
-    if (rejection instanceof Error) throw rejection;
-    res.status(429).send('too many');
-  }
-});
-app.listen(Number(port), '127.0.0.1');
-"""
-
-TYPED = """\
-import express from 'express';
-import { rateLimit } from 'express-rate-limit';
-import { createClient } from 'redis';
-import { RateLimiterRl, RlStore, RlNotLoadedError } from 'rl-stores';
-
-async function main(): Promise<void> {
-  const client = createClient();
-  await client.connect();
-  const limiter = new RateLimiterRl({ storeClient: client, points: 3, duration: 60, limiter: 'slide' });
-  const edition: 'module' | 'functions' = await limiter.ready();
-  const res = await limiter.consume('k', 1);
-  const left: number = res.remainingPoints;
-  const store = new RlStore({ sendCommand: (...args: string[]) => client.sendCommand(args) });
-  const app = express();
-  app.use(rateLimit({ windowMs: 60_000, limit: 3, store }));
-  console.log(edition, left, new RlNotLoadedError('x').message);
-}
-
-void main();
-"""
-
 
 def node_project(work):
     folder = tempfile.mkdtemp(prefix="node-", dir=work)
@@ -558,6 +591,47 @@ def types_pass_tsc_strict(folder):
          "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "typed.ts"], folder)
 
 
+# --------------------------------------------------------------- Ruby
+
+
+def gem_limits_a_rack_app(work):
+    folder = tempfile.mkdtemp(prefix="ruby-", dir=work)
+    shutil.copy(os.path.join(work, GEM), folder)
+    # docs/install.md's line, into a GEM_HOME of the test's own; the app
+    # also sees the system's gems (Debian's rack-attack, redis-rb, thin).
+    home = os.path.join(folder, "gems")
+    system = run(["ruby", "-e", "print Gem.default_path.join(':')"], folder)
+    env = dict(os.environ, GEM_HOME=home, GEM_PATH=f"{home}:{system}")
+    (where, lines), = documented_lines("gem install")
+    shell(next(l for l in lines if l.startswith("gem install")), folder, env=env)
+    installed = os.path.join(home, "gems", f"rl-{VERSION}")
+    check(open(os.path.join(installed, LUA), "rb").read() == open(os.path.join(work, LUA), "rb").read(),
+          f"the installed gem's {LUA} is not the release's")
+    with open(os.path.join(folder, "config.ru"), "w") as f:
+        f.write(RACK_APP)
+    for edition in ("module", "functions"):
+        server = Server("Valkey 9.1", work, config_with_module(work, "redis") if edition == "module" else "")
+        try:
+            if edition == "functions":
+                server.cli("-x", "FUNCTION", "LOAD", stdin=open(os.path.join(work, LUA)).read())
+            port = free_port()
+            app_env = dict(env, REDIS_URL=f"redis://127.0.0.1:{server.port}")
+            log = open(os.path.join(folder, f"thin-{port}.log"), "w+")
+            proc = subprocess.Popen(["thin", "start", "-R", "config.ru", "-a", "127.0.0.1", "-p", str(port)],
+                                    cwd=folder, env=app_env, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                codes = http_statuses(port, 5, proc)
+            except Failure as e:
+                log.seek(0)
+                raise Failure(f"{e}:\n{log.read()[-3000:]}")
+            finally:
+                proc.kill()
+                proc.wait()
+            check(codes == [200, 200, 200, 429, 429], f"thin + rl_throttle ({edition}): statuses {codes}")
+        finally:
+            server.stop()
+
+
 # --------------------------------------------------------------- main
 
 
@@ -575,8 +649,13 @@ def main():
                 shutil.copy(os.path.join(DIST, f), work)
         t.run("SHA256SUMS covers every file and each matches", checksums_cover_every_file, work)
         for build in TARBALLS:
-            t.run(f"{TARBALLS[build]}: five files, librl.so stripped, GLIBC 2.28 at most",
+            t.run(f"{TARBALLS[build]}: its files and docs, librl.so stripped, GLIBC 2.28 at most",
                   tarball_holds_a_stripped_so_for_glibc_2_28, work, build)
+            t.run(f"{TARBALLS[build]}: every Markdown link leads to a file and heading it holds",
+                  tarball_links_lead_inside_it, work, build)
+            t.run(f"{TARBALLS[build]}: its README's install steps, as written, from a fresh folder",
+                  tarball_readme_installs_from_a_fresh_folder, work, build)
+        t.run("every client package has a README for using it", every_package_has_a_readme, work)
         t.run("every client package carries the LICENSE", every_package_carries_the_license, work)
         for server in servers():
             t.run(f"redis build loaded by {server} answers", module_answers, work, "redis", server)
@@ -608,6 +687,9 @@ def main():
         else:
             t.failed += 3
             print("FAIL the three Node app tests: the install failed")
+        t.run(f"{GEM} installed with gem install --local: a Rack app with rl_throttle limits over HTTP (thin), "
+              "module and library", gem_limits_a_rack_app, work)
+        php.run_tests(t, work, sys.modules[__name__])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"dist: {t.passed} passed, {t.failed} failed, 0 skipped")

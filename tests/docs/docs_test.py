@@ -16,6 +16,7 @@
   `-h HOST -p PORT` name it. A line that only sets a variable prints
   nothing, and the block's later lines see the variable.
 - Every relative link must lead to a file, and its `#anchor` to a heading.
+- README.md stays under 455 lines.
 
 The server is Valkey with the module and the function library, under libfaketime with a stopped
 clock: every block starts at BASE_TIME on an empty keyspace, and time moves
@@ -63,6 +64,8 @@ SHELL_CLI = "$ redis-cli"
 # Prompt styles the docs no longer use; a block showing one fails.
 OLD_PROMPTS = re.compile(r"^(redis-cli> |> [A-Z]|127\.0\.0\.1:\d+> )")
 SNIPPET_SECONDS = 20
+# The README stays one short read; details live in docs/.
+README_MAX_LINES = 450
 _real_sleep = time.sleep
 
 
@@ -504,6 +507,12 @@ def main(argv):
         for bad in broken_links(path):
             failed += 1
             print(f"FAIL {os.path.relpath(path, ROOT)}: broken link {bad}")
+        if os.path.relpath(path, ROOT) == "README.md":
+            lines = open(path, encoding="utf-8").read().count("\n")
+            if lines >= README_MAX_LINES:
+                failed += 1
+                print(f"FAIL README.md: {lines} lines, at most {README_MAX_LINES - 1}: "
+                      "details belong in docs/, the README keeps a line and a link")
     server, previous_python = None, None
     started = time.monotonic()
     try:

@@ -74,7 +74,11 @@ fn every_valkey_the_docs_name_is_one_tested() {
             let after = &rest[digits.len()..];
             let minor: Option<u32> = after
                 .strip_prefix('.')
-                .map(|m| m.chars().take_while(|c| c.is_ascii_digit()).collect::<String>())
+                .map(|m| {
+                    m.chars()
+                        .take_while(|c| c.is_ascii_digit())
+                        .collect::<String>()
+                })
                 .and_then(|m| m.parse().ok());
             // A release named in a sentence that says it is not tested
             // here (a note for its users) is no claim.

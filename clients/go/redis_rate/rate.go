@@ -114,10 +114,11 @@ func (l Limiter) AllowN(ctx context.Context, key string, limit Limit, n int) (*R
 }
 
 // AllowAtMost admits what fits of n events now, at least one, and reports
-// how many in Allowed.
+// how many in Allowed. n 0 only looks, as in redis_rate: with no unit
+// left it is denied and RetryAfter is the wait for one.
 func (l Limiter) AllowAtMost(ctx context.Context, key string, limit Limit, n int) (*Result, error) {
-	if n <= 0 {
-		return l.AllowN(ctx, key, limit, 0)
+	if n < 0 {
+		return nil, fmt.Errorf("redis_rate: AllowAtMost n must not be negative (got %d)", n)
 	}
 	t, err := throttle(limit)
 	if err != nil {
@@ -131,12 +132,41 @@ func (l Limiter) AllowAtMost(ctx context.Context, key string, limit Limit, n int
 		interval := time.Duration(t.interval()) * time.Microsecond
 		return &Result{Limit: limit, RetryAfter: d.ResetAfter + interval, ResetAfter: d.ResetAfter}, nil
 	}
+	if n == 0 {
+		return l.look(ctx, key, limit, t)
+	}
 	t.Quantity = int64(n)
 	d, err := l.rl.Throttle(ctx, redisPrefix+key, t.ThrottleLimit, rl.UpTo())
 	if err != nil {
 		return nil, err
 	}
 	return result(limit, d, int(d.Granted)), nil
+}
+
+// look is AllowAtMost with n 0. redis_rate answers it as a request that
+// needs one whole unit and takes none: the units left with RetryAfter -1,
+// or, with none left, a denial whose RetryAfter is the wait for one. The
+// units left and the reset come from a quantity-0 RL.THROTTLE; the wait
+// for one unit, which that reply cannot give to the µs, from RL.PEEK
+// THROTTLE of one unit, sent only when none is left.
+func (l Limiter) look(ctx context.Context, key string, limit Limit, t gcra) (*Result, error) {
+	d, err := l.peek(ctx, key, t)
+	if err != nil {
+		return nil, err
+	}
+	if d.Remaining > 0 {
+		return &Result{Limit: limit, Remaining: int(d.Remaining), RetryAfter: -1, ResetAfter: d.ResetAfter}, nil
+	}
+	t.Quantity = 1
+	one, err := l.rl.Peek(ctx, redisPrefix+key, t.ThrottleLimit)
+	if err != nil {
+		return nil, err
+	}
+	if one.Allowed {
+		// A unit came back between the two reads (a running clock).
+		return &Result{Limit: limit, Remaining: int(one.Remaining) + 1, RetryAfter: -1, ResetAfter: d.ResetAfter}, nil
+	}
+	return &Result{Limit: limit, RetryAfter: one.RetryAfter, ResetAfter: one.ResetAfter}, nil
 }
 
 // Reset deletes key's state: its limit starts afresh.

@@ -2,7 +2,9 @@
 // Which edition of rl a server runs, found once per client (or store) and
 // remembered: the module's commands (RL.*) where it is loaded, else the
 // function library (FCALL rl_*), else the library loaded here when the user
-// allowed it, else an error saying how to load one of them.
+// allowed it, else an error saying how to load one of them. Found again when
+// the server answers that the remembered edition is not there (a server
+// restarted with the other edition under a running app).
 const fs = require('fs');
 const path = require('path');
 
@@ -48,11 +50,14 @@ const FUNCTIONS = {
 
 class RlNotLoadedError extends Error {}
 
+const VERSION = require('../package.json').version;
+
 function notLoaded() {
   return new RlNotLoadedError(
     'rl is not loaded on this server: it has neither the module (RL.SLIDE, ...) nor the function library (FCALL rl_slide). ' +
       'Load the module (`loadmodule /path/to/librl.so` in the server\'s config, or MODULE LOAD), ' +
-      'or the library (`redis-cli -x FUNCTION LOAD REPLACE < functions/rl.lua`, on every primary of a cluster), ' +
+      `or the library: \`redis-cli -x FUNCTION LOAD REPLACE < rl-${VERSION}.lua\` (the release's file; ` +
+      'from a checkout of rl, functions/rl.lua or `make load-functions`), on every primary of a cluster; ' +
       'or pass `loadFunctions: true` to let rl-stores load the copy it ships.'
   );
 }
@@ -106,21 +111,64 @@ async function detect(transport, { loadFunctions, probeKey }) {
   throw notLoaded();
 }
 
-// Per owner (a client object, or a store): one detection at a time, and its
-// result kept. A failure is not kept, so a server that was down, or got rl
-// loaded since, is probed again by the next call.
+// Per owner (a client object, or a store): one detection at a time, shared
+// by every call that needs it (a burst of first calls sends one probe), and
+// its result kept. A failure is not kept, so a server that was down, or got
+// rl loaded since, is probed again by the next call.
 const found = new WeakMap();
+// Owners told (once, until an edition is found again) that rl is not loaded:
+// the warning says what to load and how; each call still rejects.
+const warned = new WeakSet();
 
 function editionFor(owner, transport, options) {
-  let pending = found.get(owner);
-  if (!pending) {
-    pending = detect(transport, options);
-    found.set(owner, pending);
-    pending.catch(() => {
-      if (found.get(owner) === pending) found.delete(owner);
-    });
+  let entry = found.get(owner);
+  if (!entry) {
+    const mine = { edition: undefined };
+    mine.pending = detect(transport, options).then(
+      (edition) => {
+        mine.edition = edition;
+        warned.delete(owner);
+        return edition;
+      },
+      (err) => {
+        if (found.get(owner) === mine) found.delete(owner);
+        if (err instanceof RlNotLoadedError && !warned.has(owner)) {
+          warned.add(owner);
+          process.emitWarning(err.message, { code: 'RL_NOT_LOADED' });
+        }
+        throw err;
+      }
+    );
+    found.set(owner, mine);
+    entry = mine;
   }
-  return pending;
+  return entry.pending;
 }
 
-module.exports = { editionFor, libraryPath, libraryCode, MODULE, FUNCTIONS, RlNotLoadedError };
+// The server's answer when the edition a command was built for is not there:
+// the module's command unknown, or the library's function (or FCALL) unknown.
+function isMissing(err, edition) {
+  const text = message(err);
+  if (edition === MODULE) return /unknown command/i.test(text);
+  return /Function not found|unknown command/i.test(text);
+}
+
+// Sends the command `build` makes for the owner's edition. When the server
+// answers that this edition is not there (restarted with the other one, or
+// with neither), the edition is found again, once for all the calls that
+// met the same answer, and the command is sent once more in the edition
+// found; with neither, the call rejects with RlNotLoadedError.
+async function sendIn(owner, transport, find, key, build, readonly) {
+  const edition = await find();
+  try {
+    return await transport.send(key, build(edition), readonly);
+  } catch (err) {
+    if (!isMissing(err, edition)) throw err;
+    // Unless another call already found the edition again.
+    const entry = found.get(owner);
+    if (entry && entry.edition === edition) found.delete(owner);
+    return transport.send(key, build(await find()), readonly);
+  }
+}
+
+module.exports = { editionFor, sendIn, libraryPath, libraryCode, MODULE, FUNCTIONS, RlNotLoadedError };

@@ -9,7 +9,7 @@
 // count over the window (limit - remaining), its reset_after_ms the reset.
 // RL.REFUND BUCKETS is decrement(), RL.PEEK BUCKETS is get().
 const { fromSendCommand } = require('./transport');
-const { editionFor } = require('./edition');
+const { editionFor, sendIn } = require('./edition');
 
 const COUNT_ALL = 1e15;
 
@@ -62,9 +62,8 @@ class RlStore {
     return p;
   }
 
-  async _send(key, build, readonly = false) {
-    const edition = await this._edition();
-    return this._transport.send(key, build(edition), readonly);
+  _send(key, build, readonly = false) {
+    return sendIn(this, this._transport, () => this._edition(), key, build, readonly);
   }
 
   async increment(key) {
@@ -89,10 +88,11 @@ class RlStore {
     const k = this.prefixKey(key);
     const params = this._params();
     const [, remaining, , resetMs] = ints(await this._send(k, (e) => e.named('peek', 'BUCKETS', k, params), true));
-    // A peek replies what one more hit would leave.
+    // A peek replies what one more hit would leave. An empty window is
+    // totalHits 0, as rate-limit-redis answers for a missing key (apps read
+    // getKey(key).totalHits), its reset now.
     const totalHits = COUNT_ALL - remaining - 1;
-    if (totalHits === 0) return undefined;
-    return { totalHits, resetTime: new Date(Date.now() + resetMs) };
+    return { totalHits, resetTime: new Date(Date.now() + (totalHits === 0 ? 0 : resetMs)) };
   }
 }
 

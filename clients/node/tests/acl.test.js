@@ -1,13 +1,14 @@
 'use strict';
-// The README's ACL recipe, as written, is enough for both adapters: a user
-// granted only rl's category and rl's key pattern runs RateLimiterRl and an
-// express-rate-limit app with RlStore on their default prefixes, with
-// node-redis and ioredis, on the servers that have module ACL categories
-// (Redis 8.2, Valkey 9.1; Redis 7.0 has none). The edition probe
-// (COMMAND is outside @ratelimit) and the prefixes (`~rl:*`) are what this
-// holds.
-const fs = require('fs');
-const path = require('path');
+// The ACL recipes, as written, are enough for both adapters, with node-redis
+// and ioredis, on their default prefixes:
+// - the README's module recipe (rl's category and rl's key pattern), on the
+//   servers that have module ACL categories (Redis 8.2, Valkey 9.1; Redis
+//   7.0 has none). The edition probe (COMMAND is outside @ratelimit) and the
+//   prefixes (`~rl:*`) are what this holds.
+// - docs/operations.md's function-edition recipe (FCALL, FCALL_RO and the
+//   commands the library runs), on Redis 7.0 and Valkey 9.1 with only the
+//   library, loaded by the default user: the library's commands run as the
+//   caller, so this holds the list, clearing calls included.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { rateLimit } = require('express-rate-limit');
@@ -15,13 +16,7 @@ const { RateLimiterRl, RlStore } = require('rl-stores');
 const { RateLimiterRes } = require('rate-limiter-flexible');
 const servers = require('./helpers/servers');
 const { connect } = require('./helpers/clients');
-
-function readmeRecipe() {
-  const text = fs.readFileSync(path.join(servers.ROOT, 'README.md'), 'utf8');
-  const m = text.match(/`(ACL SETUSER [^`]+)`/);
-  assert.ok(m, 'README.md has no `ACL SETUSER ...` recipe');
-  return m[1].split(' ');
-}
+const { moduleRecipe, libraryRecipe, credentials } = require('./helpers/recipes');
 
 const quiet = { error: () => {}, warn: () => {}, info: () => {} };
 
@@ -42,17 +37,23 @@ async function statuses(app, n) {
   return out;
 }
 
-for (const kind of ['redis8', 'valkey9-module']) {
-  test.describe(`the README's ACL recipe on ${kind}`, () => {
+const SETUPS = [
+  { kind: 'redis8', recipe: moduleRecipe, edition: 'module', name: "the README's module recipe" },
+  { kind: 'valkey9-module', recipe: moduleRecipe, edition: 'module', name: "the README's module recipe" },
+  { kind: 'redis7-library', recipe: libraryRecipe, edition: 'functions', name: "the library's recipe" },
+  { kind: 'valkey9', recipe: libraryRecipe, edition: 'functions', name: "the library's recipe" },
+];
+
+for (const { kind, recipe, edition, name } of SETUPS) {
+  test.describe(`${name} on ${kind}`, () => {
     let server;
     let url;
     test.before(async () => {
       server = await servers.start(kind);
-      const recipe = readmeRecipe();
-      assert.equal(await server.call(...recipe), 'OK');
-      const user = recipe[2];
-      const password = recipe.find((a) => a.startsWith('>')).slice(1);
-      url = `redis://${user}:${password}@127.0.0.1:${server.port}`;
+      const line = recipe();
+      assert.equal(await server.call(...line), 'OK');
+      const { username, password } = credentials(line);
+      url = `redis://${username}:${password}@127.0.0.1:${server.port}`;
     });
     test.after(async () => {
       if (server) await server.stop();
@@ -64,7 +65,7 @@ for (const kind of ['redis8', 'valkey9-module']) {
         const conn = await connect(client, url);
         try {
           const limiter = new RateLimiterRl({ storeClient: conn.client, points: 3, duration: 60 });
-          assert.equal(await limiter.ready(), 'module');
+          assert.equal(await limiter.ready(), edition);
           const answers = [];
           for (let i = 0; i < 4; i++) {
             answers.push(await limiter.consume('user').then(() => 'ok', (e) => {
@@ -73,7 +74,19 @@ for (const kind of ['redis8', 'valkey9-module']) {
             }));
           }
           assert.deepEqual(answers, ['ok', 'ok', 'ok', 'rejected']);
-          assert.deepEqual(await server.call('KEYS', '*'), ['rl:flx:user']);
+          // The window and the tally of the refused point, both under rl:.
+          assert.deepEqual((await server.call('KEYS', '*')).sort(), ['rl:flx!over:user', 'rl:flx:user']);
+          if (edition === 'functions') {
+            // Every other call, the clearing ones too: the library's recipe
+            // has DEL (the module's needs +del added for them).
+            assert.ok((await limiter.get('user')) instanceof RateLimiterRes);
+            assert.ok((await limiter.reward('user', 1)) instanceof RateLimiterRes);
+            assert.ok((await limiter.penalty('user', 1)) instanceof RateLimiterRes);
+            assert.equal((await limiter.block('user', 60)).msBeforeNext, 60000);
+            await assert.rejects(limiter.consume('user'), (e) => e instanceof RateLimiterRes && e.msBeforeNext > 50000);
+            assert.equal(await limiter.delete('user'), true);
+            assert.equal((await limiter.consume('user')).remainingPoints, 2);
+          }
         } finally {
           await conn.close();
         }
@@ -90,6 +103,13 @@ for (const kind of ['redis8', 'valkey9-module']) {
           assert.deepEqual(await statuses(app, 5), [200, 200, 200, 429, 429]);
           const keys = await server.call('KEYS', '*');
           assert.ok(keys.length === 1 && keys[0].startsWith('rl:erl:'), keys.join(' '));
+          if (edition === 'functions') {
+            // resetKey (DEL) as this user: the client is let through again.
+            const store = new RlStore({ sendCommand: conn.sendCommand });
+            store.init({ windowMs: 60000 });
+            await store.resetKey(keys[0].slice('rl:erl:'.length));
+            assert.deepEqual(await server.call('KEYS', '*'), []);
+          }
         } finally {
           await conn.close();
         }

@@ -9,12 +9,14 @@ const Redis = require('ioredis');
 const { RateLimiterRes } = require('rate-limiter-flexible');
 const { RateLimiterRl, RlStore } = require('rl-stores');
 const servers = require('./helpers/servers');
+const { libraryRecipe, clusterGrants, credentials } = require('./helpers/recipes');
 
 const SUBJECTS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank'];
 
-async function clusterClient(kind, cluster) {
+// auth: { username, password } to connect as an ACL user.
+async function clusterClient(kind, cluster, auth) {
   if (kind === 'ioredis') {
-    const client = new Redis.Cluster(cluster.rootNodes, { lazyConnect: true });
+    const client = new Redis.Cluster(cluster.rootNodes, { lazyConnect: true, ...(auth ? { redisOptions: auth } : {}) });
     client.on('error', () => {});
     await client.connect();
     return {
@@ -29,7 +31,10 @@ async function clusterClient(kind, cluster) {
     };
   }
   const { createCluster } = require(kind);
-  const client = createCluster({ rootNodes: cluster.rootNodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
+  const client = createCluster({
+    rootNodes: cluster.rootNodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })),
+    ...(auth ? { defaults: auth } : {}),
+  });
   client.on('error', () => {});
   await client.connect();
   return {
@@ -73,7 +78,7 @@ for (const kind of ['redis7', 'valkey9']) {
           assert.equal(await limiter.ready(), kind === 'redis7' ? 'module' : 'functions');
           const slots = new Set();
           for (const subject of SUBJECTS) {
-            slots.add(Math.floor((await slotOf(cluster, `c-${client}:${subject}`)) / Math.ceil(16384 / 3)));
+            slots.add(Math.floor((await slotOf(cluster, `rl:flx:c-${client}:${subject}`)) / Math.ceil(16384 / 3)));
             const outcomes = [];
             for (let i = 0; i < 5; i++) {
               outcomes.push(await limiter.consume(subject).then(() => true, (e) => {
@@ -105,6 +110,45 @@ for (const kind of ['redis7', 'valkey9']) {
           await conn.close();
         }
       });
+
+      if (kind === 'valkey9') {
+        // docs/operations.md's recipes as written, on every node: the
+        // library's commands, and what this cluster client asks at connect.
+        test(`${client}: both adapters as the library recipe's user with its client's cluster grants`, async () => {
+          const recipe = libraryRecipe();
+          const grants = clusterGrants(client.startsWith('redis') ? 'node-redis' : 'ioredis');
+          const auth = credentials(recipe);
+          for (const node of cluster.nodes) {
+            assert.equal(await node.call(...recipe), 'OK');
+            assert.equal(await node.call('ACL', 'SETUSER', auth.username, ...grants), 'OK');
+            await node.call('ACL', 'LOG', 'RESET');
+          }
+          const conn = await clusterClient(client, cluster, auth);
+          try {
+            const limiter = new RateLimiterRl({ storeClient: conn.client, points: 2, duration: 60, keyPrefix: `acl-${client}` });
+            assert.equal(await limiter.ready(), 'functions');
+            for (const subject of SUBJECTS) {
+              assert.equal((await limiter.consume(subject)).remainingPoints, 1);
+              assert.equal((await limiter.consume(subject)).remainingPoints, 0);
+              await assert.rejects(limiter.consume(subject), (e) => e instanceof RateLimiterRes);
+            }
+            assert.equal(await limiter.delete('alice'), true);
+            const store = new RlStore({ sendCommandCluster: conn.sendCommandCluster, prefix: `rl:acl-${client}:` });
+            await store.init({ windowMs: 60000 });
+            for (const subject of SUBJECTS) assert.equal((await store.increment(subject)).totalHits, 1);
+            await store.resetKey('alice');
+          } finally {
+            await conn.close();
+            for (const node of cluster.nodes) await node.call('ACL', 'DELUSER', auth.username);
+          }
+          // Refused along the way: only what the clients go on without.
+          for (const node of cluster.nodes) {
+            const log = await node.call('ACL', 'LOG');
+            const refused = log.map((entry) => entry[entry.indexOf('object') + 1]);
+            for (const r of refused) assert.ok(['client|setinfo', 'client|setname', 'info'].includes(r), `${node.port} refused ${r}`);
+          }
+        });
+      }
 
       test(`${client}: RlStore with sendCommandCluster counts each key on its own primary`, async () => {
         const conn = await clusterClient(client, cluster);

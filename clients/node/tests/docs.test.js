@@ -1,9 +1,11 @@
 'use strict';
-// Every ```js set-up in docs/clients.md's Node section and in README.md's
-// "From your framework" section runs, as an ES module, on Redis 7.0 with the
-// module and on Valkey 9.1 with only the library, and is then driven past
-// its limit: a `limiter` must admit exactly its points, an `app` pass
-// exactly its `limit:` requests, then reject / answer 429.
+// Every ```js set-up in docs/clients.md's Node section and in the package's
+// README runs, as an ES module, on Redis 7.0 with the module and on Valkey
+// 9.1 with only the library, and is then driven past its limit: a `limiter`
+// must admit exactly its points, an `app` pass exactly its `limit:`
+// requests, then reject / answer 429. README.md's "From your framework"
+// shows the one-line switches: each of its Node lines must be a line of
+// one of docs/clients.md's set-ups.
 const fs = require('fs');
 const path = require('path');
 const test = require('node:test');
@@ -15,10 +17,10 @@ const DEPS = path.resolve(__dirname, '..', '.test');
 
 const { jsBlocks, DRIVER } = require('./helpers/docs');
 
-const BLOCKS = [
-  ...jsBlocks('docs/clients.md', '<!-- node section below -->'),
-  ...jsBlocks('README.md', '## From your framework', '\n## '),
-];
+const DOCS = jsBlocks('docs/clients.md', '<!-- node section below -->', '<!-- go section below -->');
+const PACKAGE = jsBlocks('clients/node/README.md', '# ');
+const BLOCKS = [...DOCS, ...PACKAGE];
+const SWITCHES = jsBlocks('README.md', '## From your framework', '\n## ');
 
 test.describe('the docs\' Node set-ups', () => {
   const started = {};
@@ -30,8 +32,17 @@ test.describe('the docs\' Node set-ups', () => {
   });
 
   test('there are set-ups to run in both files', () => {
-    assert.ok(BLOCKS.filter((b) => b.where.startsWith('docs/')).length >= 4, BLOCKS.map((b) => b.where).join(', '));
-    assert.ok(BLOCKS.filter((b) => b.where.startsWith('README')).length >= 2, BLOCKS.map((b) => b.where).join(', '));
+    assert.ok(DOCS.length >= 4, DOCS.map((b) => b.where).join(', '));
+    assert.ok(PACKAGE.length >= 2, PACKAGE.map((b) => b.where).join(', '));
+  });
+
+  test('each of the README\'s Node lines is a line of a set-up run here', () => {
+    const lines = SWITCHES.flatMap((b) => b.code.split('\n')).map((l) => l.split(' // ')[0].trim()).filter(Boolean);
+    assert.ok(lines.length >= 2, `README.md's From your framework: ${lines.length} Node lines`);
+    for (const line of lines) {
+      assert.ok(DOCS.some((b) => b.code.split('\n').some((l) => l.trim().startsWith(line))),
+        `README.md's Node line \`${line}\` is in no set-up of docs/clients.md`);
+    }
   });
 
   for (const block of BLOCKS) {

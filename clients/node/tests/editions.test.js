@@ -10,7 +10,12 @@ const { RateLimiterRl, RlStore, RlNotLoadedError } = require('rl-stores');
 const servers = require('./helpers/servers');
 const { connect } = require('./helpers/clients');
 
-const HOW_TO = /loadmodule .*FUNCTION LOAD REPLACE < functions\/rl\.lua.*loadFunctions: true/s;
+// What a release user has (the release's rl-<version>.lua) and what a checkout has.
+const VERSION = require('rl-stores/package.json').version;
+const HOW_TO = new RegExp(
+  `loadmodule .*redis-cli -x FUNCTION LOAD REPLACE < rl-${VERSION.replace(/\./g, '\\.')}\\.lua.*functions/rl\\.lua.*make load-functions.*loadFunctions: true`,
+  's'
+);
 
 async function withServer(kind, client, body) {
   const server = await servers.start(kind);

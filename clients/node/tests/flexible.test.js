@@ -39,11 +39,13 @@ for (const kind of ['redis7', 'valkey9']) {
         for (const { res } of out.slice(5)) {
           assert.ok(res instanceof RateLimiterRes, `a rejection is a RateLimiterRes, got ${res}`);
           assert.equal(res.remainingPoints, 0);
-          assert.equal(res.consumedPoints, 6);
           assert.ok(res.msBeforeNext > 0 && res.msBeforeNext <= 60000, `msBeforeNext ${res.msBeforeNext}`);
         }
-        // RL.SLIDE's log: one member per admitted point, nothing for the rejections.
-        assert.equal(await server.call('ZCARD', `exact-${c}:user`), 5);
+        // Each rejection counted on, as RateLimiterRedis's counter counts it.
+        assert.deepEqual(out.slice(5).map((o) => o.res.consumedPoints), [6, 7, 8]);
+        // RL.SLIDE's log: one member per admitted point; the rejections are in the tally.
+        assert.equal(await server.call('ZCARD', `rl:flx:exact-${c}:user`), 5);
+        assert.equal(await server.call('GET', `rl:flx:exact-${c}!over:user`), '3');
       });
 
       test(`${c}: switching from RateLimiterRedis is replacing the class: the same options, the same answers`, async () => {
@@ -52,16 +54,14 @@ for (const kind of ['redis7', 'valkey9']) {
         const answers = {};
         for (const [name, Limiter] of [['RateLimiterRedis', RateLimiterRedis], ['RateLimiterRl', RateLimiterRl]]) {
           // useRedisPackage: RateLimiterRedis's switch for node-redis; RateLimiterRl takes and ignores it.
-          const options = { storeClient: conns[c].client, useRedisPackage: c !== 'ioredis', points: 3, duration: 60, keyPrefix: `switch-${name}-${c}` };
+          const options = { storeClient: conns[c].client, useRedisPackage: !c.startsWith('ioredis'), points: 3, duration: 60, keyPrefix: `switch-${name}-${c}` };
           answers[name] = await drive(new Limiter(options), 'user', 5);
         }
         const theirs = answers.RateLimiterRedis;
         const ours = answers.RateLimiterRl;
         assert.deepEqual(theirs.map((o) => o.ok), [true, true, true, false, false]);
-        // Up to the first rejection, field by field; then RateLimiterRedis
-        // counts each rejection on (consumedPoints 5), rl records none (4).
-        assert.deepEqual(ours.slice(0, 4).map(shape), theirs.slice(0, 4).map(shape));
-        assert.deepEqual([ours[4].ok, ours[4].res.consumedPoints, theirs[4].res.consumedPoints], [false, 4, 5]);
+        // Field by field, the rejections included.
+        assert.deepEqual(ours.map(shape), theirs.map(shape));
         for (const o of [...ours, ...theirs]) assert.ok(o.res instanceof RateLimiterRes);
       });
 
@@ -74,14 +74,14 @@ for (const kind of ['redis7', 'valkey9']) {
         const last = await limiter.consume('user', 100);
         assert.equal(last.remainingPoints, 0);
         await assert.rejects(limiter.consume('user', 1), (e) => e instanceof RateLimiterRes);
-        assert.equal(await server.call('TYPE', `buckets-${c}:user`), 'hash');
+        assert.equal(await server.call('TYPE', `rl:flx:buckets-${c}:user`), 'hash');
       });
     }
 
     test('a cost above points is rejected as RateLimiterRedis rejects it, and writes nothing', async () => {
       const limiter = new RateLimiterRl({ storeClient: conns.redis5.client, points: 5, duration: 60, keyPrefix: 'over' });
       await assert.rejects(limiter.consume('user', 6), (e) => e instanceof RateLimiterRes && e.consumedPoints === 6 && e.remainingPoints === 0);
-      assert.equal(await server.call('EXISTS', 'over:user'), 0);
+      assert.equal(await server.call('EXISTS', 'rl:flx:over:user'), 0);
       assert.equal((await limiter.consume('user', 5)).remainingPoints, 0);
     });
 
@@ -97,12 +97,12 @@ for (const kind of ['redis7', 'valkey9']) {
       const res = await limiter.reward('user', 2);
       assert.equal(res.remainingPoints, 2);
       assert.equal(res.consumedPoints, 3);
-      assert.equal(await server.call('ZCARD', 'reward:user'), 3);
+      assert.equal(await server.call('ZCARD', 'rl:flx:reward:user'), 3);
       const out = await drive(limiter, 'user', 3);
       assert.deepEqual(out.map((o) => o.ok), [true, true, false]);
       // Never below zero: a reward of more than the window holds gives back what it holds.
       assert.equal((await limiter.reward('user', 50)).remainingPoints, 5);
-      assert.equal(await server.call('EXISTS', 'reward:user'), 0);
+      assert.equal(await server.call('EXISTS', 'rl:flx:reward:user'), 0);
     });
 
     test('penalty records every point, past the limit, through RL.CHARGE', async () => {
@@ -114,13 +114,14 @@ for (const kind of ['redis7', 'valkey9']) {
       assert.equal(second.consumedPoints, 7);
       assert.equal(second.remainingPoints, 0);
       // All 7 recorded, 2 past the limit (RateLimiterRedis's counter says 7 too).
-      assert.equal(await server.call('ZCARD', 'penalty:user'), 7);
-      await assert.rejects(limiter.consume('user'), (e) => e instanceof RateLimiterRes);
-      // The points past the limit hold the window: a reward of 2 leaves it full.
-      assert.equal((await limiter.reward('user', 2)).remainingPoints, 0);
-      await assert.rejects(limiter.consume('user'), (e) => e instanceof RateLimiterRes);
-      assert.equal((await limiter.reward('user', 1)).remainingPoints, 1);
-      assert.equal((await limiter.consume('user')).remainingPoints, 0);
+      assert.equal(await server.call('ZCARD', 'rl:flx:penalty:user'), 7);
+      assert.equal((await limiter.get('user')).consumedPoints, 7);
+      await assert.rejects(limiter.consume('user'), (e) => e instanceof RateLimiterRes && e.consumedPoints === 8);
+      // A reward takes back the newest points first, the refused ones: the
+      // window stays full (7 entries), as RateLimiterRedis's counter (5) is.
+      const back = await limiter.reward('user', 3);
+      assert.deepEqual([back.consumedPoints, back.remainingPoints], [5, 0]);
+      await assert.rejects(limiter.consume('user'), (e) => e instanceof RateLimiterRes && e.consumedPoints === 6);
     });
 
     test("penalty past the limit on limiter 'buckets' records every point, above 100 a call", async () => {
@@ -132,7 +133,8 @@ for (const kind of ['redis7', 'valkey9']) {
       // 750 recorded: a reward of 249 still leaves the window full, one more frees one.
       assert.equal((await limiter.reward('user', 249)).remainingPoints, 0);
       await assert.rejects(limiter.consume('user'), (e) => e instanceof RateLimiterRes);
-      assert.equal((await limiter.reward('user', 2)).remainingPoints, 1);
+      const back = await limiter.reward('user', 2);
+      assert.deepEqual([back.consumedPoints, back.remainingPoints], [500, 0]);
     });
 
     test('get answers null for an unknown key, the window otherwise; delete empties it', async () => {
@@ -158,13 +160,17 @@ for (const kind of ['redis7', 'valkey9']) {
       // The window emptied (both points given back): the block, which lives
       // in the window's key, still rejects.
       await limiter.reward('user', 2);
-      assert.equal(await server.call('EXISTS', 'blockdur:user'), 1);
-      assert.equal(await server.call('EXISTS', '{blockdur:user}:block'), 0);
+      assert.equal(await server.call('EXISTS', 'rl:flx:blockdur:user'), 1);
+      assert.equal(await server.call('EXISTS', '{rl:flx:blockdur:user}:block'), 0);
       const [blocked] = await drive(limiter, 'user', 1);
       assert.equal(blocked.ok, false);
       assert.ok(blocked.res instanceof RateLimiterRes);
       assert.ok(blocked.res.msBeforeNext > 60000, `blocked for ${blocked.res.msBeforeNext} ms`);
-      assert.equal(blocked.res.consumedPoints, 4);
+      // The window holds 1 (the reward took the refused point, then one
+      // entry), the tally this rejection: RateLimiterRedis's counter would
+      // say 2 and admit, as its block is only the counter's TTL; rl's block
+      // holds until its end.
+      assert.equal(blocked.res.consumedPoints, 3);
       const got = await limiter.get('user');
       assert.equal(got.remainingPoints, 0);
       // delete lifts the block with the window.
@@ -179,16 +185,18 @@ for (const kind of ['redis7', 'valkey9']) {
       const [blocked] = await drive(limiter, 'user', 1);
       assert.equal(blocked.ok, false);
       assert.ok(blocked.res.msBeforeNext > 60000, `blocked for ${blocked.res.msBeforeNext} ms`);
-      // One key: its TTL covers the block, past the window.
-      assert.deepEqual(await server.call('KEYS', 'byhand*'), ['byhand:user']);
-      assert.ok(Number(await server.call('PTTL', 'byhand:user')) > 60000);
-      assert.equal((await limiter.get('user')).remainingPoints, 0);
+      // The window's key (its TTL covers the block, past the window) and the
+      // tally (points + 1 while blocked, as RateLimiterRedis's counter).
+      assert.deepEqual((await server.call('KEYS', 'rl:flx:byhand*')).sort(), ['rl:flx:byhand!over:user', 'rl:flx:byhand:user']);
+      assert.ok(Number(await server.call('PTTL', 'rl:flx:byhand:user')) > 60000);
+      const got = await limiter.get('user');
+      assert.deepEqual([got.remainingPoints, got.consumedPoints], [0, 5]);
     });
 
     test('set is refused: rl records only what it admits', async () => {
       const limiter = new RateLimiterRl({ storeClient: conns.redis5.client, points: 5, duration: 60, keyPrefix: 'set' });
       await assert.rejects(limiter.set('user', 3, 60), /set\(\) is not supported/);
-      assert.equal(await server.call('EXISTS', 'set:user'), 0);
+      assert.equal(await server.call('EXISTS', 'rl:flx:set:user'), 0);
     });
   });
 }

@@ -1,4 +1,5 @@
-"""The set-up snippets of docs/clients.md and README.md, run as they are
+"""The set-up snippets of docs/clients.md, README.md and the package's own
+README (the wheel's long description), run as they are
 written (only the server's address replaced): a Flask app with
 Flask-Limiter and a FastAPI app with slowapi, served over HTTP on
 loopback and driven past their limit, for every strategy, on both
@@ -19,7 +20,8 @@ from flask import Flask
 
 from servers import ROOT, Server
 
-DOCS = [os.path.join(ROOT, "docs", "clients.md"), os.path.join(ROOT, "README.md")]
+DOCS = [os.path.join(ROOT, "docs", "clients.md"), os.path.join(ROOT, "README.md"),
+        os.path.join(ROOT, "clients", "python", "README.md")]
 MARKER = re.compile(r"<!--\s*docs-test:\s*skip:[^>]*clients/python/tests[^>]*-->\s*\n```python\n(.*?)\n```", re.S)
 URI = "rl://localhost:6379"
 STRATEGIES = ["fixed-window", "moving-window", "sliding-window-counter"]
@@ -31,13 +33,16 @@ def snippets():
         text = open(path, encoding="utf-8").read()
         for m in MARKER.finditer(text):
             line = text[: m.start(1)].count("\n") + 1
-            found.append(pytest.param(m[1], id=f"{os.path.basename(path)}:{line}"))
+            found.append(pytest.param(m[1], id=f"{os.path.relpath(path, ROOT)}:{line}"))
     return found
 
 
 def test_the_docs_hold_the_snippets():
-    kinds = [p.values[0] for p in snippets()]
+    found = snippets()
+    kinds = [p.values[0] for p in found]
     assert sum("flask_limiter" in s for s in kinds) >= 2 and sum("slowapi" in s for s in kinds) >= 2
+    for doc in ("README.md", "clients/python/README.md"):
+        assert any(p.id.startswith(doc + ":") for p in found), f"no snippet of {doc}"
     assert all(URI in s and "import limits_rl" in s for s in kinds)
     # Without it a reader gets the frameworks' default, a fixed window, not
     # the sliding window (RL.SLIDE) the README is about.

@@ -448,8 +448,18 @@ fn pump(ctx: *mut ffi::Ctx, qid: u64) {
         argv: argv.as_mut_ptr(),
         argc: 2,
     };
+    // A look ahead: in shadow mode the read admits a denial and marks the
+    // running call as shadowed, but the head's own reply callback decides
+    // (and marks) again. The mark is dropped here, so none is left for the
+    // call that pumped (RL.RELEASE) or, were the head gone before its
+    // callback, for whatever call comes next.
+    let marked = super::metrics::extra() & super::metrics::SHADOWED != 0;
+    let looked = decide(&cmd, &request, false);
+    if !marked {
+        super::metrics::take_shadowed();
+    }
     // An error is the head's to answer: its reply callback meets it again.
-    let wake = match decide(&cmd, &request, false) {
+    let wake = match looked {
         Ok(reply) => {
             let d = decision_of(&reply);
             if !d.allowed {

@@ -12,6 +12,7 @@
 
 use crate::harness::Server;
 
+pub(crate) mod acl;
 mod all;
 mod assembly;
 pub(crate) mod buckets;

@@ -15,7 +15,8 @@
 //! - replicas with and without rl hold the primary's state after mixed
 //!   traffic on every command, and a replica holds what the library wrote;
 //! - ACL key patterns on every command, and `+@ratelimit` granting every
-//!   command (`ACL CAT` lists none of them on Valkey 8.0).
+//!   command (`ACL CAT` lists none of them on Valkey 8.0); the library's ACL
+//!   recipe (docs/operations.md) running every function.
 
 mod every_command;
 
@@ -120,5 +121,12 @@ fn the_library_alone_answers_and_replicates() {
     for flavor in LIBRARY_ONLY {
         crate::functions::servers::every_function_answers_as_its_command_on(flavor);
         crate::functions::servers::a_replica_holds_the_library_state_on(flavor);
+    }
+}
+
+#[test]
+fn the_library_acl_recipe_runs_every_function_and_needs_each_command() {
+    for flavor in LIBRARY_ONLY {
+        crate::functions::acl::the_library_recipe_runs_on(flavor);
     }
 }

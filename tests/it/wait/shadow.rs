@@ -90,3 +90,54 @@ fn a_shadowed_wait_call_never_queues_behind_waiters() {
         drop((first, big));
     });
 }
+
+/// `pump` looks ahead for the head waiter with a read, which in shadow mode
+/// admits a denial and marks the running call as shadowed. That mark is
+/// the waiter's to count, in its own reply callback: the release that ran
+/// the pump is not a shadowed call, and nothing is left for the next call.
+#[test]
+fn a_release_that_wakes_a_waiter_in_shadow_mode_is_not_counted_as_shadowed() {
+    on_every_server(|server| {
+        let f = server.flavor;
+        let mut c = server.conn();
+        acquire(&mut c, &["sm", "1", LONG, "ID", "a"]);
+        let mut waiter = wait_on(
+            server,
+            &mut c,
+            &["sm", "1", LONG, "ID", "w", "WAIT", LONG],
+            1,
+        );
+        set(&mut c, "rl.shadow", "yes");
+        // Taken beyond the limit in shadow mode: counted as shadowed.
+        let r = acquire(&mut c, &["sm", "1", LONG, "ID", "b"]);
+        assert_eq!(lease_of(&r), Some("b".into()), "{f:?}: {r:?}");
+        assert_eq!(
+            info_int(&mut c, "rl", "rl_acquire_shadow_denied"),
+            1,
+            "{f:?}"
+        );
+        // Releasing b wakes the waiter, whose turn is a shadowed denial
+        // (a still holds the one slot): it is counted on RL.ACQUIRE, once.
+        assert_eq!(release(&mut c, "sm", "b"), 1, "{f:?}");
+        let woken = waiter.recv();
+        assert_eq!(lease_of(&woken), Some("w".into()), "{f:?}: {woken:?}");
+        assert_eq!(
+            info_int(&mut c, "rl", "rl_acquire_shadow_denied"),
+            2,
+            "{f:?}"
+        );
+        assert_eq!(
+            info_int(&mut c, "rl", "rl_release_shadow_denied"),
+            0,
+            "{f:?}: the release was counted as shadowed"
+        );
+        // The next call, admitted as it is, is not counted as shadowed.
+        fixed(&mut c, "sm-plain", 5, 60_000, None);
+        assert_eq!(
+            info_int(&mut c, "rl", "rl_fixed_shadow_denied"),
+            0,
+            "{f:?}: a stray shadow mark"
+        );
+        set(&mut c, "rl.shadow", "no");
+    });
+}

@@ -84,6 +84,7 @@ type Options struct {
 	Library bool     // FUNCTION LOAD functions/rl.lua
 	Stopped bool     // libfaketime, the clock stopped at BaseTime (Valkey only)
 	Extra   []string // more server arguments
+	Port    int      // this port (a server restarted under running clients), else a free one
 }
 
 // Server is one running server.
@@ -138,9 +139,11 @@ func Start(opts Options) (*Server, error) {
 	var last string
 	// A port found free can be taken before the server binds it: retry.
 	for try := 0; try < 5; try++ {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
+		port := opts.Port
+		if port == 0 {
+			if port, err = freePort(); err != nil {
+				return nil, err
+			}
 		}
 		log := filepath.Join(dir, fmt.Sprintf("server-%d.log", port))
 		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
@@ -169,6 +172,9 @@ func Start(opts Options) (*Server, error) {
 		s.cmd = nil
 		if !strings.Contains(last, "Address already in use") {
 			return nil, fmt.Errorf("%s did not start; its log:\n%s", bin, last)
+		}
+		if opts.Port != 0 {
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 	if s.cmd == nil {
@@ -233,6 +239,26 @@ func (s *Server) Now() time.Time { return s.now }
 
 // Advance moves the stopped clock by d.
 func (s *Server) Advance(d time.Duration) error { return s.SetClock(s.now.Add(d)) }
+
+// Restart stops the server and starts one as opts say on the same port:
+// the server changes under the clients connected to its address (s.Client
+// among them, kept).
+func (s *Server) Restart(opts Options) error {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Wait()
+	}
+	os.RemoveAll(s.Dir)
+	opts.Port = s.Port
+	n, err := Start(opts)
+	if err != nil {
+		s.cmd = nil
+		return err
+	}
+	n.Client.Close()
+	s.Dir, s.cmd, s.clock, s.now = n.Dir, n.cmd, n.clock, n.now
+	return nil
+}
 
 // Stop shuts the server down and removes its directory.
 func (s *Server) Stop() {

@@ -1,14 +1,14 @@
 'use strict';
 // The clients under test, connected to a test server: node-redis v4, v5 and
 // v6 (installed as the aliases redis4, redis5, redis6; v5 also over RESP3)
-// and ioredis 5. Each gives the
-// client itself and the sendCommand function rate-limit-redis's README
-// shows for it.
-const CLIENTS = ['redis4', 'redis5', 'redis5-resp3', 'redis6', 'ioredis'];
+// and ioredis 6 (the package `ioredis`, what npm installs today) and 5 (the
+// alias ioredis5). Each gives the client itself and the sendCommand
+// function rate-limit-redis's README shows for it.
+const CLIENTS = ['redis4', 'redis5', 'redis5-resp3', 'redis6', 'ioredis', 'ioredis5'];
 
 async function connect(kind, url) {
-  if (kind === 'ioredis') {
-    const Redis = require('ioredis');
+  if (kind.startsWith('ioredis')) {
+    const Redis = require(kind);
     const client = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
     client.on('error', () => {});
     await client.connect();

@@ -6,6 +6,7 @@
 //   valkey9: .deps/valkey/valkey-server with only the function library
 //            (FUNCTION LOAD of functions/rl.lua), or bare (neither edition),
 //            or with the module (valkey9-module)
+//   redis7-library: Redis 7.0 with only the function library
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
@@ -169,12 +170,13 @@ function faketimeText(ms) {
 let serial = 0;
 
 /**
- * kind: 'redis7', 'redis8', 'valkey9-module' (module) | 'valkey9' (library) |
- * 'valkey9-bare' (neither).
+ * kind: 'redis7', 'redis8', 'valkey9-module' (module) | 'valkey9',
+ * 'redis7-library' (library) | 'valkey9-bare' (neither).
  * clock: stop the server's clock (Valkey only), moved with advance(ms).
+ * port: this port (a server restarted under running clients), else a free one.
  */
-async function start(kind, { clock = false, args: extra = [] } = {}) {
-  const flavor = kind.startsWith('valkey9') ? 'valkey9' : kind;
+async function start(kind, { clock = false, args: extra = [], port: fixedPort } = {}) {
+  const flavor = kind.startsWith('valkey9') ? 'valkey9' : kind.replace(/-library$/, '');
   const binary = need(BINARIES[flavor], `the ${flavor} server`, 'run make deps');
   const args = [];
   if (['redis7', 'redis8', 'valkey9-module'].includes(kind)) args.push('--loadmodule', need(MODULE, 'the module', 'run cargo build --release'));
@@ -192,7 +194,7 @@ async function start(kind, { clock = false, args: extra = [] } = {}) {
   }
   let lastLog = '';
   for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await freePort();
+    const port = fixedPort || (await freePort());
     const log = path.join(dir, `server-${port}.log`);
     const child = spawn(binary, ['--port', port, '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--logfile', log, ...args, ...extra].map(String), {
       env,
@@ -253,7 +255,7 @@ async function start(kind, { clock = false, args: extra = [] } = {}) {
           fs.rmSync(dir, { recursive: true, force: true });
         },
       };
-      if (kind === 'valkey9') await server.call('FUNCTION', 'LOAD', fs.readFileSync(LIBRARY, 'utf8'));
+      if (kind === 'valkey9' || kind.endsWith('-library')) await server.call('FUNCTION', 'LOAD', fs.readFileSync(LIBRARY, 'utf8'));
       if (clock) {
         const [s, us] = await server.call('TIME');
         if (Number(s) * 1000 + Math.floor(Number(us) / 1000) !== now) {
@@ -266,8 +268,16 @@ async function start(kind, { clock = false, args: extra = [] } = {}) {
     lastLog = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
     child.kill('SIGKILL');
     if (!lastLog.includes('Address already in use')) break;
+    if (fixedPort) await new Promise((res) => setTimeout(res, 200));
   }
   throw new Error(`${kind} did not start; its log:\n${lastLog}`);
+}
+
+// Stops `server` and starts one of `kind` on its port: the server changes
+// under clients that stay connected to that address (and reconnect).
+async function restartAs(server, kind) {
+  await server.stop();
+  return start(kind, { port: server.port });
 }
 
 // A cluster of `n` primaries, each a server of `kind`, slots split evenly.
@@ -304,4 +314,4 @@ async function startCluster(kind, n = 3) {
   };
 }
 
-module.exports = { start, startCluster, raw, ROOT, LIBRARY };
+module.exports = { start, restartAs, startCluster, raw, ROOT, LIBRARY };

@@ -9,7 +9,11 @@ commands are used where the server has rl loaded, the function library
 
 from __future__ import annotations
 
+import asyncio
+import importlib.metadata
 import importlib.resources
+import logging
+import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -23,14 +27,38 @@ FIXED_UNCAPPED = 10**15
 MODULE = "module"
 LIBRARY = "library"
 
+LOG = logging.getLogger("limits_rl")
+
+
+def _release() -> str:
+    """rl's release this package belongs to (the same version)."""
+    try:
+        return importlib.metadata.version("limits-rl")
+    except importlib.metadata.PackageNotFoundError:
+        return "<version>"
+
+
 HOW_TO_LOAD = (
-    "the server at {where} has neither rl's module (RL.* commands) nor its "
-    "function library (FCALL rl_slide): load the module (loadmodule "
-    "/path/to/librl.so), or the library (redis-cli -x FUNCTION LOAD REPLACE "
-    "< functions/rl.lua, or make load-functions), or pass load_functions=True "
-    "(Flask-Limiter: storage_options={{'load_functions': True}}) to let "
-    "limits-rl load the library it ships"
+    "rl is not loaded on the server at {where}: it has neither rl's module "
+    "(RL.* commands) nor its function library (FCALL rl_slide). Load the "
+    "module (loadmodule /path/to/librl.so in the server's config, or MODULE "
+    "LOAD), or the library: redis-cli -x FUNCTION LOAD REPLACE < "
+    "rl-{release}.lua (the release's file; from a checkout of rl, "
+    "functions/rl.lua or make load-functions), on every primary of a cluster; "
+    "or pass load_functions=True (Flask-Limiter: storage_options={{'load_functions': "
+    "True}}) to let limits-rl load the library it ships"
 )
+
+
+def not_loaded(where: str, storage) -> ConfigurationError:
+    """The error each call raises while the server has neither edition; the
+    first one (until an edition is found again) is also logged, so the log
+    says once, not per request, what to load and how."""
+    text = HOW_TO_LOAD.format(where=where, release=_release())
+    if not storage._told:
+        storage._told = True
+        LOG.warning("%s", text)
+    return ConfigurationError(text)
 
 
 def library_source() -> str:
@@ -88,8 +116,76 @@ def is_missing_function(err: Exception) -> bool:
     return "function not found" in text or "unknown command" in text
 
 
+def is_gone(err: Exception, edition: str) -> bool:
+    """The server's answer when the edition a command was sent for is not
+    there (the server changed under the app): the module's command is
+    unknown, or the library's function (or FCALL itself)."""
+    text = str(err).lower()
+    if edition == MODULE:
+        return "unknown command" in text
+    return "function not found" in text or "unknown command" in text
+
+
 def is_library_present(err: Exception) -> bool:
     return "already exists" in str(err).lower()
+
+
+class _Outcome:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value = None
+        self.error: BaseException | None = None
+
+
+class SharedLookup:
+    """One edition look-up at a time per storage: the calls that need it while
+    one runs (a burst of first requests, or of requests that all met the
+    server's change) wait for its outcome, edition or error, instead of
+    sending probes of their own."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: _Outcome | None = None
+
+    def run(self, lookup):
+        with self._lock:
+            running, lead = self._running, self._running is None
+            if lead:
+                running = self._running = _Outcome()
+        if lead:
+            try:
+                running.value = lookup()
+            except BaseException as err:  # noqa: BLE001 - handed to every waiting call
+                running.error = err
+            finally:
+                with self._lock:
+                    self._running = None
+                running.done.set()
+        else:
+            running.done.wait()
+        if running.error is not None:
+            raise running.error
+        return running.value
+
+
+class SharedAsyncLookup:
+    """SharedLookup for the asyncio storages: the calls waiting share one task."""
+
+    def __init__(self) -> None:
+        self._running: asyncio.Future | None = None
+
+    async def run(self, lookup):
+        running = self._running
+        if running is None or running.get_loop() is not asyncio.get_running_loop():
+            running = self._running = asyncio.ensure_future(lookup())
+
+            def forget(done):
+                if self._running is done:
+                    self._running = None
+
+            running.add_done_callback(forget)
+        # A waiting call that is cancelled leaves the look-up to the others.
+        return await asyncio.shield(running)
 
 
 @dataclass

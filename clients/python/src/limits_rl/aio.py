@@ -10,7 +10,6 @@ import redis
 import redis.asyncio
 import redis.asyncio.cluster
 from limits.aio.storage import MovingWindowSupport, SlidingWindowCounterSupport, Storage
-from limits.errors import ConfigurationError
 
 from . import _core
 from ._core import LIBRARY, MODULE, Commands
@@ -42,6 +41,9 @@ class RLAsyncStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
         self.load_functions = load_functions
         self.storage = self._connect(uri, **options)
         self._commands: Commands | None = None
+        self._lookup = _core.SharedAsyncLookup()
+        self._told = False
+        self._forgotten = False
         probe = self._sync_storage(uri.removeprefix("async+"), key_prefix, load_functions, **options)
         try:
             self._commands = probe._edition()
@@ -57,9 +59,6 @@ class RLAsyncStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
     def base_exceptions(self):
         return redis.RedisError
 
-    async def _run(self, *args):
-        return await self.storage.execute_command(*args)
-
     async def _has_module(self) -> bool:
         try:
             await self.storage.execute_command(*_core.probe(self.prefixed_key(_core.PROBE_KEY)))
@@ -69,27 +68,61 @@ class RLAsyncStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
                 return False
             raise
 
+    async def _has_library(self) -> bool:
+        try:
+            await self.storage.execute_command("FCALL_RO", "rl_version", 0)
+            return True
+        except redis.ResponseError as err:
+            if _core.is_missing_function(err):
+                return False
+            raise
+
+    async def _load_library(self) -> None:
+        try:
+            await self.storage.function_load(_core.library_source())
+        except redis.ResponseError as err:
+            if not _core.is_library_present(err):
+                raise
+
+    def _where(self) -> str:
+        return RLStorage._where(self)
+
     async def _edition(self) -> Commands:
-        if self._commands is None:
-            if await self._has_module():
-                edition = MODULE
-            else:
-                try:
-                    await self.storage.execute_command("FCALL_RO", "rl_version", 0)
-                    edition = LIBRARY
-                except redis.ResponseError as err:
-                    if not _core.is_missing_function(err):
-                        raise
-                    if not self.load_functions:
-                        raise ConfigurationError(_core.HOW_TO_LOAD.format(where="this storage's URI")) from err
-                    try:
-                        await self.storage.function_load(_core.library_source())
-                    except redis.ResponseError as err2:
-                        if not _core.is_library_present(err2):
-                            raise
-                    edition = LIBRARY
-            self._commands = Commands(edition)
+        """As the sync storage's: found once, the look-up shared, found again when gone."""
+        commands = self._commands
+        if commands is None:
+            commands = await self._lookup.run(self._find)
+        return commands
+
+    async def _find(self) -> Commands:
+        if self._commands is not None:
+            return self._commands
+        if await self._has_module():
+            edition = MODULE
+        elif await self._has_library():
+            edition = LIBRARY
+        elif self.load_functions:
+            await self._load_library()
+            edition = LIBRARY
+        else:
+            raise _core.not_loaded(self._where(), self)
+        self._told = False
+        self._commands = Commands(edition)
         return self._commands
+
+    async def _rl(self, build):
+        """As the sync storage's `_rl`: sent again once in the edition found
+        again when the server answers that its edition is gone."""
+        commands = await self._edition()
+        try:
+            return await self.storage.execute_command(*build(commands))
+        except redis.ResponseError as err:
+            if not _core.is_gone(err, commands.edition):
+                raise
+        if self._commands is commands:
+            self._forgotten = True
+            self._commands = None
+        return await self.storage.execute_command(*build(await self._edition()))
 
     def prefixed_key(self, key: str) -> str:
         return f"{self.key_prefix}:{key}"
@@ -97,29 +130,29 @@ class RLAsyncStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
     async def acquire_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
         if amount > limit:
             return False
-        cmd = (await self._edition()).acquire_entry(self.prefixed_key(key), limit, expiry, amount)
-        return bool(int((await self._run(*cmd))[0]))
+        reply = await self._rl(lambda c: c.acquire_entry(self.prefixed_key(key), limit, expiry, amount))
+        return bool(int(reply[0]))
 
     async def get_moving_window(self, key: str, limit: int, expiry: int) -> tuple[float, int]:
-        cmd = (await self._edition()).moving_window(self.prefixed_key(key), limit, expiry)
-        return _core.moving_window(await self._run(*cmd), limit, expiry)
+        reply = await self._rl(lambda c: c.moving_window(self.prefixed_key(key), limit, expiry))
+        return _core.moving_window(reply, limit, expiry)
 
     async def acquire_sliding_window_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
         if amount > limit:
             return False
-        cmd = (await self._edition()).acquire_sliding(self.prefixed_key(key), limit, expiry, amount)
-        return bool(int((await self._run(*cmd))[0]))
+        reply = await self._rl(lambda c: c.acquire_sliding(self.prefixed_key(key), limit, expiry, amount))
+        return bool(int(reply[0]))
 
     async def get_sliding_window(self, key: str, expiry: int) -> tuple[int, float, int, float]:
-        cmd = (await self._edition()).sliding_window(self.prefixed_key(key), expiry)
-        return _core.sliding_window(await self._run(*cmd), expiry)
+        reply = await self._rl(lambda c: c.sliding_window(self.prefixed_key(key), expiry))
+        return _core.sliding_window(reply, expiry)
 
     async def clear_sliding_window(self, key: str, expiry: int) -> None:
         await self.clear(key)
 
     async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
-        cmd = (await self._edition()).incr(self.prefixed_key(key), expiry, amount)
-        return _core.incr(await self._run(*cmd), amount)
+        reply = await self._rl(lambda c: c.incr(self.prefixed_key(key), expiry, amount))
+        return _core.incr(reply, amount)
 
     async def get(self, key: str) -> int:
         return int(await self.storage.get(self.prefixed_key(key)) or 0)
@@ -177,4 +210,11 @@ class RLAsyncClusterStorage(RLAsyncStorage):
 
     async def _has_module(self) -> bool:
         await self.storage.initialize()
-        return "rl.slide" in self.storage.commands_parser.commands
+        parser = self.storage.commands_parser
+        if self._forgotten:
+            # As the sync cluster storage: COMMAND read again once the server changed.
+            await parser.initialize()
+        return "rl.slide" in parser.commands
+
+    def _where(self) -> str:
+        return RLClusterStorage._where(self)

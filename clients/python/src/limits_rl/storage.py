@@ -51,6 +51,9 @@ class RLStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
         self.load_functions = load_functions
         self.storage = self._connect(uri, **options)
         self._commands: Commands | None = None
+        self._lookup = _core.SharedLookup()
+        self._told = False  # logged that rl is not loaded, since an edition was last found
+        self._forgotten = False  # an edition was found, then found gone
         try:
             self._edition()
         except redis.ConnectionError:
@@ -64,9 +67,6 @@ class RLStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
     @property
     def base_exceptions(self):
         return redis.RedisError
-
-    def _run(self, *args):
-        return self.storage.execute_command(*args)
 
     # ---------------------------------------------------------- edition
 
@@ -100,19 +100,45 @@ class RLStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
         return f"{kw.get('host', kw.get('path'))}:{kw.get('port', '')}"
 
     def _edition(self) -> Commands:
-        """Which edition to call, found once per storage."""
-        if self._commands is None:
-            if self._has_module():
-                edition = MODULE
-            elif self._has_library():
-                edition = LIBRARY
-            elif self.load_functions:
-                self._load_library()
-                edition = LIBRARY
-            else:
-                raise ConfigurationError(_core.HOW_TO_LOAD.format(where=self._where()))
-            self._commands = Commands(edition)
+        """Which edition to call: found once per storage (the calls that need
+        it meanwhile share the look-up), and again when it is found gone."""
+        commands = self._commands
+        if commands is None:
+            commands = self._lookup.run(self._find)
+        return commands
+
+    def _find(self) -> Commands:
+        if self._commands is not None:  # found by a look-up that ended as this one began
+            return self._commands
+        if self._has_module():
+            edition = MODULE
+        elif self._has_library():
+            edition = LIBRARY
+        elif self.load_functions:
+            self._load_library()
+            edition = LIBRARY
+        else:
+            raise _core.not_loaded(self._where(), self)
+        self._told = False
+        self._commands = Commands(edition)
         return self._commands
+
+    def _rl(self, build):
+        """Sends the command `build` makes for the server's edition. When the
+        server answers that this edition is not there (it was restarted with
+        the other one, or with neither), the edition is found again, once for
+        all the calls that met that answer, and the command is sent again in
+        it; with neither, ConfigurationError saying how to load rl."""
+        commands = self._edition()
+        try:
+            return self.storage.execute_command(*build(commands))
+        except redis.ResponseError as err:
+            if not _core.is_gone(err, commands.edition):
+                raise
+        if self._commands is commands:  # unless another call found it again
+            self._forgotten = True
+            self._commands = None
+        return self.storage.execute_command(*build(self._edition()))
 
     @property
     def edition(self) -> str:
@@ -127,28 +153,28 @@ class RLStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
     def acquire_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
         if amount > limit:
             return False  # limits' answer; rl refuses the call as an error
-        reply = self._run(*self._edition().acquire_entry(self.prefixed_key(key), limit, expiry, amount))
+        reply = self._rl(lambda c: c.acquire_entry(self.prefixed_key(key), limit, expiry, amount))
         return bool(int(reply[0]))
 
     def get_moving_window(self, key: str, limit: int, expiry: int) -> tuple[float, int]:
-        reply = self._run(*self._edition().moving_window(self.prefixed_key(key), limit, expiry))
+        reply = self._rl(lambda c: c.moving_window(self.prefixed_key(key), limit, expiry))
         return _core.moving_window(reply, limit, expiry)
 
     def acquire_sliding_window_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
         if amount > limit:
             return False
-        reply = self._run(*self._edition().acquire_sliding(self.prefixed_key(key), limit, expiry, amount))
+        reply = self._rl(lambda c: c.acquire_sliding(self.prefixed_key(key), limit, expiry, amount))
         return bool(int(reply[0]))
 
     def get_sliding_window(self, key: str, expiry: int) -> tuple[int, float, int, float]:
-        reply = self._run(*self._edition().sliding_window(self.prefixed_key(key), expiry))
+        reply = self._rl(lambda c: c.sliding_window(self.prefixed_key(key), expiry))
         return _core.sliding_window(reply, expiry)
 
     def clear_sliding_window(self, key: str, expiry: int) -> None:
         self.clear(key)
 
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:
-        reply = self._run(*self._edition().incr(self.prefixed_key(key), expiry, amount))
+        reply = self._rl(lambda c: c.incr(self.prefixed_key(key), expiry, amount))
         return _core.incr(reply, amount)
 
     def get(self, key: str) -> int:
@@ -205,8 +231,12 @@ class RLClusterStorage(RLStorage):
         return client
 
     def _has_module(self) -> bool:
-        # The cluster client read COMMAND from a node when it started.
-        return "rl.slide" in self.storage.commands_parser.commands
+        # The cluster client read COMMAND from a node when it started; read
+        # it again once the server has changed since.
+        parser = self.storage.commands_parser
+        if self._forgotten:
+            parser.initialize(self.storage)
+        return "rl.slide" in parser.commands
 
     def _where(self) -> str:
         return ",".join(f"{n.host}:{n.port}" for n in self.storage.get_nodes())

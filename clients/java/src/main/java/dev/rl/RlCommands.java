@@ -1,6 +1,7 @@
 package dev.rl;
 
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -22,6 +23,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -30,12 +32,19 @@ import java.util.function.Supplier;
  *
  * <p>Works on a standalone and on a Cluster connection (each call names its key, so
  * Lettuce routes it to the key's node), on the module ({@code RL.*}) and on the
- * function library ({@code FCALL rl_*}): which one the server has is found once, on
- * the first call, and kept. Each verb has a blocking form and an {@code ...Async}
- * form; errors from the server (a bad argument, a key rl did not write) arrive as
- * Lettuce's {@code RedisCommandExecutionException} with the server's message.
+ * function library ({@code FCALL rl_*}): which one the server has is found on the
+ * first call and kept, and found again when the server answers that it is gone (a
+ * server restarted with the other edition under a running app). Each verb has a
+ * blocking form and an {@code ...Async} form; errors from the server (a bad argument,
+ * a key rl did not write) arrive as Lettuce's {@code RedisCommandExecutionException}
+ * with the server's message; a server with neither edition fails each call with
+ * {@link RlNotLoadedException}, and the first (until an edition is found again) is
+ * logged ({@code System.Logger} {@code dev.rl.RlCommands}) with what to load and how.
  */
 public final class RlCommands {
+
+    /** rl's release this client belongs to (the module's and the library's version). */
+    public static final String VERSION = "1.0.0";
 
     /** Which edition of rl answers: the module's commands or the function library. */
     public enum Edition {
@@ -43,11 +52,20 @@ public final class RlCommands {
     }
 
     private static final StringCodec CODEC = StringCodec.UTF8;
+    private static final System.Logger LOG = System.getLogger(RlCommands.class.getName());
 
     private final BaseRedisAsyncCommands<String, String> redis;
     private final Duration timeout;
     // null until a reply shows which edition answers (never COMMAND: see run).
     private volatile Edition edition;
+    // While the edition is unknown: the first call's look for it, which the calls that
+    // need it meanwhile wait for (a burst of first calls sends one probe). It completes
+    // with the edition found; with null when that call met an error of its own; or with
+    // RlNotLoadedException.
+    private final Object lock = new Object();
+    private CompletableFuture<Edition> finding;
+    // Logged that rl is not loaded, since an edition was last found.
+    private final AtomicBoolean told = new AtomicBoolean();
 
     public RlCommands(BaseRedisAsyncCommands<String, String> redis, Duration timeout) {
         this.redis = redis;
@@ -246,38 +264,122 @@ public final class RlCommands {
     private record Line(ProtocolKeyword command, CommandArgs<String, String> args) {
     }
 
-    /**
-     * Sends the line {@code build} makes for the server's edition. While the edition is
-     * unknown it sends the module's: any reply, or an error of rl's own (a bad argument,
-     * {@code WRONGTYPE}), shows the module is there; {@code unknown command} shows it is
-     * not, and then the library is asked for ({@code FCALL_RO rl_version 0}) and, if
-     * loaded, sent the library's line (unless {@code probe}: the question was only which
-     * edition, and the reply is null). {@code COMMAND}, which the README's ACL recipe does
-     * not grant, is never sent. {@code NOPERM} and connection errors come back as they
-     * are, the edition still unknown.
-     */
     private <T> CompletionStage<T> run(Function<Edition, Line> build, Supplier<CommandOutput<String, String, T>> output) {
         return run(build, output, false);
     }
 
+    /**
+     * Sends the line {@code build} makes for the server's edition. When the server
+     * answers that this edition is gone ({@code unknown command} for the module's,
+     * {@code Function not found} for the library's), the edition is found again, once
+     * for all the calls that met that answer, and the line sent again in it.
+     */
     private <T> CompletionStage<T> run(Function<Edition, Line> build, Supplier<CommandOutput<String, String, T>> output,
             boolean probe) {
         Edition known = edition;
-        if (known != null) {
-            return dispatch(build.apply(known), output);
+        if (known == null) {
+            return find(build, output, probe);
         }
-        return dispatch(build.apply(Edition.MODULE), output).handle((reply, error) -> {
+        if (probe) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return dispatch(build.apply(known), output).handle((reply, error) -> {
             if (error == null) {
-                edition = Edition.MODULE;
                 return CompletableFuture.completedFuture(reply);
             }
-            Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+            Throwable cause = unwrap(error);
+            if (!gone(cause, known)) {
+                return CompletableFuture.<T>failedFuture(cause);
+            }
+            synchronized (lock) {
+                if (edition == known) { // unless another call found it again
+                    edition = null;
+                }
+            }
+            return find(build, output, false);
+        }).thenCompose(Function.identity());
+    }
+
+    /**
+     * While the edition is unknown: the first call to ask finds it by its own line
+     * ({@link #discover}); the calls that ask meanwhile wait for that call and send their
+     * lines in the edition it found, or fail with its {@link RlNotLoadedException}. When
+     * it found none for a reason of its own ({@code NOPERM} on its key, a lost
+     * connection), each goes its own way.
+     */
+    private <T> CompletionStage<T> find(Function<Edition, Line> build,
+            Supplier<CommandOutput<String, String, T>> output, boolean probe) {
+        CompletableFuture<Edition> lead = null;
+        CompletableFuture<Edition> other;
+        synchronized (lock) {
+            Edition known = edition;
+            if (known != null) {
+                return probe ? CompletableFuture.completedFuture(null) : dispatch(build.apply(known), output);
+            }
+            other = finding;
+            if (other == null) {
+                lead = new CompletableFuture<>();
+                finding = lead;
+            }
+        }
+        if (lead != null) {
+            CompletableFuture<Edition> mine = lead;
+            return this.<T>discover(build, output, probe).whenComplete((reply, error) -> end(mine, error));
+        }
+        return other.handle((found, error) -> {
+            if (found != null) {
+                return probe ? CompletableFuture.<T>completedFuture(null) : dispatch(build.apply(found), output);
+            }
+            Throwable cause = error == null ? null : unwrap(error);
+            if (cause instanceof RlNotLoadedException) {
+                return CompletableFuture.<T>failedFuture(cause);
+            }
+            return this.<T>discover(build, output, probe);
+        }).thenCompose(Function.identity());
+    }
+
+    /** Ends the leading call's look: the calls waiting take what it found. */
+    private void end(CompletableFuture<Edition> mine, Throwable error) {
+        synchronized (lock) {
+            if (finding == mine) {
+                finding = null;
+            }
+        }
+        Edition found = edition;
+        Throwable cause = error == null ? null : unwrap(error);
+        if (found != null) {
+            mine.complete(found);
+        } else if (cause instanceof RlNotLoadedException) {
+            mine.completeExceptionally(cause);
+        } else {
+            mine.complete(null);
+        }
+    }
+
+    /**
+     * Sends the module's line while the edition is unknown: any reply, or an error of
+     * rl's own (a bad argument, {@code WRONGTYPE}), shows the module is there;
+     * {@code unknown command} shows it is not, and then the library is asked for
+     * ({@code FCALL_RO rl_version 0}) and, if loaded, sent the library's line (unless
+     * {@code probe}: the question was only which edition, and the reply is null).
+     * {@code COMMAND}, which the README's ACL recipe does not grant, is never sent.
+     * {@code NOPERM} and connection errors come back as they are, the edition still
+     * unknown.
+     */
+    private <T> CompletionStage<T> discover(Function<Edition, Line> build,
+            Supplier<CommandOutput<String, String, T>> output, boolean probe) {
+        return dispatch(build.apply(Edition.MODULE), output).handle((reply, error) -> {
+            if (error == null) {
+                found(Edition.MODULE);
+                return CompletableFuture.completedFuture(reply);
+            }
+            Throwable cause = unwrap(error);
             String text = String.valueOf(cause.getMessage());
             if (!(cause instanceof RedisCommandExecutionException) || text.startsWith("NOPERM")) {
                 return CompletableFuture.<T>failedFuture(cause);
             }
             if (!text.toLowerCase(Locale.ROOT).contains("unknown command")) {
-                edition = Edition.MODULE;
+                found(Edition.MODULE);
                 return CompletableFuture.<T>failedFuture(cause);
             }
             return library().thenCompose(e -> probe ? CompletableFuture.<T>completedFuture(null)
@@ -285,18 +387,64 @@ public final class RlCommands {
         }).thenCompose(Function.identity());
     }
 
-    /** The library, when the module is not loaded: {@code FCALL_RO rl_version 0} answers. */
+    /**
+     * The library, when the module is not loaded: {@code FCALL_RO rl_version 0} answers.
+     * When the server knows no such function, rl is not loaded; any other error (a lost
+     * connection) comes back as it is.
+     */
     private CompletionStage<Edition> library() {
         CommandArgs<String, String> version = new CommandArgs<>(CODEC).add("rl_version").add(0);
         return redis.dispatch(CommandType.FCALL_RO, new NestedMultiOutput<>(CODEC), version).handle((ok, error) -> {
             if (error != null) {
-                throw new IllegalStateException("rl: the server has neither the rl module (RL.* is an unknown "
-                        + "command) nor the rl function library (FCALL_RO rl_version 0 failed: "
-                        + error.getMessage() + "); load librl.so with loadmodule, or FUNCTION LOAD rl.lua", error);
+                Throwable cause = unwrap(error);
+                if (cause instanceof RedisCommandExecutionException && gone(cause, Edition.FUNCTIONS)) {
+                    throw notLoaded(cause);
+                }
+                throw cause instanceof RuntimeException r ? r : new CompletionException(cause);
             }
-            edition = Edition.FUNCTIONS;
+            found(Edition.FUNCTIONS);
             return Edition.FUNCTIONS;
         });
+    }
+
+    private void found(Edition e) {
+        edition = e;
+        told.set(false);
+    }
+
+    /**
+     * The error every call meets while the server has neither edition; the first one
+     * (until an edition is found again) is logged too, so the log says once what to load
+     * and how, not per call.
+     */
+    private RlNotLoadedException notLoaded(Throwable cause) {
+        RlNotLoadedException e = new RlNotLoadedException("rl is not loaded: the server has neither the rl module "
+                + "(RL.* is an unknown command) nor the rl function library (FCALL_RO rl_version 0: "
+                + cause.getMessage() + "). Load the module (loadmodule /path/to/librl.so in the server's config, "
+                + "or MODULE LOAD), or the library: redis-cli -x FUNCTION LOAD REPLACE < rl-" + VERSION
+                + ".lua (the release's file; from a checkout of rl, functions/rl.lua or make load-functions), "
+                + "on every primary of a cluster", cause);
+        if (told.compareAndSet(false, true)) {
+            LOG.log(System.Logger.Level.WARNING, e.getMessage());
+        }
+        return e;
+    }
+
+    /** Whether {@code error} is the server's answer that {@code e} is not there. */
+    private static boolean gone(Throwable error, Edition e) {
+        if (!(error instanceof RedisCommandExecutionException)) {
+            return false;
+        }
+        String text = String.valueOf(error.getMessage()).toLowerCase(Locale.ROOT);
+        return text.contains("unknown command") || (e == Edition.FUNCTIONS && text.contains("function not found"));
+    }
+
+    private static Throwable unwrap(Throwable error) {
+        Throwable cause = error;
+        while (cause instanceof CompletionException && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause;
     }
 
     private <T> CompletionStage<T> dispatch(Line line, Supplier<CommandOutput<String, String, T>> output) {
@@ -351,7 +499,8 @@ public final class RlCommands {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("rl: interrupted", e);
         } catch (TimeoutException e) {
-            throw new IllegalStateException("rl: no reply within " + timeout, e);
+            // Lettuce's own blocking calls throw this: an app's handler for them covers rl's.
+            throw new RedisCommandTimeoutException("rl: no reply within " + timeout);
         }
     }
 

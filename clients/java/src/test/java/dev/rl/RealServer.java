@@ -76,12 +76,27 @@ public final class RealServer implements AutoCloseable {
     }
 
     static RealServer start(Flavor flavor, Edition edition, List<String> extra, boolean clocked) {
+        return start(flavor, edition, extra, clocked, 0);
+    }
+
+    /**
+     * Stops this server and starts another of its flavor on the same port, with
+     * {@code edition} ({@code null}: neither the module nor the library): the server
+     * changes under the clients connected to that address.
+     */
+    public RealServer restartAs(Edition edition) {
+        close();
+        return start(flavor, edition, List.of(), false, port);
+    }
+
+    private static RealServer start(Flavor flavor, Edition edition, List<String> extra, boolean clocked,
+            int fixedPort) {
         Path binary = flavor.binary();
         Path module = edition == Edition.MODULE ? requiredFile("rl.module",
                 "target/release/librl.so (make build), or RL_MODULE") : null;
         String lastLog = "";
         for (int attempt = 0; attempt < 5; attempt++) {
-            int port = freePort();
+            int port = fixedPort != 0 ? fixedPort : freePort();
             try {
                 Path dir = Files.createTempDirectory("rl-java-" + flavor.name().toLowerCase() + "-");
                 List<String> cmd = new ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port),
@@ -120,8 +135,14 @@ public final class RealServer implements AutoCloseable {
                 }
                 lastLog = Files.exists(dir.resolve("server.log")) ? Files.readString(dir.resolve("server.log")) : "";
                 server.close();
+                if (fixedPort != 0) {
+                    Thread.sleep(200);
+                }
             } catch (IOException e) {
                 throw new IllegalStateException("start " + binary + ": " + e, e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
             }
         }
         throw new IllegalStateException(flavor + " did not start on a free port; its log:\n" + lastLog);
@@ -141,7 +162,7 @@ public final class RealServer implements AutoCloseable {
         }
     }
 
-    void loadLibrary() {
+    public void loadLibrary() {
         String code = readLibrary();
         with(c -> c.sync().functionLoad(code, true));
     }

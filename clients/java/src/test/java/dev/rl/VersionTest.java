@@ -19,6 +19,8 @@ class VersionTest {
         String pom = first(Files.readString(root.resolve("clients/java/pom.xml")),
                 "<artifactId>rl</artifactId>\\s*(?:<!--.*?-->\\s*)?<version>([^<]+)</version>");
         assertEquals(cargo, pom, "clients/java/pom.xml's version against Cargo.toml's");
+        // The "rl is not loaded" message names the release's rl-<version>.lua with it.
+        assertEquals(cargo, RlCommands.VERSION, "RlCommands.VERSION against Cargo.toml's");
     }
 
     private static String first(String text, String regex) {

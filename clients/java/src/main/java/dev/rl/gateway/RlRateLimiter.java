@@ -2,6 +2,7 @@ package dev.rl.gateway;
 
 import dev.rl.Decision;
 import dev.rl.RlCommands;
+import dev.rl.RlNotLoadedException;
 import io.lettuce.core.RedisCommandExecutionException;
 import java.util.HashMap;
 import java.util.Map;
@@ -30,8 +31,10 @@ import reactor.core.scheduler.Schedulers;
  * {@code replenishRate} a second, continuously rather than once a second as
  * upstream's script does. A denial adds {@code Retry-After} (whole seconds, rounded
  * up). Like upstream, a server that cannot be reached lets the request through
- * (remaining {@code -1}); unlike upstream, an error the server answers (a
- * configuration rl refuses) fails the request, with the server's message.
+ * (remaining {@code -1}), and so does a server without rl (neither the module nor the
+ * function library: {@link RlCommands} logs once what to load, not per request);
+ * unlike upstream, an error the server answers (a configuration rl refuses) fails
+ * the request, with the server's message.
  */
 public class RlRateLimiter extends AbstractRateLimiter<RedisRateLimiter.Config> {
 
@@ -53,21 +56,24 @@ public class RlRateLimiter extends AbstractRateLimiter<RedisRateLimiter.Config> 
     /** @param rl supplies the client on first use (the connection is opened lazily) */
     public RlRateLimiter(Supplier<RlCommands> rl, ConfigurationService configurationService) {
         super(RedisRateLimiter.Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
+        // At start, never at a request: a gateway line this jar cannot read stops the app here.
+        GatewayLines.check();
         this.rl = rl;
     }
 
     /** For routes built in Java with no arguments: upstream's {@code new RedisRateLimiter(rate, burst, tokens)}. */
     public RlRateLimiter(Supplier<RlCommands> rl, int replenishRate, long burstCapacity, int requestedTokens) {
         this(rl, (ConfigurationService) null);
-        this.defaultConfig = new RedisRateLimiter.Config().setReplenishRate(replenishRate)
-                .setBurstCapacity(burstCapacity).setRequestedTokens(requestedTokens);
+        this.defaultConfig = GatewayLines.withBurstCapacity(
+                new RedisRateLimiter.Config().setReplenishRate(replenishRate).setRequestedTokens(requestedTokens),
+                burstCapacity);
     }
 
     @Override
     public Mono<Response> isAllowed(String routeId, String id) {
         RedisRateLimiter.Config config = loadConfiguration(routeId);
         int rate = config.getReplenishRate();
-        long capacity = config.getBurstCapacity();
+        long capacity = GatewayLines.burstCapacity(config);
         int requested = config.getRequestedTokens();
         if (rate < 1 || capacity < 1 || requested < 1) {
             return Mono.error(new IllegalArgumentException("route " + routeId + ": " + CONFIGURATION_PROPERTY_NAME
@@ -86,10 +92,22 @@ public class RlRateLimiter extends AbstractRateLimiter<RedisRateLimiter.Config> 
                 // that reads every rl reply.
                 .publishOn(Schedulers.parallel())
                 .map(d -> response(config, never ? deny(d) : d))
+                // rl not loaded: upstream's answer to a server it cannot use, the request
+                // let through; RlCommands logged what to load, once.
+                .onErrorResume(RlRateLimiter::notLoaded, e -> Mono.just(new Response(true, headers(config, -1L))))
                 .onErrorResume(e -> !(e instanceof RedisCommandExecutionException), e -> {
                     log.error("rl: could not reach the server; letting the request through", e);
                     return Mono.just(new Response(true, headers(config, -1L)));
                 });
+    }
+
+    private static boolean notLoaded(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof RlNotLoadedException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static Decision deny(Decision looked) {
@@ -110,7 +128,7 @@ public class RlRateLimiter extends AbstractRateLimiter<RedisRateLimiter.Config> 
         if (includeHeaders) {
             headers.put(remainingHeader, remaining.toString());
             headers.put(replenishRateHeader, String.valueOf(config.getReplenishRate()));
-            headers.put(burstCapacityHeader, String.valueOf(config.getBurstCapacity()));
+            headers.put(burstCapacityHeader, String.valueOf(GatewayLines.burstCapacity(config)));
             headers.put(requestedTokensHeader, String.valueOf(config.getRequestedTokens()));
         }
         return headers;

@@ -78,6 +78,9 @@ public final class Gateway implements AutoCloseable {
         all.add("--server.port=0");
         all.add("--server.address=127.0.0.1");
         all.add("--spring.main.banner-mode=off");
+        // On Boot 3.5 a graceful shutdown waits its 30 s for the test client's idle
+        // keep-alive connections; the tests close the app when they are done with it.
+        all.add("--server.shutdown=immediate");
         args.forEach(a -> all.add(a.replace("BACKEND", url)));
         try {
             ConfigurableApplicationContext app = new SpringApplicationBuilder(GatewayApp.class)
