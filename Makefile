@@ -24,7 +24,7 @@ help: ## List the targets
 rust-version:
 	@scripts/rust-version.sh
 
-deps: rust-version ## Install what a fresh Debian 12 lacks: with apt (as root or sudo) build-essential, libclang-dev, redis-server 7.0, redis-tools, valgrind, faketime, python3-venv, nodejs, npm, prometheus-redis-exporter, ruby and the Ruby gems' tests' packages (ruby-rack-attack, ruby-redis, ruby-rack, ruby-activesupport, ruby-webrick, thin, ruby-minitest), PHP 8.2 with phpredis, Predis, phpunit, composer, Symfony 5.4 and Laravel 8.83 (clients/php's tests); with rustup rustfmt, clippy; in .deps/ a venv with redis-py 8, Redis 8.2, Valkey 9.1 (x86-64 only); for make dist ziglang and build (PyPI) in the venv, cargo-zigbuild (crates.io) in .deps/cargo
+deps: rust-version ## Install what a fresh Debian 12 lacks: with apt (as root or sudo) build-essential, libclang-dev, redis-server 7.0, redis-tools, valgrind, faketime, python3-venv, nodejs, npm, prometheus-redis-exporter, ruby and the Ruby gems' tests' packages (ruby-rack-attack, ruby-redis, ruby-rack, ruby-activesupport, ruby-webrick, thin, ruby-minitest), PHP 8.2 with phpredis, Predis, phpunit, composer, Symfony 5.4 and Laravel 8.83 (clients/php's tests); with rustup rustfmt, clippy; in .deps/ a venv with redis-py 8, Redis 8.2, Valkey 9.1 (x86-64 only), Valkey 8.0 (Debian 12 backports), Valkey 8.1 and Redis 8.0 (built from Debian 13's sources, a few minutes once); for make dist ziglang and build (PyPI) in the venv, cargo-zigbuild (crates.io) in .deps/cargo
 	@scripts/deps.sh
 
 build: rust-version ## Build the module: target/release/librl.so
@@ -48,7 +48,7 @@ load-functions: ## Load (or upgrade) the function edition functions/rl.lua into 
 functions: ## Assemble the function edition functions/rl.lua from functions/src/ (edit those, then run this; the file stays committed)
 	@scripts/assemble-functions.sh
 
-test: deps build build-valkey ## Unit, property and real-server tests (both builds on Redis 7.0, 8.2, Valkey 9.1), check-memory, the clients' tests, make dist and its files' tests, the docs examples; ends with "N passed, N failed, N skipped"
+test: deps build build-valkey ## Unit, property and real-server tests (both builds on Redis 7.0, 8.2, Valkey 9.1; a subset on Valkey 8.0, 8.1, Redis 8.0), check-memory, the clients' tests, make dist and its files' tests, the docs examples; ends with "N passed, N failed, N skipped"
 	@scripts/test.sh
 
 test-docs: build ## Run the Python snippets and replay the redis-cli sessions of README.md and docs/ (Valkey, stopped clock)

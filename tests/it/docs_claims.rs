@@ -2,9 +2,9 @@
 //! README claims are the ones tested, and the dashboard note names the
 //! dashboard's own data-source selector.
 
+use crate::harness::versions::Release;
 use crate::harness::*;
 use std::path::Path;
-use std::process::Command;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -27,29 +27,69 @@ fn docs() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The major version a server binary reports (`v=9.1.2` -> 9).
-fn major(binary: &Path) -> u32 {
-    let out = Command::new(binary).arg("--version").output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let v = text.split("v=").nth(1).expect("a v= in --version");
-    v.split('.').next().unwrap().parse().unwrap()
+/// Every Valkey release the tests run: Valkey 9.1, and the older ones
+/// `tests/it/older/` runs (8.0, 8.1).
+fn tested_valkeys() -> Vec<Release> {
+    [Flavor::Valkey9, Flavor::Valkey80, Flavor::Valkey81]
+        .into_iter()
+        .map(Flavor::release)
+        .collect()
+}
+
+/// Whether the docs' `Valkey 8` or `Valkey 8.0` (`major`, and `minor` when
+/// given) is a release in `tested`.
+fn is_tested(tested: &[Release], major: u32, minor: Option<u32>) -> bool {
+    tested
+        .iter()
+        .any(|r| r.major == major && minor.is_none_or(|m| r.minor == m))
+}
+
+/// The sentence of `text` around byte `at`: from the end of the previous
+/// one (". " or a blank line) to the end of its own.
+fn sentence_around(text: &str, at: usize) -> &str {
+    let ends = [". ", ".\n", "\n\n"];
+    let start = ends
+        .iter()
+        .filter_map(|e| text[..at].rfind(e).map(|p| p + e.len()))
+        .max()
+        .unwrap_or(0);
+    let end = ends
+        .iter()
+        .filter_map(|e| text[at..].find(e).map(|p| at + p))
+        .min()
+        .unwrap_or(text.len());
+    &text[start..end]
 }
 
 #[test]
-fn every_valkey_the_docs_name_is_the_one_tested() {
-    let tested = major(&Flavor::Valkey9.binary());
+fn every_valkey_the_docs_name_is_one_tested() {
+    let tested = tested_valkeys();
     for (file, text) in docs() {
         for (at, _) in text.match_indices("Valkey ") {
             let rest = &text[at + "Valkey ".len()..];
             let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-            if let Ok(n) = digits.parse::<u32>() {
-                let line = text[..at].lines().count();
-                assert_eq!(
-                    n, tested,
-                    "{file}:{line} names Valkey {n}, but the tests run Valkey {tested}: \
-                     test it, or claim what is tested"
-                );
-            }
+            let Ok(major) = digits.parse::<u32>() else {
+                continue;
+            };
+            let after = &rest[digits.len()..];
+            let minor: Option<u32> = after
+                .strip_prefix('.')
+                .map(|m| {
+                    m.chars()
+                        .take_while(|c| c.is_ascii_digit())
+                        .collect::<String>()
+                })
+                .and_then(|m| m.parse().ok());
+            // A release named in a sentence that says it is not tested
+            // here (a note for its users) is no claim.
+            let untested = sentence_around(&text, at).contains("not tested");
+            let line = text[..at].lines().count();
+            assert!(
+                is_tested(&tested, major, minor) || untested,
+                "{file}:{line} names Valkey {major}{}, but the tests run {tested:?}: \
+                 test it, claim what is tested, or say in its sentence that it is not tested",
+                minor.map(|m| format!(".{m}")).unwrap_or_default()
+            );
         }
     }
 }

@@ -1,7 +1,9 @@
 //! rl against real servers: one test crate, a module per concern, the
 //! shared harness in `harness/`. Every test starts its own servers (Redis
 //! 7.0, Redis 8.2, Valkey 9.1 with the Redis-API and the native build; see
-//! `harness::server`), so tests run in parallel.
+//! `harness::server`), so tests run in parallel. `older/` runs a subset on
+//! the older servers managed services run (Valkey 8.0, Valkey 8.1, Redis
+//! 8.0).
 
 mod harness;
 
@@ -32,6 +34,7 @@ mod memory_pressure;
 mod metadata;
 mod metrics;
 mod metrics_exporter;
+mod older;
 mod panics;
 mod peek;
 mod perf_page;

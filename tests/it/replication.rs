@@ -63,117 +63,122 @@ fn assert_replica_holds(flavor: Flavor, what: &str, replica: &Server, want: &Key
 #[test]
 fn replicas_hold_the_primary_state_after_mixed_traffic_on_every_command() {
     for flavor in ALL {
-        let mut primary = Server::start_primary(flavor, &[]);
-        let mut with_rl = primary.start_replica(true);
-        let mut without_rl = primary.start_replica(false);
-        let mut c = primary.conn();
-        // Two rounds, so the second works on state the first left (evictions,
-        // denials, existing fields) and the replicas apply it on theirs.
-        for round in 0..2 {
-            mixed_traffic(&mut c, &format!("parity{round}"), 15);
-            mixed_traffic(&mut c, "parity0", 15);
-        }
-        // Every command on an odd key name: admits, then denials.
-        let (mut admits, mut denials) = (0, 0);
-        for (i, w) in WRITERS.into_iter().enumerate() {
-            let key = format!("odd key\r\nname \u{e9}:{i}");
-            for _ in 0..4 {
-                let reply = run_bytes(&mut c, &w.admit_line(&key, 2)).unwrap();
-                if w == Writer::Count {
-                    continue;
-                }
-                if w.admits(&reply) {
-                    admits += 1;
-                } else {
-                    denials += 1;
-                }
+        replicas_hold_the_primary_state_on(flavor);
+    }
+}
+
+/// The test above on one pairing (`tests/it/older/` runs it on more).
+pub fn replicas_hold_the_primary_state_on(flavor: Flavor) {
+    let mut primary = Server::start_primary(flavor, &[]);
+    let mut with_rl = primary.start_replica(true);
+    let mut without_rl = primary.start_replica(false);
+    let mut c = primary.conn();
+    // Two rounds, so the second works on state the first left (evictions,
+    // denials, existing fields) and the replicas apply it on theirs.
+    for round in 0..2 {
+        mixed_traffic(&mut c, &format!("parity{round}"), 15);
+        mixed_traffic(&mut c, "parity0", 15);
+    }
+    // Every command on an odd key name: admits, then denials.
+    let (mut admits, mut denials) = (0, 0);
+    for (i, w) in WRITERS.into_iter().enumerate() {
+        let key = format!("odd key\r\nname \u{e9}:{i}");
+        for _ in 0..4 {
+            let reply = run_bytes(&mut c, &w.admit_line(&key, 2)).unwrap();
+            if w == Writer::Count {
+                continue;
+            }
+            if w.admits(&reply) {
+                admits += 1;
+            } else {
+                denials += 1;
             }
         }
-        assert!(
-            admits > 0 && denials > 0,
-            "{flavor:?}: {admits} admits, {denials} denials"
+    }
+    assert!(
+        admits > 0 && denials > 0,
+        "{flavor:?}: {admits} admits, {denials} denials"
+    );
+    // From scripts and inside a transaction.
+    let mut tx = redis::pipe();
+    tx.atomic();
+    for w in WRITERS {
+        eval_line(&mut c, &w.admit_line(&format!("lua:{}", w.name()), 3));
+        let line = w.admit_line(&format!("tx:{}", w.name()), 3);
+        let mut cmd = redis::cmd(std::str::from_utf8(&line[0]).unwrap());
+        cmd.arg(&line[1..]);
+        tx.add_command(cmd.clone()).add_command(cmd);
+    }
+    let _: redis::Value = tx.query(&mut c).unwrap();
+    for line in short_lines("short") {
+        let words: Vec<&str> = line.iter().map(String::as_str).collect();
+        run(&mut c, &words).unwrap();
+    }
+    // Evictions: every third sorted set gets a call with a 100 ms window
+    // after its entries are at least 150 ms old, then a long-window call
+    // so the key lives on for the comparison.
+    primary.advance(150);
+    for k in (0..15).step_by(3) {
+        let key = format!("parity1:slide:{k}");
+        let before = zcard(&mut c, &key);
+        assert_eq!(slide(&mut c, &key, 50, 100)[0], 1, "{flavor:?} {key}");
+        assert_eq!(
+            zcard(&mut c, &key),
+            1,
+            "{key}: {before} old entries evicted"
         );
-        // From scripts and inside a transaction.
-        let mut tx = redis::pipe();
-        tx.atomic();
-        for w in WRITERS {
-            eval_line(&mut c, &w.admit_line(&format!("lua:{}", w.name()), 3));
-            let line = w.admit_line(&format!("tx:{}", w.name()), 3);
-            let mut cmd = redis::cmd(std::str::from_utf8(&line[0]).unwrap());
-            cmd.arg(&line[1..]);
-            tx.add_command(cmd.clone()).add_command(cmd);
-        }
-        let _: redis::Value = tx.query(&mut c).unwrap();
-        for line in short_lines("short") {
-            let words: Vec<&str> = line.iter().map(String::as_str).collect();
-            run(&mut c, &words).unwrap();
-        }
-        // Evictions: every third sorted set gets a call with a 100 ms window
-        // after its entries are at least 150 ms old, then a long-window call
-        // so the key lives on for the comparison.
-        primary.advance(150);
-        for k in (0..15).step_by(3) {
-            let key = format!("parity1:slide:{k}");
-            let before = zcard(&mut c, &key);
-            assert_eq!(slide(&mut c, &key, 50, 100)[0], 1, "{flavor:?} {key}");
-            assert_eq!(
-                zcard(&mut c, &key),
-                1,
-                "{key}: {before} old entries evicted"
-            );
-            assert_eq!(slide_cost(&mut c, &key, 50, LONG_MS, 3)[0], 1, "{flavor:?}");
-        }
-        wait_replicas(&mut c, 2);
-        let want: Keyspace = keyspace(&mut c)
+        assert_eq!(slide_cost(&mut c, &key, 50, LONG_MS, 3)[0], 1, "{flavor:?}");
+    }
+    wait_replicas(&mut c, 2);
+    let want: Keyspace = keyspace(&mut c)
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with(b"short:"))
+        .collect();
+    assert_covers_every_layout(&want);
+    assert!(want.len() >= 15 * 7 * 2, "{flavor:?}: {} keys", want.len());
+    for (what, replica) in [("with rl", &with_rl), ("without rl", &without_rl)] {
+        let mut r = replica.conn();
+        let got: Keyspace = keyspace(&mut r)
             .into_iter()
             .filter(|(k, _)| !k.starts_with(b"short:"))
             .collect();
-        assert_covers_every_layout(&want);
-        assert!(want.len() >= 15 * 7 * 2, "{flavor:?}: {} keys", want.len());
-        for (what, replica) in [("with rl", &with_rl), ("without rl", &without_rl)] {
-            let mut r = replica.conn();
-            let got: Keyspace = keyspace(&mut r)
-                .into_iter()
-                .filter(|(k, _)| !k.starts_with(b"short:"))
-                .collect();
-            assert_eq!(got.len(), want.len(), "{flavor:?} replica {what}");
-            for (k, v) in &want {
-                assert_eq!(
-                    got.get(k),
-                    Some(v),
-                    "{flavor:?} replica {what}: key {}",
-                    String::from_utf8_lossy(k)
-                );
-            }
-        }
-
-        // The short-window keys expire on the primary, which tells its
-        // replicas: then they hold exactly the rest.
-        let expired = wait_until(Duration::from_secs(5), || {
-            dbsize(&mut c) == want.len() as i64
-        });
-        assert!(
-            expired,
-            "{flavor:?}: the short keys did not expire on the primary"
-        );
-        assert_eq!(keyspace(&mut c), want, "{flavor:?}");
-        wait_replicas(&mut c, 2);
-        assert_replica_holds(flavor, "with rl", &with_rl, &want);
-        assert_replica_holds(flavor, "without rl", &without_rl, &want);
-
-        // Replicas are read-only: the commands are refused there, not run.
-        let mut r = with_rl.conn();
-        for w in WRITERS {
-            let err = err_text(run_bytes(&mut r, &w.admit_line("parity0:slide:0", 5)));
-            assert!(
-                err.starts_with("READONLY"),
-                "{flavor:?} {}: {err}",
-                w.name()
+        assert_eq!(got.len(), want.len(), "{flavor:?} replica {what}");
+        for (k, v) in &want {
+            assert_eq!(
+                got.get(k),
+                Some(v),
+                "{flavor:?} replica {what}: key {}",
+                String::from_utf8_lossy(k)
             );
         }
-        for s in [&mut primary, &mut with_rl, &mut without_rl] {
-            s.assert_alive();
-        }
+    }
+
+    // The short-window keys expire on the primary, which tells its
+    // replicas: then they hold exactly the rest.
+    let expired = wait_until(Duration::from_secs(5), || {
+        dbsize(&mut c) == want.len() as i64
+    });
+    assert!(
+        expired,
+        "{flavor:?}: the short keys did not expire on the primary"
+    );
+    assert_eq!(keyspace(&mut c), want, "{flavor:?}");
+    wait_replicas(&mut c, 2);
+    assert_replica_holds(flavor, "with rl", &with_rl, &want);
+    assert_replica_holds(flavor, "without rl", &without_rl, &want);
+
+    // Replicas are read-only: the commands are refused there, not run.
+    let mut r = with_rl.conn();
+    for w in WRITERS {
+        let err = err_text(run_bytes(&mut r, &w.admit_line("parity0:slide:0", 5)));
+        assert!(
+            err.starts_with("READONLY"),
+            "{flavor:?} {}: {err}",
+            w.name()
+        );
+    }
+    for s in [&mut primary, &mut with_rl, &mut without_rl] {
+        s.assert_alive();
     }
 }
 

@@ -179,7 +179,10 @@ pub fn both(c: &mut redis::Connection, line: &[&str]) -> (Answer, Answer) {
 /// whole-ms clock (the stopped clock reads whole µs of whole ms): the
 /// module keeps the key expiring at that instant (idle, gone within the
 /// ms), while the library's `SET ... PXAT now` is deleted by the server at
-/// once (idle too). The one documented difference between the states.
+/// once (idle too). The one documented difference between the states, on
+/// every release but Valkey 7.2, which keeps the library's key until the ms
+/// passes as well (`Release::set_pxat_now_deletes_at_once`): there the two
+/// states are simply equal.
 pub fn idle_tat(state: &(Plain, i64), now_ms: i64) -> bool {
     let tat = (now_ms * 1000).to_string().into_bytes();
     matches!(&state.0, Plain::String(v) if *v == tat) && state.1 == now_ms

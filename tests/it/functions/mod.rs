@@ -12,18 +12,18 @@
 
 use crate::harness::Server;
 
-mod acl;
+pub(crate) mod acl;
 mod all;
 mod assembly;
-mod buckets;
+pub(crate) mod buckets;
 mod continuity;
 pub mod differential;
-mod leases;
+pub(crate) mod leases;
 mod plain_buckets;
 mod same_errors;
-mod servers;
-mod slide;
-mod throttle;
+pub(crate) mod servers;
+pub(crate) mod slide;
+pub(crate) mod throttle;
 
 /// The library's source, as `FUNCTION LOAD` takes it.
 pub const LIBRARY: &str = include_str!("../../../functions/rl.lua");

@@ -48,79 +48,83 @@ fn parts(v: &Value) -> &[Value] {
 
 #[test]
 fn every_function_answers_as_its_command_without_the_module() {
-    let w = LONG_MS.to_string();
     for flavor in FLAVORS {
-        let server = start_functions_only(flavor, &[]);
-        let mut c = server.conn();
-        let modules: Value = redis::cmd("MODULE").arg("LIST").query(&mut c).unwrap();
-        assert!(
-            !format!("{modules:?}").contains("librl"),
-            "{flavor:?}: the module is loaded: {modules:?}"
-        );
-        // Every limiter admits three and denies the fourth (RL.COUNT counts).
-        for wr in WRITERS {
-            let key = format!("k:{}", wr.name());
-            let line = wr.admit_line(&key, 3);
-            let admitted: Vec<bool> = (0..4)
-                .map(|_| wr.admits(&fcall_bytes(&mut c, &line).unwrap()))
-                .collect();
-            let want = if wr == Writer::Count {
-                vec![true; 4]
-            } else {
-                vec![true, true, true, false]
-            };
-            assert_eq!(admitted, want, "{flavor:?} {}", wr.name());
-        }
-        let totals: BTreeMap<String, i64> =
-            redis::from_redis_value(&fcall(&mut c, &["RL.TOTALS", "k:RL.COUNT", &w]).unwrap())
-                .unwrap();
-        assert_eq!(
-            totals,
-            BTreeMap::from([("hits".to_string(), 4)]),
-            "{flavor:?}"
-        );
-        let peek = fcall(&mut c, &["RL.PEEK", "SLIDE", "k:RL.SLIDE", "3", &w]).unwrap();
-        assert_eq!(ints(&peek)[..2], [0, 0], "{flavor:?}: the log is full");
-        let refund = fcall(&mut c, &["RL.REFUND", "SLIDE", "k:RL.SLIDE", "3", &w]).unwrap();
-        // One unit back: a request of one would then take the last.
-        assert_eq!(
-            ints(&refund)[..2],
-            [1, 0],
-            "{flavor:?}: one unit given back"
-        );
-        let all = fcall(
-            &mut c,
-            &["RL.ALL", "2", "a", "b", "SLIDE", "1", &w, "FIXED", "5", &w],
-        )
-        .unwrap();
-        let all = parts(&all);
-        assert_eq!(ints(&Value::Array(all[..2].to_vec())), [1, 0], "{flavor:?}");
-        assert_eq!(ints(&all[2])[..2], [1, 0], "{flavor:?}: the SLIDE clause");
-        assert_eq!(ints(&all[3])[..2], [1, 4], "{flavor:?}: the FIXED clause");
-        let lease = fcall(&mut c, &["RL.ACQUIRE", "jobs", "1", &w]).unwrap();
-        let lease = parts(&lease);
-        assert_eq!(lease[0], Value::Int(1), "{flavor:?}: {lease:?}");
-        let denied = fcall(&mut c, &["RL.ACQUIRE", "jobs", "1", &w]).unwrap();
-        assert_eq!(parts(&denied)[0], Value::Int(0), "{flavor:?}: {denied:?}");
-        // The module's error texts.
-        let errors = [
-            (
-                &["RL.SLIDE", "k", "0", "1000"][..],
-                "ERR limit must be an integer from 1 to 1000000",
-            ),
-            (
-                &["RL.SLIDE", "k", "1"],
-                "ERR wrong number of arguments for 'rl.slide' command",
-            ),
-            (
-                &["RL.SLIDE", "str", "1", "1000"],
-                "WRONGTYPE Operation against a key holding the wrong kind of value",
-            ),
-        ];
-        let _: () = redis::cmd("SET").arg("str").arg("x").query(&mut c).unwrap();
-        for (line, want) in errors {
-            assert_eq!(err_text(fcall(&mut c, line)), want, "{flavor:?} {line:?}");
-        }
+        every_function_answers_as_its_command_on(flavor);
+    }
+}
+
+/// The test above on one server (`tests/it/older/` runs it on more).
+pub fn every_function_answers_as_its_command_on(flavor: Flavor) {
+    let w = LONG_MS.to_string();
+    let server = start_functions_only(flavor, &[]);
+    let mut c = server.conn();
+    let modules: Value = redis::cmd("MODULE").arg("LIST").query(&mut c).unwrap();
+    assert!(
+        !format!("{modules:?}").contains("librl"),
+        "{flavor:?}: the module is loaded: {modules:?}"
+    );
+    // Every limiter admits three and denies the fourth (RL.COUNT counts).
+    for wr in WRITERS {
+        let key = format!("k:{}", wr.name());
+        let line = wr.admit_line(&key, 3);
+        let admitted: Vec<bool> = (0..4)
+            .map(|_| wr.admits(&fcall_bytes(&mut c, &line).unwrap()))
+            .collect();
+        let want = if wr == Writer::Count {
+            vec![true; 4]
+        } else {
+            vec![true, true, true, false]
+        };
+        assert_eq!(admitted, want, "{flavor:?} {}", wr.name());
+    }
+    let totals: BTreeMap<String, i64> =
+        redis::from_redis_value(&fcall(&mut c, &["RL.TOTALS", "k:RL.COUNT", &w]).unwrap()).unwrap();
+    assert_eq!(
+        totals,
+        BTreeMap::from([("hits".to_string(), 4)]),
+        "{flavor:?}"
+    );
+    let peek = fcall(&mut c, &["RL.PEEK", "SLIDE", "k:RL.SLIDE", "3", &w]).unwrap();
+    assert_eq!(ints(&peek)[..2], [0, 0], "{flavor:?}: the log is full");
+    let refund = fcall(&mut c, &["RL.REFUND", "SLIDE", "k:RL.SLIDE", "3", &w]).unwrap();
+    // One unit back: a request of one would then take the last.
+    assert_eq!(
+        ints(&refund)[..2],
+        [1, 0],
+        "{flavor:?}: one unit given back"
+    );
+    let all = fcall(
+        &mut c,
+        &["RL.ALL", "2", "a", "b", "SLIDE", "1", &w, "FIXED", "5", &w],
+    )
+    .unwrap();
+    let all = parts(&all);
+    assert_eq!(ints(&Value::Array(all[..2].to_vec())), [1, 0], "{flavor:?}");
+    assert_eq!(ints(&all[2])[..2], [1, 0], "{flavor:?}: the SLIDE clause");
+    assert_eq!(ints(&all[3])[..2], [1, 4], "{flavor:?}: the FIXED clause");
+    let lease = fcall(&mut c, &["RL.ACQUIRE", "jobs", "1", &w]).unwrap();
+    let lease = parts(&lease);
+    assert_eq!(lease[0], Value::Int(1), "{flavor:?}: {lease:?}");
+    let denied = fcall(&mut c, &["RL.ACQUIRE", "jobs", "1", &w]).unwrap();
+    assert_eq!(parts(&denied)[0], Value::Int(0), "{flavor:?}: {denied:?}");
+    // The module's error texts.
+    let errors = [
+        (
+            &["RL.SLIDE", "k", "0", "1000"][..],
+            "ERR limit must be an integer from 1 to 1000000",
+        ),
+        (
+            &["RL.SLIDE", "k", "1"],
+            "ERR wrong number of arguments for 'rl.slide' command",
+        ),
+        (
+            &["RL.SLIDE", "str", "1", "1000"],
+            "WRONGTYPE Operation against a key holding the wrong kind of value",
+        ),
+    ];
+    let _: () = redis::cmd("SET").arg("str").arg("x").query(&mut c).unwrap();
+    for (line, want) in errors {
+        assert_eq!(err_text(fcall(&mut c, line)), want, "{flavor:?} {line:?}");
     }
 }
 
@@ -251,40 +255,45 @@ fn denials_write_and_replicate_nothing_without_the_module() {
 #[test]
 fn a_replica_holds_the_primary_state_without_the_module() {
     for flavor in FLAVORS {
-        let primary = start_functions_only(flavor, &["--repl-diskless-sync-delay", "0"]);
-        // The library reaches the replica with the sync (functions are data).
-        let replica = primary.start_replica(false);
-        let mut c = primary.conn();
-        for line in mixed_lines("mixed", 4) {
-            fcall_bytes(&mut c, &line).unwrap();
-        }
-        for i in 0..3 {
-            let id = format!("lease{i}");
-            fcall(
-                &mut c,
-                &["RL.ACQUIRE", "mixed:jobs", "5", "600000", "ID", &id],
-            )
-            .unwrap();
-        }
-        fcall(&mut c, &["RL.RELEASE", "mixed:jobs", "lease1"]).unwrap();
-        let want = keyspace(&mut c);
-        assert_covers_every_layout(&want);
-        wait_replicas(&mut c, 1);
-        let mut r = replica.conn();
-        let same = wait_until(Duration::from_secs(10), || keyspace(&mut r) == want);
-        assert!(same, "{flavor:?}: the replica differs");
-        // Read-only functions run on the replica.
-        let peek = redis::cmd("FCALL_RO")
-            .arg(&["rl_peek", "1", "mixed:slide:0", "SLIDE", "8", "600000"])
-            .query::<Vec<i64>>(&mut r)
-            .unwrap();
-        assert_eq!(peek.len(), 4, "{flavor:?}");
-        let totals: Value = redis::cmd("FCALL_RO")
-            .arg(&["rl_totals", "1", "mixed:count:0", "600000"])
-            .query(&mut r)
-            .unwrap();
-        assert!(!parts(&totals).is_empty(), "{flavor:?}: {totals:?}");
+        a_replica_holds_the_library_state_on(flavor);
     }
+}
+
+/// The test above on one server (`tests/it/older/` runs it on more).
+pub fn a_replica_holds_the_library_state_on(flavor: Flavor) {
+    let primary = start_functions_only(flavor, &["--repl-diskless-sync-delay", "0"]);
+    // The library reaches the replica with the sync (functions are data).
+    let replica = primary.start_replica(false);
+    let mut c = primary.conn();
+    for line in mixed_lines("mixed", 4) {
+        fcall_bytes(&mut c, &line).unwrap();
+    }
+    for i in 0..3 {
+        let id = format!("lease{i}");
+        fcall(
+            &mut c,
+            &["RL.ACQUIRE", "mixed:jobs", "5", "600000", "ID", &id],
+        )
+        .unwrap();
+    }
+    fcall(&mut c, &["RL.RELEASE", "mixed:jobs", "lease1"]).unwrap();
+    let want = keyspace(&mut c);
+    assert_covers_every_layout(&want);
+    wait_replicas(&mut c, 1);
+    let mut r = replica.conn();
+    let same = wait_until(Duration::from_secs(10), || keyspace(&mut r) == want);
+    assert!(same, "{flavor:?}: the replica differs");
+    // Read-only functions run on the replica.
+    let peek = redis::cmd("FCALL_RO")
+        .arg(&["rl_peek", "1", "mixed:slide:0", "SLIDE", "8", "600000"])
+        .query::<Vec<i64>>(&mut r)
+        .unwrap();
+    assert_eq!(peek.len(), 4, "{flavor:?}");
+    let totals: Value = redis::cmd("FCALL_RO")
+        .arg(&["rl_totals", "1", "mixed:count:0", "600000"])
+        .query(&mut r)
+        .unwrap();
+    assert!(!parts(&totals).is_empty(), "{flavor:?}: {totals:?}");
 }
 
 #[test]

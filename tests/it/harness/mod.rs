@@ -2,7 +2,7 @@
 //! commands (`calls`), reading the stored state (`state`) and the AOF
 //! (`aof`), every command in one table (`all_commands`), a three-node
 //! cluster, the fixture modules, a raw RESP connection and RESP reply
-//! readers.
+//! readers, and where the servers' releases differ (`versions`).
 
 pub mod all_commands;
 pub mod aof;
@@ -14,6 +14,7 @@ pub mod raw_resp;
 pub mod resp;
 pub mod server;
 pub mod state;
+pub mod versions;
 
 pub use aof::*;
 pub use calls::*;

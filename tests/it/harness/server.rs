@@ -24,13 +24,31 @@ pub enum Flavor {
     Valkey9,
     /// valkey-server 9.1 with the native Valkey build (`make build-valkey`).
     Valkey9Native,
+    /// valkey-server 8.0 of Debian 12's backports (`make deps`), Redis-API build.
+    Valkey80,
+    Valkey80Native,
+    /// valkey-server 8.1 built from Debian 13's source (`make deps`).
+    Valkey81,
+    Valkey81Native,
+    /// redis-server 8.0 built from Debian 13's source (`make deps`).
+    Redis80,
 }
 
+/// The pairings the whole suite runs on.
 pub const ALL: [Flavor; 4] = [
     Flavor::Redis7,
     Flavor::Redis8,
     Flavor::Valkey9,
     Flavor::Valkey9Native,
+];
+
+/// Older servers, as managed services run them: `tests/it/older/`'s subset.
+pub const OLDER: [Flavor; 5] = [
+    Flavor::Valkey80,
+    Flavor::Valkey80Native,
+    Flavor::Valkey81,
+    Flavor::Valkey81Native,
+    Flavor::Redis80,
 ];
 
 fn repo_root() -> PathBuf {
@@ -50,21 +68,28 @@ fn on_path(name: &str) -> Option<PathBuf> {
 
 impl Flavor {
     /// The binary, resolved by the rule `scripts/deps.sh` installs by:
-    /// an env override (`RL_REDIS7`, `RL_REDIS8`, `RL_VALKEY9`), else for
-    /// Redis 7 `redis-server` on `PATH`, else `/usr/bin/redis-server`; for
-    /// the others where `make deps` puts them in `.deps/`. A missing binary
-    /// (or a Redis 7 pairing that is not 7.0 to 7.3) fails the test, saying
-    /// how to install it.
+    /// an env override (`RL_REDIS7`, `RL_REDIS8`, `RL_VALKEY9`,
+    /// `RL_VALKEY8`, `RL_VALKEY81`, `RL_REDIS80`), else for Redis 7
+    /// `redis-server` on `PATH`, else `/usr/bin/redis-server`; for the
+    /// others where `make deps` puts them in `.deps/`. A missing binary (or
+    /// a Redis 7 pairing that is not 7.0 to 7.3) fails the test, saying how
+    /// to install it.
     pub fn binary(self) -> PathBuf {
+        let deps = |path: &str| repo_root().join(".deps").join(path);
         let (var, default) = match self {
             Flavor::Redis7 => (
                 "RL_REDIS7",
                 on_path("redis-server").unwrap_or_else(|| PathBuf::from("/usr/bin/redis-server")),
             ),
-            Flavor::Redis8 => ("RL_REDIS8", repo_root().join(".deps/redis8/redis-server")),
-            Flavor::Valkey9 | Flavor::Valkey9Native => {
-                ("RL_VALKEY9", repo_root().join(".deps/valkey/valkey-server"))
+            Flavor::Redis8 => ("RL_REDIS8", deps("redis8/redis-server")),
+            Flavor::Valkey9 | Flavor::Valkey9Native => ("RL_VALKEY9", deps("valkey/valkey-server")),
+            Flavor::Valkey80 | Flavor::Valkey80Native => {
+                ("RL_VALKEY8", deps("valkey8/usr/bin/valkey-server"))
             }
+            Flavor::Valkey81 | Flavor::Valkey81Native => {
+                ("RL_VALKEY81", deps("valkey81/valkey-server"))
+            }
+            Flavor::Redis80 => ("RL_REDIS80", deps("redis80/redis-server")),
         };
         let path = std::env::var_os(var).map(PathBuf::from).unwrap_or(default);
         assert!(
@@ -109,13 +134,14 @@ impl Flavor {
     /// The module build this pairing loads: `RL_MODULE` / `RL_MODULE_VALKEY`
     /// or where `make build` / `make build-valkey` put it.
     pub fn module(self) -> PathBuf {
-        let (var, default, make) = match self {
-            Flavor::Valkey9Native => (
+        let (var, default, make) = if self.native_build() {
+            (
                 "RL_MODULE_VALKEY",
                 "target/valkey/release/librl.so",
                 "make build-valkey",
-            ),
-            _ => ("RL_MODULE", "target/release/librl.so", "make build"),
+            )
+        } else {
+            ("RL_MODULE", "target/release/librl.so", "make build")
         };
         let path = std::env::var_os(var)
             .map(PathBuf::from)
@@ -128,11 +154,30 @@ impl Flavor {
         path
     }
 
+    /// Whether this pairing loads the native Valkey build (`rl_build:valkey`)
+    /// rather than the Redis module API build.
+    pub fn native_build(self) -> bool {
+        matches!(
+            self,
+            Flavor::Valkey9Native | Flavor::Valkey80Native | Flavor::Valkey81Native
+        )
+    }
+
     /// Whether [`Server::start_clocked`] stops this pairing's clock. Valkey
-    /// (libc malloc) runs under libfaketime; Debian's Redis 7.0 (jemalloc)
-    /// crashes at start under it, and Redis 8.2 is left alike.
+    /// 9.1 (libc malloc) runs under libfaketime, and so do Valkey 8.1 and
+    /// Redis 8.0 (built here, jemalloc linked in). Debian's Redis 7.0 and
+    /// Valkey 8.0 (the system's shared libjemalloc) fail at start under it
+    /// (libfaketime: "unexpected recursive calls to clock_gettime()"), and
+    /// Redis 8.2 is left alike.
     pub fn clock_can_stop(self) -> bool {
-        matches!(self, Flavor::Valkey9 | Flavor::Valkey9Native)
+        matches!(
+            self,
+            Flavor::Valkey9
+                | Flavor::Valkey9Native
+                | Flavor::Valkey81
+                | Flavor::Valkey81Native
+                | Flavor::Redis80
+        )
     }
 }
 

@@ -15,7 +15,7 @@
 mod bounds;
 mod foreign;
 mod lines;
-mod streams;
+pub(crate) mod streams;
 mod totals;
 mod verbs;
 

@@ -21,8 +21,9 @@ const CLOCK: ClockSteps = ClockSteps {
 };
 
 /// A random stream on a stopped clock: every step the same reply and state.
-fn stream(seed: u64, steps: usize) {
-    let server = start_both(Flavor::Valkey9);
+fn stream(flavor: Flavor, seed: u64, steps: usize) {
+    let server = start_both(flavor);
+    assert!(server.clock_stopped(), "{flavor:?}");
     let mut c = server.conn();
     forge_string(&mut c, "w");
     let bad = bad_lines();
@@ -78,12 +79,12 @@ fn stream(seed: u64, steps: usize) {
 
 #[test]
 fn random_streams_on_a_stopped_clock_answer_alike() {
-    stream(0x9e37_79b9_7f4a_7c15, 850);
+    stream(Flavor::Valkey9, 0x9e37_79b9_7f4a_7c15, 850);
 }
 
 #[test]
 fn another_random_stream_answers_alike() {
-    stream(0xdead_beef_1234_5678, 850);
+    stream(Flavor::Valkey9, 0xdead_beef_1234_5678, 850);
 }
 
 /// What one answer shows that does not depend on the instant, with long
@@ -182,6 +183,16 @@ fn real_clock_stream(flavor: Flavor, seed: u64, steps: usize) {
         same_errors > 20 && compared == steps,
         "{same_errors} errors"
     );
+}
+
+/// One stream on `flavor`: compared whole where its clock can stop, else
+/// what does not depend on the instant (`tests/it/older/`).
+pub fn streams_on(flavor: Flavor) {
+    if flavor.clock_can_stop() {
+        stream(flavor, 0x9e37_79b9_7f4a_7c15, 850);
+    } else {
+        real_clock_stream(flavor, 0x1234_5678_9abc_def1, 400);
+    }
 }
 
 #[test]

@@ -21,7 +21,7 @@ mod bounds;
 mod foreign;
 mod ids;
 mod servers;
-mod streams;
+pub(crate) mod streams;
 
 use std::collections::HashMap;
 

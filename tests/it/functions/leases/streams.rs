@@ -287,6 +287,13 @@ impl Stream {
     }
 }
 
+/// One stream on `flavor` (`tests/it/older/`): compared whole where its
+/// clock can stop, else what does not depend on the instant.
+pub fn streams_on(flavor: Flavor) {
+    let steps = if flavor.clock_can_stop() { 800 } else { 400 };
+    stream_on(flavor, 0x9E37_79B9_7F4A_7C15, steps);
+}
+
 fn stream_on(flavor: Flavor, seed: u64, steps: usize) {
     let server = start_both(flavor);
     let mut c = server.conn();

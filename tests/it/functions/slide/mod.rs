@@ -10,7 +10,7 @@
 mod edges;
 mod entries;
 mod errors;
-mod streams;
+pub(crate) mod streams;
 mod verbs;
 
 /// The member rl numbers `n` at `score`.

@@ -18,7 +18,7 @@ mod edges;
 mod fixed;
 mod lines;
 mod maxima;
-mod streams;
+pub(crate) mod streams;
 
 use crate::harness::run;
 

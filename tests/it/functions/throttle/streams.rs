@@ -147,8 +147,9 @@ fn require_reached(seen: &Tally, admitted: usize, denied: usize, refunded: usize
 /// The stopped-clock stream: `steps` random lines, each compared whole;
 /// one step in four a line of `bad_queue` (each must fail) while it lasts,
 /// the clock stepped after every other line.
-fn exact_stream(seed: u64, steps: usize) {
-    let server = start_both(Flavor::Valkey9);
+fn exact_stream(flavor: Flavor, seed: u64, steps: usize) {
+    let server = start_both(flavor);
+    assert!(server.clock_stopped(), "{flavor:?}");
     let mut c = server.conn();
     seed_foreign(&mut c, server.clock_ms());
     let mut g = Gen {
@@ -231,17 +232,17 @@ fn exact_stream(seed: u64, steps: usize) {
 
 #[test]
 fn stream_stopped_clock_1() {
-    exact_stream(0x9E37_79B9_7F4A_7C15, 950);
+    exact_stream(Flavor::Valkey9, 0x9E37_79B9_7F4A_7C15, 950);
 }
 
 #[test]
 fn stream_stopped_clock_2() {
-    exact_stream(0xD1B5_4A32_D192_ED03, 950);
+    exact_stream(Flavor::Valkey9, 0xD1B5_4A32_D192_ED03, 950);
 }
 
 #[test]
 fn stream_stopped_clock_3() {
-    exact_stream(42, 950);
+    exact_stream(Flavor::Valkey9, 42, 950);
 }
 
 /// The running-clock stream (Redis 7.0, 8.2): only what the instant cannot
@@ -298,6 +299,16 @@ fn timeless_stream(flavor: Flavor, seed: u64, steps: usize) {
     };
     run_stream(&mut c, steps, &mut seen, next, compare);
     require_reached(&seen, steps / 20, steps / 10, steps / 50);
+}
+
+/// One stream on `flavor`: compared whole where its clock can stop, else
+/// only what the instant cannot change (`tests/it/older/`).
+pub fn streams_on(flavor: Flavor) {
+    if flavor.clock_can_stop() {
+        exact_stream(flavor, 0x9E37_79B9_7F4A_7C15, 950);
+    } else {
+        timeless_stream(flavor, 0x1234_5678_9ABC_DEF1, 700);
+    }
 }
 
 #[test]
