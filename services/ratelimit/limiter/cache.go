@@ -84,9 +84,10 @@ type call struct {
 }
 
 const (
-	callAll = iota
-	callOne
-	callPeek
+	callAll  = iota // RL.ALL over a group
+	callOne         // a clause's own command (shadow_mode)
+	callPeek        // RL.PEEK for hits_addend 0: what is left
+	callAsIf        // RL.PEEK with the request's cost: a clause of a request denied already
 )
 
 // Decide decides items at now, in one pipeline: the descriptors that must
@@ -99,6 +100,10 @@ func (c *Cache) Decide(ctx context.Context, domain string, items []Item, now tim
 	out := make([]Decision, len(items))
 	var calls []call
 	bySlot := map[uint16][]int{} // slot -> indexes into calls of its RL.ALLs
+	// A limit that can never admit the request denies it before anything
+	// is sent: the others are then only peeked at, as RL.ALL answers the
+	// admitting clauses of a denied call, and nothing is written.
+	denied := false
 	for i, it := range items {
 		if it.Limit == nil {
 			continue
@@ -107,6 +112,7 @@ func (c *Cache) Decide(ctx context.Context, domain string, items []Item, now tim
 			// Never admissible (or requests_per_unit 0): answered here as
 			// the fixed window would, and nothing is written.
 			out[i] = Decision{Allowed: it.Hits == 0}
+			denied = denied || (it.Hits > 0 && !it.Limit.ShadowMode)
 			continue
 		}
 		if it.Limit.Algorithm == config.Sliding && it.Hits > maxSlideCost {
@@ -137,6 +143,19 @@ func (c *Cache) Decide(ctx context.Context, domain string, items []Item, now tim
 				calls = append(calls, call{kind: callAll, clauses: group{cl}})
 			}
 		}
+	}
+	if denied {
+		var asIf []call
+		for _, cl := range calls {
+			if cl.kind != callAll {
+				asIf = append(asIf, cl)
+				continue
+			}
+			for _, c := range cl.clauses {
+				asIf = append(asIf, call{kind: callAsIf, clauses: group{c}})
+			}
+		}
+		calls = asIf
 	}
 	if len(calls) == 0 {
 		return out, nil
@@ -205,8 +224,10 @@ func (c *Cache) send(ctx context.Context, e rl.Edition, calls []call, todo []int
 			l = allLine(e, calls[i].clauses)
 		case callOne:
 			l = oneLine(e, calls[i].clauses[0])
+		case callPeek:
+			l = peekLine(e, calls[i].clauses[0], 1)
 		default:
-			l = peekLine(e, calls[i].clauses[0])
+			l = peekLine(e, calls[i].clauses[0], calls[i].clauses[0].cost)
 		}
 		cmd := redis.NewCmd(ctx, l.args...)
 		// Cluster routes by this position, without COMMAND INFO.
@@ -243,6 +264,9 @@ func fill(out []Decision, cl call, reply any) error {
 		d, err := decision(reply)
 		if err != nil {
 			return err
+		}
+		if cl.kind == callAsIf {
+			d.Allowed, d.RetryAfter = true, 0 // as if admitted; not recorded
 		}
 		if cl.kind == callPeek {
 			// A request of 0 hits: answered with what is left, the peek's

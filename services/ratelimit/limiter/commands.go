@@ -163,13 +163,13 @@ func oneLine(e rl.Edition, c clause) line {
 	return line{append([]any{"RL." + c.limiter, c.key}, c.withCost(c.cost)...), 1}
 }
 
-// peekLine is RL.PEEK for one unit: what a request of hits_addend 0 is
-// answered from (it records nothing).
-func peekLine(e rl.Edition, c clause) line {
+// peekLine is RL.PEEK for cost: what the clause would answer, recording
+// nothing (cost 1 for a request of hits_addend 0).
+func peekLine(e rl.Edition, c clause, cost uint64) line {
 	if e == rl.Library {
-		return line{append([]any{"FCALL_RO", "rl_peek", 1, c.key, c.limiter}, c.withCost(1)...), 3}
+		return line{append([]any{"FCALL_RO", "rl_peek", 1, c.key, c.limiter}, c.withCost(cost)...), 3}
 	}
-	return line{append([]any{"RL.PEEK", c.limiter, c.key}, c.withCost(1)...), 2}
+	return line{append([]any{"RL.PEEK", c.limiter, c.key}, c.withCost(cost)...), 2}
 }
 
 // Slot is the Cluster hash slot of key (CRC16 of its hash tag, if any).
