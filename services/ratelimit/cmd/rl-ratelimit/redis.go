@@ -18,7 +18,9 @@ type redisStatus = redis.StatusCmd
 // envoyproxy/ratelimit reads them: SINGLE host:port (or a unix socket
 // path, REDIS_SOCKET_TYPE=unix), CLUSTER host:port,host:port,...,
 // SENTINEL master,sentinel:port,...; REDIS_AUTH "password" or
-// "user:password".
+// "user:password". No retries (MaxRetries -1): a write retried after a
+// lost reply could count twice; Envoy's own failure_mode_deny decides
+// what an error means.
 func newRedis(s settings.Settings) (redis.UniversalClient, error) {
 	user, pass := "", s.RedisAuth
 	if u, p, found := strings.Cut(s.RedisAuth, ":"); found {
@@ -35,7 +37,7 @@ func newRedis(s settings.Settings) (redis.UniversalClient, error) {
 	case "CLUSTER":
 		return redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs: strings.Split(s.RedisURL, ","), Username: user, Password: pass, TLSConfig: tc,
-			PoolSize: s.RedisPoolSize, DialTimeout: s.RedisTimeout, ReadTimeout: s.RedisTimeout, WriteTimeout: s.RedisTimeout,
+			MaxRetries: -1, PoolSize: s.RedisPoolSize, DialTimeout: s.RedisTimeout, ReadTimeout: s.RedisTimeout, WriteTimeout: s.RedisTimeout,
 		}), nil
 	case "SENTINEL":
 		parts := strings.Split(s.RedisURL, ",")
@@ -45,7 +47,7 @@ func newRedis(s settings.Settings) (redis.UniversalClient, error) {
 		return redis.NewFailoverClient(&redis.FailoverOptions{
 			MasterName: parts[0], SentinelAddrs: parts[1:], SentinelPassword: s.RedisSentinelAuth,
 			Username: user, Password: pass, TLSConfig: tc,
-			PoolSize: s.RedisPoolSize, DialTimeout: s.RedisTimeout, ReadTimeout: s.RedisTimeout, WriteTimeout: s.RedisTimeout,
+			MaxRetries: -1, PoolSize: s.RedisPoolSize, DialTimeout: s.RedisTimeout, ReadTimeout: s.RedisTimeout, WriteTimeout: s.RedisTimeout,
 		}), nil
 	}
 	if strings.HasPrefix(s.RedisURL, "redis://") || strings.HasPrefix(s.RedisURL, "rediss://") {
@@ -59,12 +61,12 @@ func newRedis(s settings.Settings) (redis.UniversalClient, error) {
 		if tc != nil {
 			o.TLSConfig = tc
 		}
-		o.PoolSize, o.DialTimeout, o.ReadTimeout, o.WriteTimeout = s.RedisPoolSize, s.RedisTimeout, s.RedisTimeout, s.RedisTimeout
+		o.MaxRetries, o.PoolSize, o.DialTimeout, o.ReadTimeout, o.WriteTimeout = -1, s.RedisPoolSize, s.RedisTimeout, s.RedisTimeout, s.RedisTimeout
 		return redis.NewClient(o), nil
 	}
 	return redis.NewClient(&redis.Options{
 		Network: s.RedisSocketType, Addr: s.RedisURL, Username: user, Password: pass, TLSConfig: tc,
-		PoolSize: s.RedisPoolSize, DialTimeout: s.RedisTimeout, ReadTimeout: s.RedisTimeout, WriteTimeout: s.RedisTimeout,
+		MaxRetries: -1, PoolSize: s.RedisPoolSize, DialTimeout: s.RedisTimeout, ReadTimeout: s.RedisTimeout, WriteTimeout: s.RedisTimeout,
 	}), nil
 }
 
