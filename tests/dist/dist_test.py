@@ -17,6 +17,8 @@ script.
   build on Valkey 9.1 (Redis refuses it, saying why), each naming the
   release's version and its build;
 - rl-<v>.lua loads into a bare Redis 7.0 and Valkey 9.1 and answers;
+- rl-ratelimit's tarballs hold static binaries for linux/amd64 and arm64;
+  the amd64 one, unpacked alone, answers /json beside the redis build;
 - the wheel and the sdist, each in a fresh venv, carry that library byte for
   byte, and a Flask-Limiter app limits over HTTP;
 - the npm tarball in a fresh project: an Express app limits over HTTP in
@@ -43,6 +45,7 @@ import urllib.error
 import urllib.request
 import zipfile
 
+import ratelimit
 import release_docs
 from apps import EXPRESS_CJS, EXPRESS_ESM, FLASK_APP, TYPED
 
@@ -367,6 +370,16 @@ def module_answers(work, build, server_name):
         server.stop()
 
 
+def ratelimit_answers(work):
+    server = Server("Redis 7.0", work, config_with_module(work, "redis"))
+    try:
+        ratelimit.serves_json(work, VERSION, server.port)
+    except ratelimit.Failure as e:
+        raise Failure(str(e)) from None
+    finally:
+        server.stop()
+
+
 def redis_refuses_the_valkey_build(work, server_name):
     try:
         server = Server(server_name, work, config_with_module(work, "valkey"))
@@ -604,6 +617,10 @@ def main():
             t.run(f"{server} refuses the valkey build, saying why", redis_refuses_the_valkey_build, work, server)
         for server in ("Redis 7.0", "Valkey 9.1"):
             t.run(f"{LUA} loaded into a bare {server} answers", library_loads_into_a_bare_server, work, server)
+        t.run(f"rl-ratelimit {VERSION}: static binaries for linux/amd64 and linux/arm64",
+              ratelimit.binaries_are_static, work, VERSION)
+        t.run(f"rl-ratelimit {VERSION} (amd64) from its tarball answers /json beside the redis build",
+              ratelimit_answers, work)
         t.run("the module install lines of README.md and docs/install.md, as written",
               documented_module_lines_work, work)
         t.run("the library lines of docs/install.md, as written", documented_library_lines_work, work)
