@@ -147,7 +147,7 @@ func (c *Cache) Decide(ctx context.Context, domain string, items []Item, now tim
 	if denied {
 		var asIf []call
 		for _, cl := range calls {
-			if cl.kind != callAll {
+			if cl.kind != callAll || len(cl.clauses) == 1 {
 				asIf = append(asIf, cl)
 				continue
 			}
@@ -221,7 +221,14 @@ func (c *Cache) send(ctx context.Context, e rl.Edition, calls []call, todo []int
 		var l line
 		switch calls[i].kind {
 		case callAll:
-			l = allLine(e, calls[i].clauses)
+			if len(calls[i].clauses) == 1 {
+				// One clause: its own command decides the same, without
+				// RL.ALL's parsing (about a quarter fewer server
+				// instructions, benches/callgrind.sh's ratelimit_1 row).
+				l = oneLine(e, calls[i].clauses[0])
+			} else {
+				l = allLine(e, calls[i].clauses)
+			}
 		case callOne:
 			l = oneLine(e, calls[i].clauses[0])
 		case callPeek:
@@ -260,7 +267,7 @@ func wrongEdition(err error) bool {
 
 // fill turns one call's reply into its descriptors' decisions.
 func fill(out []Decision, cl call, reply any) error {
-	if cl.kind != callAll {
+	if cl.kind != callAll || len(cl.clauses) == 1 {
 		d, err := decision(reply)
 		if err != nil {
 			return err
