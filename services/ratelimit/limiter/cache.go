@@ -147,7 +147,7 @@ func (c *Cache) Decide(ctx context.Context, domain string, items []Item, now tim
 	if denied {
 		var asIf []call
 		for _, cl := range calls {
-			if cl.kind != callAll || len(cl.clauses) == 1 {
+			if cl.kind != callAll {
 				asIf = append(asIf, cl)
 				continue
 			}
