@@ -250,6 +250,14 @@ func TestDifferencesAsDocumented(t *testing.T) {
 	wantCodes(t, e, pb.RateLimitResponse_OK, 0)
 	wantCodes(t, r, pb.RateLimitResponse_OK, 1)
 
+	// A switch mid-window keeps the counts: rl-ratelimit with
+	// envoyproxy/ratelimit's CACHE_KEY_PREFIX counts on its counters.
+	for i := 0; i < 3; i++ {
+		p.envoy.ask(t, rq("diff", 0, d("user", "sam")))
+	}
+	switched := startService(t, "rl-ratelimit (switched)", rlBinary, baseEnv(p.srv.addr(), p.rt, "envoy_"))
+	wantCodes(t, switched.ask(t, rq("diff", 0, d("user", "sam"))), pb.RateLimitResponse_OK, 1)
+
 	p.both(t, rq("diff", 4, d("user", "jack")))
 	p.both(t, rq("diff", 3, d("user", "jack"))) // over: both deny
 	e, r = p.envoy.ask(t, rq("diff", 1, d("user", "jack"))), p.rl.ask(t, rq("diff", 1, d("user", "jack")))

@@ -81,11 +81,12 @@ type server struct {
 }
 
 type serverOpts struct {
-	valkey  bool // Valkey 9.1 instead of Redis 7.0
-	module  bool // load librl.so
-	library bool // FUNCTION LOAD functions/rl.lua
-	extra   []string
-	port    int // 0: a free one
+	valkey   bool // Valkey 9.1 instead of Redis 7.0
+	module   bool // load librl.so
+	library  bool // FUNCTION LOAD functions/rl.lua
+	extra    []string
+	port     int    // 0: a free one
+	password string // requirepass
 }
 
 func (s *server) addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
@@ -125,6 +126,9 @@ func (s *server) start(t *testing.T) {
 			}
 			args = append(args, "--loadmodule", module)
 		}
+		if o.password != "" {
+			args = append(args, "--requirepass", o.password)
+		}
 		s.cmd = exec.Command(bin, append(args, o.extra...)...)
 		if err := s.cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -139,7 +143,7 @@ func (s *server) start(t *testing.T) {
 			t.Fatalf("%s did not start:\n%s", bin, log)
 		}
 	}
-	s.client = redis.NewClient(&redis.Options{Addr: s.addr()})
+	s.client = redis.NewClient(&redis.Options{Addr: s.addr(), Password: o.password})
 	if o.library {
 		lib, err := os.ReadFile(filepath.Join(root(), "functions/rl.lua"))
 		if err != nil {
@@ -153,7 +157,7 @@ func (s *server) start(t *testing.T) {
 
 func (s *server) ready() bool {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		c := redis.NewClient(&redis.Options{Addr: s.addr(), MaxRetries: -1})
+		c := redis.NewClient(&redis.Options{Addr: s.addr(), Password: s.opts.password, MaxRetries: -1})
 		err := c.Ping(context.Background()).Err()
 		c.Close()
 		if err == nil {

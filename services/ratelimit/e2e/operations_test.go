@@ -215,6 +215,31 @@ func TestSettingsRefused(t *testing.T) {
 	}
 }
 
+// TestRedisAuth: REDIS_AUTH as a password and as user:password (an ACL
+// user granted rl's commands by name, as on Redis 7.0); a wrong one stops the start,
+// naming REDIS_URL without the secret.
+func TestRedisAuth(t *testing.T) {
+	srv := startServer(t, serverOpts{module: true, password: "s3cret"})
+	ctx := context.Background()
+	if err := srv.client.Do(ctx, "ACL", "SETUSER", "envoy", "on", ">envpass", "+rl.fixed", "+rl.all", "+rl.peek", "+rl.slide", "+ping", "+hello", "~*").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntime(t, opsConfig)
+	for _, auth := range []string{"s3cret", "envoy:envpass"} {
+		env := baseEnv(srv.addr(), rt, "")
+		env["REDIS_AUTH"] = auth
+		rl := startService(t, "rl-ratelimit "+auth, rlBinary, env)
+		wantCodes(t, rl.ask(t, rq("ops", 0, d("user", auth))), pb.RateLimitResponse_OK, 2)
+		rl.stop(t)
+	}
+	env := baseEnv(srv.addr(), rt, "")
+	env["REDIS_AUTH"] = "wrong"
+	code, out := runExit(t, rlBinary, env)
+	if code == 0 || !strings.Contains(out, "REDIS_URL="+srv.addr()) || strings.Contains(out, "wrong") {
+		t.Errorf("a wrong REDIS_AUTH: exit %d, output %q", code, out)
+	}
+}
+
 // TestMetricsAndShutdown: the per-limit counters carry envoyproxy/
 // ratelimit's names and labels; SIGTERM stops the service cleanly (exit 0).
 func TestMetricsAndShutdown(t *testing.T) {
