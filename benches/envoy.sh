@@ -46,7 +46,9 @@ mkdir -p "$work/runtime/config"
         echo "    rate_limit: {unit: minute, requests_per_unit: 1000000}"
     done
 } >"$work/runtime/config/config.yaml"
-start_service() { # name binary prefix -> prints the gRPC port
+# start_service name binary prefix: sets grpc_port. Not in a command
+# substitution: its subshell would keep the pid from the cleanup.
+start_service() {
     local g h dbg
     g=$(port) h=$(port) dbg=$(port)
     env -i PATH="$PATH" REDIS_SOCKET_TYPE=tcp REDIS_URL="127.0.0.1:$rport" RUNTIME_ROOT="$work/runtime" \
@@ -58,10 +60,12 @@ start_service() { # name binary prefix -> prints the gRPC port
         sleep 0.1
     done
     curl -sf "http://127.0.0.1:$h/healthcheck" >/dev/null || { cat "$work/$1.log" >&2; exit 1; }
-    echo "$g"
+    grpc_port=$g
 }
-envoy_port=$(start_service envoy "$envoy_bin" envoy_)
-rl_port=$(start_service rl "$work/rl-ratelimit" rl_)
+start_service envoy "$envoy_bin" envoy_
+envoy_port=$grpc_port
+start_service rl "$work/rl-ratelimit" rl_
+rl_port=$grpc_port
 echo "envoyproxy/ratelimit $version and rl-ratelimit on $(basename "$SERVER") with rl; $C workers, $D s each, $(nproc) cores"
 printf '%-12s %22s %16s %8s\n' descriptors envoyproxy/ratelimit rl-ratelimit ratio
 for n in 1 2 4; do
