@@ -9,7 +9,8 @@
 #   what every executable clients/<lang>/scripts/dist <outdir> <version>
 #     writes (python: sdist and wheel; node: the npm pack tarball; go: the
 #     module's source; java: the jars and POM; ruby: rl-<v>.gem; php:
-#     rl-php-<v>.zip)
+#     rl-php-<v>.zip), and services/<name>/scripts/dist (rl-ratelimit's
+#     static binaries)
 #   SHA256SUMS                             over every file above
 # The .so is linked against glibc 2.28 (cargo-zigbuild with zig, both from
 # make deps), so it loads on RHEL 8+, Debian 10+, Ubuntu 20.04+; this script
@@ -101,8 +102,9 @@ done
 cp functions/rl.lua "$OUT/rl-$VERSION.lua"
 say "$OUT/rl-$VERSION.lua"
 
-# Every language's packages: clients/<lang>/scripts/dist <outdir> <version>.
-for script in clients/*/scripts/dist; do
+# Every language's packages and the services' binaries:
+# clients/<lang>/scripts/dist and services/<name>/scripts/dist <outdir> <version>.
+for script in clients/*/scripts/dist services/*/scripts/dist; do
     [ -x "$script" ] || continue
     say "running $script"
     "$script" "$OUT" "$VERSION"

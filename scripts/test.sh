@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: cargo's test binaries (the unit and property tests of src/,
 # and tests/it/, the one crate of real-server tests), then
-# scripts/check-memory.sh, then the client packages' tests (clients/*/tests/run),
+# scripts/check-memory.sh, then the client packages' and services' tests
+# (clients/*/tests/run, services/*/tests/run),
 # then make dist and the release files' tests (tests/dist/run), then the docs
 # examples (tests/docs/run), all run
 # even when one fails; ends with one line over all of them, "N passed, N
@@ -43,10 +44,12 @@ else
     notes+=("check-memory: FAILED")
 fi
 
-# The client packages' tests (clients/<language>/tests/run): each installs
-# what it needs from the registries, starts its own servers, and ends with
-# "clients/<language>: N passed, N failed, N skipped".
-for run in clients/*/tests/run; do
+# The client packages' tests (clients/<language>/tests/run) and the
+# services' (services/<name>/tests/run: rl-ratelimit against
+# envoyproxy/ratelimit): each installs what it needs from the registries,
+# starts its own servers, and ends with "<folder>: N passed, N failed, N
+# skipped".
+for run in clients/*/tests/run services/*/tests/run; do
     [ -x "$run" ] || continue
     name=${run%/tests/run}
     "$run" 2>&1 | tee -a "$log"

@@ -17,6 +17,8 @@ script.
   build on Valkey 9.1 (Redis refuses it, saying why), each naming the
   release's version and its build;
 - rl-<v>.lua loads into a bare Redis 7.0 and Valkey 9.1 and answers;
+- rl-ratelimit's tarballs hold static binaries for linux/amd64 and arm64;
+  the amd64 one, unpacked alone, answers /json beside the redis build;
 - the wheel and the sdist, each in a fresh venv, carry that library byte for
   byte, and a Flask-Limiter app limits over HTTP;
 - the npm tarball in a fresh project: an Express app limits over HTTP in
@@ -49,6 +51,8 @@ import urllib.request
 import zipfile
 
 import php
+import ratelimit
+import ruby
 import release_docs
 from apps import EXPRESS_CJS, EXPRESS_ESM, FLASK_APP, RACK_APP, TYPED
 
@@ -386,6 +390,16 @@ def module_answers(work, build, server_name):
         server.stop()
 
 
+def ratelimit_answers(work):
+    server = Server("Redis 7.0", work, config_with_module(work, "redis"))
+    try:
+        ratelimit.serves_json(work, VERSION, server.port)
+    except ratelimit.Failure as e:
+        raise Failure(str(e)) from None
+    finally:
+        server.stop()
+
+
 def redis_refuses_the_valkey_build(work, server_name):
     try:
         server = Server(server_name, work, config_with_module(work, "valkey"))
@@ -591,47 +605,6 @@ def types_pass_tsc_strict(folder):
          "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "typed.ts"], folder)
 
 
-# --------------------------------------------------------------- Ruby
-
-
-def gem_limits_a_rack_app(work):
-    folder = tempfile.mkdtemp(prefix="ruby-", dir=work)
-    shutil.copy(os.path.join(work, GEM), folder)
-    # docs/install.md's line, into a GEM_HOME of the test's own; the app
-    # also sees the system's gems (Debian's rack-attack, redis-rb, thin).
-    home = os.path.join(folder, "gems")
-    system = run(["ruby", "-e", "print Gem.default_path.join(':')"], folder)
-    env = dict(os.environ, GEM_HOME=home, GEM_PATH=f"{home}:{system}")
-    (where, lines), = documented_lines("gem install")
-    shell(next(l for l in lines if l.startswith("gem install")), folder, env=env)
-    installed = os.path.join(home, "gems", f"rl-{VERSION}")
-    check(open(os.path.join(installed, LUA), "rb").read() == open(os.path.join(work, LUA), "rb").read(),
-          f"the installed gem's {LUA} is not the release's")
-    with open(os.path.join(folder, "config.ru"), "w") as f:
-        f.write(RACK_APP)
-    for edition in ("module", "functions"):
-        server = Server("Valkey 9.1", work, config_with_module(work, "redis") if edition == "module" else "")
-        try:
-            if edition == "functions":
-                server.cli("-x", "FUNCTION", "LOAD", stdin=open(os.path.join(work, LUA)).read())
-            port = free_port()
-            app_env = dict(env, REDIS_URL=f"redis://127.0.0.1:{server.port}")
-            log = open(os.path.join(folder, f"thin-{port}.log"), "w+")
-            proc = subprocess.Popen(["thin", "start", "-R", "config.ru", "-a", "127.0.0.1", "-p", str(port)],
-                                    cwd=folder, env=app_env, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                codes = http_statuses(port, 5, proc)
-            except Failure as e:
-                log.seek(0)
-                raise Failure(f"{e}:\n{log.read()[-3000:]}")
-            finally:
-                proc.kill()
-                proc.wait()
-            check(codes == [200, 200, 200, 429, 429], f"thin + rl_throttle ({edition}): statuses {codes}")
-        finally:
-            server.stop()
-
-
 # --------------------------------------------------------------- main
 
 
@@ -664,6 +637,10 @@ def main():
             t.run(f"{server} refuses the valkey build, saying why", redis_refuses_the_valkey_build, work, server)
         for server in ("Redis 7.0", "Valkey 9.1"):
             t.run(f"{LUA} loaded into a bare {server} answers", library_loads_into_a_bare_server, work, server)
+        t.run(f"rl-ratelimit {VERSION}: static binaries for linux/amd64 and linux/arm64",
+              ratelimit.binaries_are_static, work, VERSION)
+        t.run(f"rl-ratelimit {VERSION} (amd64) from its tarball answers /json beside the redis build",
+              ratelimit_answers, work)
         t.run("the module install lines of README.md and docs/install.md, as written",
               documented_module_lines_work, work)
         t.run("the library lines of docs/install.md, as written", documented_library_lines_work, work)
@@ -688,7 +665,7 @@ def main():
             t.failed += 3
             print("FAIL the three Node app tests: the install failed")
         t.run(f"{GEM} installed with gem install --local: a Rack app with rl_throttle limits over HTTP (thin), "
-              "module and library", gem_limits_a_rack_app, work)
+              "module and library", ruby.gem_limits_a_rack_app, work, sys.modules[__name__])
         php.run_tests(t, work, sys.modules[__name__])
     finally:
         shutil.rmtree(work, ignore_errors=True)
