@@ -44,9 +44,9 @@ module Rl
     end
   end
 
-  # RL.SLIDE's exact sliding-window log: at most limit units in any window.
-  class Slide < Limiter
-    NAME = "SLIDE"
+  # A limit of units per window with an optional COST: RL.SLIDE's and
+  # RL.FIXED's parameters, which differ only in how the window is counted.
+  class Windowed < Limiter
     attr_reader :limit, :window_ms, :cost
 
     def initialize(limit:, window_ms:, cost: nil)
@@ -64,6 +64,11 @@ module Rl
     def params(units: true)
       with_cost([limit, window_ms], units, cost)
     end
+  end
+
+  # RL.SLIDE's exact sliding-window log: at most limit units in any window.
+  class Slide < Windowed
+    NAME = "SLIDE"
   end
 
   # RL.BUCKETS's sliding window of counters; precision_ms nil lets the
@@ -118,25 +123,8 @@ module Rl
   end
 
   # RL.FIXED's fixed window: one counter per window.
-  class Fixed < Limiter
+  class Fixed < Windowed
     NAME = "FIXED"
-    attr_reader :limit, :window_ms, :cost
-
-    def initialize(limit:, window_ms:, cost: nil)
-      super()
-      @limit = Args.positive(limit, "limit")
-      @window_ms = Args.ms(window_ms, "window_ms")
-      @cost = cost.nil? ? nil : Args.positive(cost, "cost")
-      freeze
-    end
-
-    def units
-      cost || 1
-    end
-
-    def params(units: true)
-      with_cost([limit, window_ms], units, cost)
-    end
   end
 
   # RL.ACQUIRE's concurrency limit: at most limit leases of lease_ms each;
