@@ -129,10 +129,7 @@ func TestDifferentialAgainstRedisRate(t *testing.T) {
 
 func differential(t *testing.T, s *servertest.Server, seq sequence, seed int64, calls int) counts {
 	ctx := context.Background()
-	if err := s.Client.FlushAll(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetClock(servertest.BaseTime); err != nil {
+	if err := s.FreshAt(ctx, servertest.BaseTime); err != nil {
 		t.Fatal(err)
 	}
 	theirs := upstream.NewLimiter(s.Client)

@@ -29,10 +29,7 @@ func TestReadsAfterABreachMatchRedisRate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.server()
 			ctx := context.Background()
-			if err := s.Client.FlushAll(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.SetClock(servertest.BaseTime); err != nil {
+			if err := s.FreshAt(ctx, servertest.BaseTime); err != nil {
 				t.Fatal(err)
 			}
 			theirs, ours := upstream.NewLimiter(s.Client), redis_rate.NewLimiter(s.Client)
@@ -106,10 +103,7 @@ func TestReadsAfterABreachMatchRedisRate(t *testing.T) {
 func TestNegativeNIsAnError(t *testing.T) {
 	s := valkeyModule
 	ctx := context.Background()
-	if err := s.Client.FlushAll(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetClock(servertest.BaseTime); err != nil {
+	if err := s.FreshAt(ctx, servertest.BaseTime); err != nil {
 		t.Fatal(err)
 	}
 	theirs, ours := upstream.NewLimiter(s.Client), redis_rate.NewLimiter(s.Client)
