@@ -11,9 +11,7 @@ declare(strict_types=1);
 // Output (stdout, JSON): per step {nowMs, symfony: result, rl: result}, a
 // result {accepted, remaining, retryAfterMs, limit, timeToActMs?} or {error}.
 require __DIR__.'/../autoload.php';
-require_once 'Symfony/Component/RateLimiter/autoload.php';
-require_once 'Symfony/Component/Cache/autoload.php';
-require_once 'Symfony/Component/Lock/autoload.php';
+require __DIR__.'/../debian.php';
 
 use Rl\Symfony\RlRateLimiterFactory;
 use Rl\Tests\Support\Clock;

@@ -8,12 +8,7 @@ declare(strict_types=1);
 // runs it on Symfony's own limiter (its Redis cache pool and lock) instead:
 // the switch is the one line marked below. RL_POLICY picks the policy.
 require __DIR__.'/../autoload.php';
-require_once 'Predis/autoload.php';
-require_once 'Symfony/Component/RateLimiter/autoload.php';
-require_once 'Symfony/Component/HttpKernel/autoload.php';
-require_once 'Symfony/Component/HttpFoundation/autoload.php';
-require_once 'Symfony/Component/Cache/autoload.php';
-require_once 'Symfony/Component/Lock/autoload.php';
+require __DIR__.'/../debian.php';
 require __DIR__.'/redis.php';
 
 use Rl\Symfony\RlRateLimiterFactory;
