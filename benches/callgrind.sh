@@ -152,15 +152,17 @@ declare -A ROWS=(
   # INCRBY and EXPIRE on the window's key; rl-ratelimit sends one RL.ALL
   # over the request's descriptors (the ratelimit_N rows: N descriptors;
   # RL.FIXED for one), the function library one rl_all (rl_fixed). The closing Envoy
-  # table adds up N x (INCRBY + EXPIRE) per request against them.
+  # table adds up N x (INCRBY + EXPIRE) per request against them. Every key
+  # is as long as envoyproxy/ratelimit's (rl-ratelimit keeps its names: the
+  # server hashes and copies every byte), each row on keys of its own.
   [envoy_incrby]="INCRBY rl_env_user___rand_int___1796126400 1"
   [envoy_expire]="EXPIRE rl_env_user___rand_int___1796126400 60"
-  [ratelimit_1]="RL.FIXED rla___rand_int__ 100 60000"
-  [ratelimit_2]="RL.ALL 2 rla___rand_int__ rlb___rand_int__ FIXED 100 60000 FIXED 100 60000"
-  [ratelimit_4]="RL.ALL 4 rla___rand_int__ rlb___rand_int__ rlc___rand_int__ rld___rand_int__ FIXED 100 60000 FIXED 100 60000 FIXED 100 60000 FIXED 100 60000"
-  [fn_ratelimit_1]="FCALL rl_fixed 1 fla___rand_int__ 100 60000"
-  [fn_ratelimit_2]="FCALL rl_all 2 fla___rand_int__ flb___rand_int__ FIXED 100 60000 FIXED 100 60000"
-  [fn_ratelimit_4]="FCALL rl_all 4 fla___rand_int__ flb___rand_int__ flc___rand_int__ fld___rand_int__ FIXED 100 60000 FIXED 100 60000 FIXED 100 60000 FIXED 100 60000"
+  [ratelimit_1]="RL.FIXED rl_rla_user___rand_int___1796126400 100 60000"
+  [ratelimit_2]="RL.ALL 2 rl_rla_user___rand_int___1796126400 rl_rlb_user___rand_int___1796126400 FIXED 100 60000 FIXED 100 60000"
+  [ratelimit_4]="RL.ALL 4 rl_rla_user___rand_int___1796126400 rl_rlb_user___rand_int___1796126400 rl_rlc_user___rand_int___1796126400 rl_rld_user___rand_int___1796126400 FIXED 100 60000 FIXED 100 60000 FIXED 100 60000 FIXED 100 60000"
+  [fn_ratelimit_1]="FCALL rl_fixed 1 rl_fla_user___rand_int___1796126400 100 60000"
+  [fn_ratelimit_2]="FCALL rl_all 2 rl_fla_user___rand_int___1796126400 rl_flb_user___rand_int___1796126400 FIXED 100 60000 FIXED 100 60000"
+  [fn_ratelimit_4]="FCALL rl_all 4 rl_fla_user___rand_int___1796126400 rl_flb_user___rand_int___1796126400 rl_flc_user___rand_int___1796126400 rl_fld_user___rand_int___1796126400 FIXED 100 60000 FIXED 100 60000 FIXED 100 60000 FIXED 100 60000"
   [ping]="PING"
   [incr]="INCR i:__rand_int__"
   [zadd]="ZADD z:__rand_int__ __rand_int__ __rand_int__"

@@ -4,7 +4,7 @@
 
 use crate::command;
 use crate::core::dispatch::all::combine::combine;
-use crate::core::dispatch::all::{AllRequest, ALL, ALL_FIRST_KEY};
+use crate::core::dispatch::all::{AllRequest, PerClause, ALL, ALL_FIRST_KEY};
 use crate::core::error::RlError;
 use crate::core::limiter::Call;
 use crate::host::context::CommandCtx;
@@ -33,7 +33,7 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
         writes: true,
     };
     // Decide every clause first: all keys read, nothing written.
-    let mut decided = Vec::with_capacity(req.clauses.len());
+    let mut decided: PerClause<_> = PerClause::new();
     for (i, clause) in req.clauses.iter().enumerate() {
         // A slot a release just handed to a waiter is held for it.
         let clause = wait::honouring_reserved(cmd, clause, ALL_FIRST_KEY + i);

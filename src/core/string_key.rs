@@ -1,6 +1,7 @@
 //! The storage kind `RL.THROTTLE` and `RL.FIXED` share: one plain decimal
 //! string with an absolute expiry, read through [`StringView`] and written
-//! whole as [`StringWrite`] (replicated as `SET key value PXAT at`).
+//! whole as [`StringWrite`] (replicated as `SET key value PXAT at`, or as
+//! `INCRBY key step` when only the count moves: [`step_to`]).
 //!
 //! A blocked key (`BLOCK`, `RL.BLOCK`) holds `<state>e<expiry>b<until>`: the
 //! state as before, the expiry it would have without the block (the TAT
@@ -133,6 +134,29 @@ pub fn with_ttl<T>(
     }
 }
 
+/// The step `INCRBY` takes the stored value to `w`'s with, when that is
+/// all the write changes: the key holds a plain count in the form `INCRBY`
+/// reads and writes back (digits, no sign, no leading zero, within `i64`),
+/// and already expires when `w` does (a fixed window's count after its
+/// first admission). `None` for any other write, and for a step of 0: the
+/// host then writes the whole value and its expiry (`SET ... PXAT`).
+pub fn step_to(
+    stored: Option<&[u8]>,
+    key_expire_at_ms: Option<i64>,
+    w: &StringWrite,
+) -> Option<i64> {
+    if w.blocked_until.is_some() || key_expire_at_ms != Some(w.expire_at_ms) {
+        return None;
+    }
+    let stored = stored?;
+    if stored.len() > 1 && stored[0] == b'0' {
+        return None;
+    }
+    let old = i64::try_from(super::args::unsigned(stored)?).ok()?;
+    let step = i64::try_from(w.value).ok()?.checked_sub(old)?;
+    (step != 0).then_some(step)
+}
+
 /// A string key in memory (tests, benches).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MemoryString {
@@ -225,6 +249,45 @@ mod tests {
         assert_eq!(
             (plain.blocked_bytes(), plain.key_expire_at_ms()),
             (None, 100)
+        );
+    }
+
+    #[test]
+    fn only_a_count_that_keeps_its_expiry_and_form_steps() {
+        let w = StringWrite::plain(7, 100);
+        let step = |stored: &[u8], at: Option<i64>, w: &StringWrite| step_to(Some(stored), at, w);
+        assert_eq!(step(b"6", Some(100), &w), Some(1));
+        assert_eq!(step(b"0", Some(100), &w), Some(7));
+        // A refund steps down.
+        assert_eq!(step(b"12", Some(100), &w), Some(-5));
+        let top = StringWrite::plain(i64::MAX as u64, 100);
+        assert_eq!(step(b"0", Some(100), &top), Some(i64::MAX));
+        // The whole value and its expiry are written instead: no key, a
+        // new window (another expiry), no TTL, nothing changed, a form
+        // INCRBY would read otherwise or refuse, a blocked state either
+        // side, a value past i64.
+        assert_eq!(step_to(None, None, &w), None);
+        assert_eq!(step(b"6", Some(99), &w), None);
+        assert_eq!(step(b"6", None, &w), None);
+        assert_eq!(step(b"7", Some(100), &w), None);
+        for form in [
+            &b"06"[..],
+            b"+6",
+            b"-1",
+            b" 6",
+            b"6 ",
+            b"",
+            b"6.0",
+            b"9223372036854775808",
+        ] {
+            assert_eq!(step(form, Some(100), &w), None, "{form:?}");
+        }
+        assert_eq!(step(b"6e100b200", Some(200), &w), None);
+        let blocked = blocked(w, 200);
+        assert_eq!(step(b"6", Some(100), &blocked), None);
+        assert_eq!(
+            step(b"6", Some(100), &StringWrite::plain(u64::MAX, 100)),
+            None
         );
     }
 }

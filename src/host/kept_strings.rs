@@ -75,9 +75,14 @@ pub static LEASE_HEADER: KeptString = KeptString::new();
 /// The `PXAT` token of every replicated `SET`; the value is unused.
 pub static PXAT: KeptString = KeptString::new();
 
+/// The step of a replicated `INCRBY` (a counter's cost, a refund's), by
+/// its value: a steady workload steps its counters by the same amount.
+pub static STEP: KeptString = KeptString::new();
+
 /// Frees every kept string (module unload).
 pub fn release_all() {
     PXAT.release();
+    STEP.release();
     HEADER_FIELD.release();
     SLIDE_SCORE.release();
     LEASE_HEADER.release();

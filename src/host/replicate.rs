@@ -118,6 +118,38 @@ pub fn set_pxat(cmd: &CommandCtx, key_index: usize, value: &[u8], at_ms: i64) {
     }
 }
 
+/// `INCR key`, or `INCRBY key step`: a counter that keeps its value's
+/// form and its expiry, stepped (a fixed window's admission after its
+/// first). Half the arguments of `SET key value PXAT at`, and no expiry to
+/// set again: the replica's key has it from the `SET` that made it.
+pub fn incrby(cmd: &CommandCtx, key_index: usize, step: i64) {
+    // SAFETY: as above; the kept string is live for the call (the server
+    // takes its own reference).
+    unsafe {
+        if step == 1 {
+            api!(Replicate)(
+                cmd.raw,
+                c"INCR".as_ptr(),
+                c"s".as_ptr(),
+                cmd.raw_arg(key_index),
+            );
+            return;
+        }
+        let step = kept_strings::STEP.borrow(step, || {
+            let digits = decimal(step);
+            let digits = digits.as_slice();
+            api!(CreateString)(std::ptr::null_mut(), digits.as_ptr().cast(), digits.len())
+        });
+        api!(Replicate)(
+            cmd.raw,
+            c"INCRBY".as_ptr(),
+            c"ss".as_ptr(),
+            cmd.raw_arg(key_index),
+            step,
+        );
+    }
+}
+
 /// `DEL key` (RL.UNBLOCK on a state whose own end has come).
 pub fn del(cmd: &CommandCtx, key_index: usize) {
     // SAFETY: as above.

@@ -17,6 +17,10 @@ use crate::core::options::upto::Granted;
 use crate::core::throttle::gcra::CellReply;
 
 /// What a command answers; shaped by the core, written here.
+// `All` holds its clauses inline (several hundred bytes): a reply lives on
+// the stack of one call, and boxing it would cost every RL.ALL call an
+// allocation and its free.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
     Decision(Decision),

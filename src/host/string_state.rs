@@ -19,7 +19,7 @@ use super::replicate;
 use super::store::Store;
 use crate::core::decimal::Line;
 use crate::core::error::RlError;
-use crate::core::string_key::StringChange;
+use crate::core::string_key::{step_to, StringChange};
 use crate::core::string_key::{StringView, StringWrite};
 
 /// An open string key. Closed on drop.
@@ -44,7 +44,9 @@ impl<'a> Store<'a> for StringState<'a> {
 
     /// `SET key value PXAT at`: the value and its absolute expiry in one
     /// write and one replicated command, so there is no expiry to move
-    /// after it.
+    /// after it. When only a count moves (a window's admission after its
+    /// first, a refund), `INCR`/`INCRBY`: half the arguments to replicate
+    /// and no expiry to set again.
     fn record(&mut self, w: &StringWrite) -> Result<(), RlError> {
         if let Some(bytes) = w.blocked_bytes() {
             return self.record_bytes(bytes.as_bytes(), w.key_expire_at_ms());
@@ -55,7 +57,10 @@ impl<'a> Store<'a> for StringState<'a> {
         }
         let mut line: Line<20> = Line::new();
         line.unsigned(w.value, 1);
-        self.record_bytes(line.as_slice(), w.expire_at_ms)
+        match step_to(self.value(), self.key.expire_at_ms, w) {
+            Some(step) => self.record_step(line.as_slice(), step),
+            None => self.record_bytes(line.as_slice(), w.expire_at_ms),
+        }
     }
 }
 
@@ -114,10 +119,42 @@ impl StringState<'_> {
         }
     }
 
+    /// A count stepped by `step` to `digits`, its expiry kept: written in
+    /// place and replicated as `INCR`/`INCRBY` (see [`step_to`]), with the
+    /// event `INCRBY` fires.
+    fn record_step(&mut self, digits: &[u8], step: i64) -> Result<(), RlError> {
+        self.write_value(digits)?;
+        let (cmd, index) = (self.key.cmd, self.key.index);
+        cmd.signal_modified(index);
+        cmd.notify(ffi::NOTIFY_STRING, c"incrby", index);
+        replicate::incrby(cmd, index, step);
+        Ok(())
+    }
+
     /// Stores `digits` with the absolute expiry `expire_at_ms`, and
     /// signals the key as modified.
     fn write(&mut self, digits: &[u8], expire_at_ms: i64) -> Result<(), RlError> {
+        self.write_value(digits)?;
         let (raw, cmd, index) = (self.key.raw, self.key.cmd, self.key.index);
+        // SAFETY: key is open for writing and holds a string.
+        if unsafe { api!(SetAbsExpire)(raw, expire_at_ms) } != OK {
+            return Err(RlError::Internal("could not set the expiry"));
+        }
+        // A decision made over the same open key after this write (RL.REFUND's
+        // peek) reads the expiry the key has now.
+        self.key.expire_at_ms = Some(expire_at_ms);
+        cmd.signal_modified(index);
+        // The events `SET key value PXAT t` would fire.
+        cmd.notify(ffi::NOTIFY_STRING, c"set", index);
+        cmd.notify(ffi::NOTIFY_GENERIC, c"expire", index);
+        Ok(())
+    }
+
+    /// Stores `digits` as the key's value, in place: an existing key keeps
+    /// its expiry (the server resizes the value, or makes a plain copy of
+    /// a shared or integer one, under the same key).
+    fn write_value(&mut self, digits: &[u8]) -> Result<(), RlError> {
+        let raw = self.key.raw;
         // SAFETY: key is open for writing and is empty or a string; the DMA
         // buffer is exactly `digits.len()` bytes after the truncate.
         unsafe {
@@ -130,17 +167,7 @@ impl StringState<'_> {
                 return Err(RlError::Internal("could not write the string"));
             }
             std::ptr::copy_nonoverlapping(digits.as_ptr(), ptr.cast::<u8>(), len);
-            if api!(SetAbsExpire)(raw, expire_at_ms) != OK {
-                return Err(RlError::Internal("could not set the expiry"));
-            }
         }
-        // A decision made over the same open key after this write (RL.REFUND's
-        // peek) reads the expiry the key has now.
-        self.key.expire_at_ms = Some(expire_at_ms);
-        cmd.signal_modified(index);
-        // The events `SET key value PXAT t` would fire.
-        cmd.notify(ffi::NOTIFY_STRING, c"set", index);
-        cmd.notify(ffi::NOTIFY_GENERIC, c"expire", index);
         Ok(())
     }
 }

@@ -59,3 +59,80 @@ fn waiting_retry_after_opens_a_new_window() {
         assert_eq!(fixed(&mut c, "short", 1, 500, None)[..2], [1, 0], "{f:?}");
     });
 }
+
+/// A window's admissions after its first step the counter in place, and
+/// replicate as `INCR`/`INCRBY` (`tests/it/persistence.rs` reads them in
+/// the AOF): the expiry stays the window's end, on a counter rl wrote and
+/// on one the server holds as a shared integer (written by `SET`, as a
+/// replica's `INCR` leaves it after a failover), and a replica without rl
+/// holds the same value and expiry.
+#[test]
+fn stepped_counters_keep_their_expiry_and_replicate() {
+    for flavor in ALL {
+        let primary = Server::start(flavor);
+        let replica = primary.start_replica(false);
+        let mut c = primary.conn();
+        let f = flavor;
+        let at = server_ms(&mut c) + HOUR as i64;
+        let _: () = redis::cmd("SET")
+            .arg(&["g", "5", "PXAT", &at.to_string()])
+            .query(&mut c)
+            .unwrap();
+        let encoding: String = redis::cmd("OBJECT")
+            .arg(&["ENCODING", "g"])
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(encoding, "int", "{f:?}");
+        assert_eq!(fixed(&mut c, "g", 10, HOUR, None)[..2], [1, 4], "{f:?}");
+        assert_eq!(
+            value_and_expiry(&mut c, "g"),
+            (Some("6".into()), at),
+            "{f:?}"
+        );
+        assert_eq!(fixed(&mut c, "g", 10, HOUR, Some(3))[..2], [1, 1], "{f:?}");
+        run(
+            &mut c,
+            &["RL.REFUND", "FIXED", "g", "10", &HOUR.to_string()],
+        )
+        .unwrap();
+        assert_eq!(
+            value_and_expiry(&mut c, "g"),
+            (Some("8".into()), at),
+            "{f:?}"
+        );
+
+        assert_eq!(fixed(&mut c, "f", 10, HOUR, None)[..2], [1, 9], "{f:?}");
+        let first = value_and_expiry(&mut c, "f");
+        for _ in 0..3 {
+            fixed(&mut c, "f", 10, HOUR, Some(2));
+        }
+        run(
+            &mut c,
+            &[
+                "RL.CHARGE",
+                "FIXED",
+                "f",
+                "10",
+                &HOUR.to_string(),
+                "COST",
+                "4",
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            value_and_expiry(&mut c, "f"),
+            (Some("11".into()), first.1),
+            "{f:?}"
+        );
+
+        wait_replicas(&mut c, 1);
+        let mut r = replica.conn();
+        for key in ["f", "g"] {
+            assert_eq!(
+                value_and_expiry(&mut r, key),
+                value_and_expiry(&mut c, key),
+                "{f:?} {key}: the replica without rl"
+            );
+        }
+    }
+}

@@ -78,6 +78,17 @@ fn admissions_fire_the_plain_commands_events_and_denials_fire_none() {
             [("set".into(), "y".into()), ("expire".into(), "y".into())],
             "{f:?}: denials and reads fire nothing"
         );
+        // A window's later admissions and refunds step its counter, as the
+        // INCR and INCRBY they replicate as: `incrby`, the expiry kept.
+        run(&mut c, &["RL.FIXED", "z", "5", "60000"]).unwrap();
+        run(&mut c, &["RL.FIXED", "z", "5", "60000"]).unwrap();
+        run(&mut c, &["RL.FIXED", "z", "5", "60000", "COST", "2"]).unwrap();
+        run(&mut c, &["RL.REFUND", "FIXED", "z", "5", "60000"]).unwrap();
+        let want: Vec<(String, String)> = ["set", "expire", "incrby", "incrby", "incrby"]
+            .iter()
+            .map(|e| (e.to_string(), "z".to_string()))
+            .collect();
+        assert_eq!(drain(&mut c, &mut pubsub), want, "{f:?}: a stepped counter");
     });
 }
 

@@ -102,9 +102,10 @@ fn assert_restores(
 }
 
 /// Every plain command rl writes: admissions (`ZADD`, `HSET`, `SET ...
-/// PXAT`, `PEXPIREAT`), evictions (`ZREMRANGEBYRANK`, `HDEL`), refunds and
-/// releases (`ZREM`, `HDEL`).
-const PLAIN: [&str; 7] = [
+/// PXAT`, `PEXPIREAT`, and `INCR`/`INCRBY` for a counter whose window goes
+/// on), evictions (`ZREMRANGEBYRANK`, `HDEL`), refunds and releases
+/// (`ZREM`, `HDEL`).
+const PLAIN: [&str; 9] = [
     "ZADD",
     "ZREM",
     "ZREMRANGEBYRANK",
@@ -112,6 +113,8 @@ const PLAIN: [&str; 7] = [
     "HDEL",
     "SET",
     "PEXPIREAT",
+    "INCR",
+    "INCRBY",
 ];
 
 /// What [`mixed_traffic`] alone writes (no evictions, no emptied buckets).

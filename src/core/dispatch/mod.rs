@@ -59,6 +59,11 @@ impl Algorithm {
     }
 
     pub fn from_token(token: &[u8]) -> Option<Algorithm> {
+        // RL.ALL asks this of every argument of its clauses, most of them
+        // numbers: a word of another length is none of the tokens.
+        if !(5..=8).contains(&token.len()) {
+            return None;
+        }
         Algorithm::ALL
             .into_iter()
             .find(|a| token.eq_ignore_ascii_case(a.token().as_bytes()))

@@ -20,6 +20,8 @@
 use crate::core::decision::Decision;
 use crate::core::lease::set::LeaseId;
 
+use super::PerClause;
+
 /// The answer of a multi-limit check. Field order is the reply order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Combined {
@@ -31,15 +33,15 @@ pub struct Combined {
     /// Each clause's own decision, in clause order. In a denied call the
     /// clauses that would admit answer as `RL.PEEK` does (their remaining
     /// counted as if admitted), though nothing was recorded.
-    pub clauses: Vec<Decision>,
+    pub clauses: PerClause<Decision>,
     /// Per clause, when any clause is a lease (else empty): `None` for a
     /// clause that is not, `Some(lease)` for one that is, the lease `None`
     /// unless the call was admitted and recorded it.
-    pub leases: Vec<Option<Option<LeaseId>>>,
+    pub leases: PerClause<Option<Option<LeaseId>>>,
 }
 
 /// Combines the clauses' decisions (at least one).
-pub fn combine(clauses: Vec<Decision>) -> Combined {
+pub fn combine(clauses: PerClause<Decision>) -> Combined {
     let allowed = clauses.iter().all(|d| d.allowed);
     let retry_after_ms = clauses
         .iter()
@@ -51,7 +53,7 @@ pub fn combine(clauses: Vec<Decision>) -> Combined {
         allowed,
         retry_after_ms,
         clauses,
-        leases: Vec::new(),
+        leases: PerClause::new(),
     }
 }
 
@@ -96,9 +98,13 @@ mod tests {
             (&[d(true, 0, 0, 9_000), d(false, 0, 10, 10)], false, 10),
         ];
         for (clauses, allowed, retry) in cases {
-            let c = combine(clauses.to_vec());
+            let c = combine(clauses.iter().copied().collect());
             assert_eq!((c.allowed, c.retry_after_ms), (*allowed, *retry));
-            assert_eq!(c.clauses, clauses.to_vec(), "clause replies kept in order");
+            assert_eq!(
+                c.clauses.to_vec(),
+                clauses.to_vec(),
+                "clause replies kept in order"
+            );
         }
     }
 
@@ -135,13 +141,13 @@ mod tests {
         fn peek(&mut self, now: i64) -> Combined {
             let a = slide::decide(&mut self.log, &self.slide, now).unwrap();
             let b = fixed::decide(&self.window, self.fixed, now);
-            combine(vec![a.decision, b.decision])
+            combine([a.decision, b.decision].into_iter().collect())
         }
 
         fn call(&mut self, now: i64) -> Combined {
             let a = slide::decide(&mut self.log, &self.slide, now).unwrap();
             let b = fixed::decide(&self.window, self.fixed, now);
-            let c = combine(vec![a.decision, b.decision]);
+            let c = combine([a.decision, b.decision].into_iter().collect());
             if c.allowed {
                 self.log.apply(&a.write.unwrap());
                 let w = b.write.unwrap();
