@@ -3,12 +3,12 @@
 //! the block a denying clause's `BLOCK` sets on its own key).
 
 use crate::command;
-use crate::core::dispatch::all::combine::combine;
+use crate::core::dispatch::all::combine::{combine, Combined};
 use crate::core::dispatch::all::{AllRequest, PerClause, ALL, ALL_FIRST_KEY};
 use crate::core::error::RlError;
 use crate::core::limiter::Call;
 use crate::host::context::CommandCtx;
-use crate::host::limit;
+use crate::host::limit::{self, Pending};
 use crate::host::registry::KeyAccess;
 use crate::host::reply::Reply;
 use crate::host::wait;
@@ -32,15 +32,55 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
         shares: req.shares(),
         writes: true,
     };
-    // Decide every clause first: all keys read, nothing written.
-    let mut decided: PerClause<_> = PerClause::new();
-    for (i, clause) in req.clauses.iter().enumerate() {
-        // A slot a release just handed to a waiter is held for it.
-        let clause = wait::honouring_reserved(cmd, clause, ALL_FIRST_KEY + i);
-        let d = limit::decide_any(cmd, &clause, ALL_FIRST_KEY + i, &call)
-            .map_err(|e| e.in_clause(i + 1))?;
-        decided.push(d);
-    }
+    // The answer is left here rather than returned up through every
+    // clause's frame (a copy of several hundred bytes per frame).
+    let mut answer = None;
+    decide_from(cmd, &req, &call, 0, None, &mut answer)?;
+    answer
+        .map(Reply::All)
+        .ok_or(RlError::Internal("RL.ALL settled no answer"))
+}
+
+/// The clauses decided so far, the latest first: each a reference into the
+/// frame of the `limit::decide_any` call that decided it, which lasts
+/// until the call is settled (no clause is allocated or moved).
+struct Chain<'c> {
+    here: &'c dyn Pending,
+    up: Option<&'c Chain<'c>>,
+}
+
+/// Decides clause `i` (all keys read, nothing written), and inside it the
+/// clauses after it; past the last, settles them all.
+fn decide_from(
+    cmd: &CommandCtx,
+    req: &AllRequest,
+    call: &Call,
+    i: usize,
+    up: Option<&Chain<'_>>,
+    answer: &mut Option<Combined>,
+) -> Result<(), RlError> {
+    let Some(clause) = req.clauses.get(i) else {
+        let mut decided: PerClause<&dyn Pending> = PerClause::new();
+        let mut link = up;
+        while let Some(c) = link {
+            decided.push(c.here);
+            link = c.up;
+        }
+        decided.reverse();
+        *answer = Some(settle(cmd, &decided)?);
+        return Ok(());
+    };
+    let key = ALL_FIRST_KEY + i;
+    // A slot a release just handed to a waiter is held for it.
+    let clause = wait::honouring_reserved(cmd, clause, key);
+    limit::decide_any(cmd, &clause, key, call, |here| {
+        decide_from(cmd, req, call, i + 1, Some(&Chain { here, up }), answer)
+    })
+    .map_err(|e| e.in_clause(i + 1))?
+}
+
+/// Every clause decided, in clause order: records all or none of them.
+fn settle(cmd: &CommandCtx, decided: &[&dyn Pending]) -> Result<Combined, RlError> {
     // A shadowed clause's decision is already admitted: only the enforced
     // clauses can deny the call.
     let mut combined = combine(decided.iter().map(|d| d.decision()).collect());
@@ -63,27 +103,26 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
             .map(|d| d.lease().map(|l| l.filter(|_| admitted)))
             .collect();
     }
-    if shadowed {
-        for (i, d) in decided.into_iter().enumerate() {
-            d.finish_shadowed().map_err(|e| e.in_clause(i + 1))?;
-        }
-        cmd.mark_shadowed();
-    } else if combined.allowed {
-        // Every check that can refuse ran above; what is left are server
-        // failures. Each clause replicates as it applies, so a replica never
-        // misses an effect the primary holds; the server sends this
-        // command's effects together, in MULTI/EXEC.
-        for (i, d) in decided.into_iter().enumerate() {
-            d.finish().map_err(|e| e.in_clause(i + 1))?;
-        }
-    } else {
-        // A denying clause with `BLOCK` records its block; nothing else is
-        // recorded.
-        for (i, d) in decided.into_iter().enumerate() {
-            d.abandon().map_err(|e| e.in_clause(i + 1))?;
-        }
+    for (i, d) in decided.iter().enumerate() {
+        let ended = if shadowed {
+            d.finish_shadowed()
+        } else if combined.allowed {
+            // Every check that can refuse ran above; what is left are
+            // server failures. Each clause replicates as it applies, so a
+            // replica never misses an effect the primary holds; the server
+            // sends this command's effects together, in MULTI/EXEC.
+            d.finish()
+        } else {
+            // A denying clause with `BLOCK` records its block; nothing
+            // else is recorded.
+            d.abandon()
+        };
+        ended.map_err(|e| e.in_clause(i + 1))?;
     }
-    Ok(Reply::All(combined))
+    if shadowed {
+        cmd.mark_shadowed();
+    }
+    Ok(combined)
 }
 
 command!(ALL_COMMAND = {

@@ -8,6 +8,8 @@
 //! records a charge, its peek decided with it ([`charge_any`]). [`with_store`] is the one
 //! table from a named limiter to the store its state lives in.
 
+use std::cell::RefCell;
+
 use super::context::CommandCtx;
 use super::hash_state::HashState;
 use super::key::Access;
@@ -230,19 +232,21 @@ mod oldest {
 }
 
 /// A limiter decided over its open key, nothing written yet (an `RL.ALL`
-/// clause).
+/// clause). Each lives in the stack frame of the [`decide_any`] call that
+/// decided it (no allocation per clause); one of the three endings is
+/// called once.
 pub trait Pending {
     fn decision(&self) -> Decision;
     /// For a lease clause, the lease it takes if recorded (see
     /// [`Decides::lease`]).
     fn lease(&self) -> Option<Option<LeaseId>>;
     /// Records the write, if any; tells the denial, if it denied.
-    fn finish(self: Box<Self>) -> Result<(), RlError>;
+    fn finish(&self) -> Result<(), RlError>;
     /// Records no admission (another clause denied); tells this one's
     /// denial, if it denied, and records the block it sets, if any: a
     /// clause's own breach blocks its key whatever the other clauses say,
     /// shadowed or not.
-    fn abandon(self: Box<Self>) -> Result<(), RlError>;
+    fn abandon(&self) -> Result<(), RlError>;
     /// Whether the clause denied and shadow mode admitted it instead (its
     /// decision is then the shadow answer).
     fn shadowed(&self) -> bool;
@@ -250,7 +254,7 @@ pub trait Pending {
     /// other did): records only a lease clause's lease, so every lease
     /// the reply names is held, and nothing of the other clauses, as the
     /// enforced denial would; tells this clause's shadowed denial.
-    fn finish_shadowed(self: Box<Self>) -> Result<(), RlError>;
+    fn finish_shadowed(&self) -> Result<(), RlError>;
 }
 
 struct Decided<'a, S: Store<'a>, A> {
@@ -261,70 +265,79 @@ struct Decided<'a, S: Store<'a>, A> {
     shadowed: bool,
 }
 
-impl<'a, S: Store<'a>, A: Decides> Pending for Decided<'a, S, A> {
+/// In a cell: the clauses after it reach a clause through shared
+/// references (see `commands/all.rs`), and its ending writes through its
+/// store.
+impl<'a, S: Store<'a>, A: Decides> Pending for RefCell<Decided<'a, S, A>> {
     fn decision(&self) -> Decision {
-        self.outcome.decision.decision()
+        self.borrow().outcome.decision.decision()
     }
 
     fn lease(&self) -> Option<Option<LeaseId>> {
-        self.outcome.decision.lease()
+        self.borrow().outcome.decision.lease()
     }
 
-    fn finish(mut self: Box<Self>) -> Result<(), RlError> {
-        let this = &mut *self;
+    fn finish(&self) -> Result<(), RlError> {
+        let this = &mut *self.borrow_mut();
         settle(this.cmd, this.key, &mut this.store, &this.outcome)
     }
 
-    fn abandon(mut self: Box<Self>) -> Result<(), RlError> {
-        if self.shadowed {
+    fn abandon(&self) -> Result<(), RlError> {
+        let this = &mut *self.borrow_mut();
+        if this.shadowed {
             // Shadow mode records what enforcement would: a denying clause
             // with BLOCK blocks its own key even though another clause
             // denies the call (its write is that block, or nothing).
-            if let Some(write) = &self.outcome.write {
-                self.store.record(write)?;
+            if let Some(write) = &this.outcome.write {
+                this.store.record(write)?;
             }
-            self.cmd.notify_shadow(self.key);
-        } else if self.outcome.decision.denied() {
+            this.cmd.notify_shadow(this.key);
+        } else if this.outcome.decision.denied() {
             // A denied clause plans no write but its block.
-            let this = &mut *self;
             return settle(this.cmd, this.key, &mut this.store, &this.outcome);
         }
         Ok(())
     }
 
     fn shadowed(&self) -> bool {
-        self.shadowed
+        self.borrow().shadowed
     }
 
-    fn finish_shadowed(mut self: Box<Self>) -> Result<(), RlError> {
+    fn finish_shadowed(&self) -> Result<(), RlError> {
+        let this = &mut *self.borrow_mut();
         // A shadowed clause's write is the block enforcement would set.
-        if self.shadowed || self.outcome.decision.lease().is_some() {
-            if let Some(write) = &self.outcome.write {
-                self.store.record(write)?;
+        if this.shadowed || this.outcome.decision.lease().is_some() {
+            if let Some(write) = &this.outcome.write {
+                this.store.record(write)?;
             }
         }
-        if self.shadowed {
-            self.cmd.notify_shadow(self.key);
+        if this.shadowed {
+            this.cmd.notify_shadow(this.key);
         }
         Ok(())
     }
 }
 
 /// Opens the key at `key` as the named limiter's store and decides `req`
-/// over it at `call`, writing nothing (`RL.ALL`, clause by clause).
-pub fn decide_any<'a>(
+/// over it at `call`, writing nothing; then hands the decision to `then`,
+/// which ends it (`RL.ALL`, clause by clause: the next clause is decided
+/// inside `then`, so every clause's decision stays in its own frame).
+/// What `then` returns, or this clause's error.
+pub fn decide_any<'a, R>(
     cmd: &'a CommandCtx,
     req: &LimitRequest,
     key: usize,
     call: &Call,
-) -> Result<Box<dyn Pending + 'a>, RlError> {
-    struct Decide<'a, 'c> {
+    then: impl FnOnce(&dyn Pending) -> R,
+) -> Result<R, RlError> {
+    struct Decide<'a, 'c, F> {
         cmd: &'a CommandCtx,
         key: usize,
         call: &'c Call,
+        then: F,
     }
-    impl<'a> WithStore<'a> for Decide<'a, '_> {
-        type Out = Result<Box<dyn Pending + 'a>, RlError>;
+    impl<'a, R, F: FnOnce(&dyn Pending) -> R> WithStore<'a> for Decide<'a, '_, F> {
+        type Out = Result<R, RlError>;
         fn with<S, L>(self, req: &L) -> Self::Out
         where
             S: Store<'a> + 'a,
@@ -336,16 +349,25 @@ pub fn decide_any<'a>(
             if shadowed {
                 outcome = req.shadow(&mut store, self.call, outcome)?;
             }
-            Ok(Box::new(Decided {
+            let decided = RefCell::new(Decided {
                 cmd: self.cmd,
                 key: self.key,
                 store,
                 outcome,
                 shadowed,
-            }))
+            });
+            Ok((self.then)(&decided))
         }
     }
-    with_store(req, Decide { cmd, key, call })
+    with_store(
+        req,
+        Decide {
+            cmd,
+            key,
+            call,
+            then,
+        },
+    )
 }
 
 /// `RL.REFUND` on one key, opened once for writing: decide the refund (every

@@ -2,13 +2,13 @@
 
 use std::ffi::CString;
 
-use smallvec::SmallVec;
 
 use super::ffi;
 
 use super::ffi::{api, optional_api};
 use crate::core::decision::Decision;
 use crate::core::dispatch::all::combine::Combined;
+use crate::core::dispatch::all::PerClause;
 use crate::core::error::RlError;
 use crate::core::lease::{LeaseChange, Leased};
 use crate::core::limiter::Charged;
@@ -87,7 +87,7 @@ fn write_combined(ctx: *mut ffi::Ctx, c: &Combined) {
     // call may panic, or the client would get half a reply.
     let allowed = i64::from(c.allowed);
     let retry = i64::try_from(c.retry_after_ms).unwrap_or(i64::MAX);
-    let clauses: SmallVec<[[i64; 4]; 16]> = c.clauses.iter().map(|d| d.to_reply()).collect();
+    let clauses: PerClause<[i64; 4]> = c.clauses.iter().map(|d| d.to_reply()).collect();
     // SAFETY: ctx is the live context of the running command.
     unsafe {
         api!(ReplyWithArray)(ctx, (2 + clauses.len()) as _);

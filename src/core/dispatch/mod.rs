@@ -60,8 +60,9 @@ impl Algorithm {
 
     pub fn from_token(token: &[u8]) -> Option<Algorithm> {
         // RL.ALL asks this of every argument of its clauses, most of them
-        // numbers: a word of another length is none of the tokens.
-        if !(5..=8).contains(&token.len()) {
+        // numbers: a word of another length, or not starting with a
+        // letter, is none of the tokens.
+        if !(5..=8).contains(&token.len()) || !token[0].is_ascii_alphabetic() {
             return None;
         }
         Algorithm::ALL
@@ -118,6 +119,17 @@ impl LimitRequest {
         let token = line.first().copied().unwrap_or_default();
         let algorithm = Algorithm::from_token(token)
             .ok_or_else(|| RlError::UnknownLimiter(token_text(token)))?;
+        Self::parse_as(algorithm, line, called, with_key)
+    }
+
+    /// [`LimitRequest::parse`] of a line whose token is known to name
+    /// `algorithm` (`RL.ALL` finds every clause's before parsing any).
+    pub fn parse_as(
+        algorithm: Algorithm,
+        line: &[&[u8]],
+        called: &Syntax,
+        with_key: bool,
+    ) -> Result<LimitRequest, RlError> {
         let parsed = match algorithm {
             Algorithm::Slide => SlideRequest::parse(line).map(LimitRequest::Slide),
             Algorithm::Buckets => BucketsRequest::parse(line).map(LimitRequest::Buckets),

@@ -37,7 +37,7 @@ pub struct Combined {
     /// Per clause, when any clause is a lease (else empty): `None` for a
     /// clause that is not, `Some(lease)` for one that is, the lease `None`
     /// unless the call was admitted and recorded it.
-    pub leases: PerClause<Option<Option<LeaseId>>>,
+    pub leases: Vec<Option<Option<LeaseId>>>,
 }
 
 /// Combines the clauses' decisions (at least one).
@@ -53,7 +53,7 @@ pub fn combine(clauses: PerClause<Decision>) -> Combined {
         allowed,
         retry_after_ms,
         clauses,
-        leases: PerClause::new(),
+        leases: Vec::new(),
     }
 }
 

@@ -21,7 +21,7 @@ pub const MAX_CLAUSES: u64 = 8;
 /// allocates nothing for its clauses, their decisions or their replies (an
 /// allocation and its free cost about 200 instructions each, against
 /// about 11,000 for a whole `FIXED` clause).
-pub type PerClause<T> = SmallVec<[T; MAX_CLAUSES as usize]>;
+pub type PerClause<T> = SmallVec<[T; 4]>;
 
 /// Where `RL.ALL`'s keys start: `RL.ALL numkeys key [key ...] clause ...`.
 pub const ALL_FIRST_KEY: usize = 2;
@@ -88,38 +88,55 @@ impl AllRequest {
         if Algorithm::from_token(rest[0]).is_none() {
             return Err(RlError::UnknownLimiter(token_text(rest[0])));
         }
-        // An ACQUIRE clause's `ID id` may spell an algorithm token: the
-        // word after `ID` never starts a clause.
-        let starts: PerClause<usize> = (0..rest.len())
-            .filter(|&i| Algorithm::from_token(rest[i]).is_some())
-            .filter(|&i| i == 0 || !rest[i - 1].eq_ignore_ascii_case(b"ID"))
-            .collect();
-        if starts.len() != numkeys {
+        // Where each clause starts, and its limiter. An ACQUIRE clause's
+        // `ID id` may spell an algorithm token: the word after `ID` never
+        // starts a clause. Every start is counted (the error names how
+        // many there are), the first `numkeys` kept.
+        let mut starts = [(0, Algorithm::Slide); MAX_CLAUSES as usize];
+        let mut found = 0;
+        for (i, word) in rest.iter().enumerate() {
+            let Some(algorithm) = Algorithm::from_token(word) else {
+                continue;
+            };
+            if i > 0 && rest[i - 1].eq_ignore_ascii_case(b"ID") {
+                continue;
+            }
+            if let Some(slot) = starts.get_mut(found) {
+                *slot = (i, algorithm);
+            }
+            found += 1;
+        }
+        if found != numkeys {
             return Err(RlError::ClauseCount {
                 keys: numkeys,
-                clauses: starts.len(),
+                clauses: found,
             });
         }
+        let starts = &starts[..numkeys];
         let mut clauses = PerClause::new();
+        let mut slide_cost = 0;
         // A clause's line: its token, its key and its parameters (a dozen
         // with every option; longer ones spill to the heap).
         let mut line: SmallVec<[&[u8]; 16]> = SmallVec::new();
-        for (i, &start) in starts.iter().enumerate() {
-            let end = starts.get(i + 1).copied().unwrap_or(rest.len());
+        for (i, &(start, algorithm)) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).map_or(rest.len(), |s| s.0);
             line.clear();
             line.push(rest[start]);
             line.push(keys[i]);
             line.extend_from_slice(&rest[start + 1..end]);
-            let clause = LimitRequest::parse(&line, &ALL, false).map_err(|e| e.in_clause(i + 1))?;
+            let clause = LimitRequest::parse_as(algorithm, &line, &ALL, false)
+                .map_err(|e| e.in_clause(i + 1))?;
+            if let LimitRequest::Slide(r) = &clause {
+                slide_cost += r.cost;
+            }
             clauses.push(clause);
         }
-        let all = AllRequest { clauses };
         // Each unit of a SLIDE cost is a member to insert: one call inserts
         // at most MAX_COST of them, across all its clauses.
-        if all.slide_cost() > MAX_COST {
+        if slide_cost > MAX_COST {
             return Err(RlError::SlideCostTotal { max: MAX_COST });
         }
-        Ok(all)
+        Ok(AllRequest { clauses })
     }
 
     /// The SLIDE clauses' costs together.
