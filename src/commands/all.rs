@@ -26,7 +26,10 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
         }
         return Ok(Reply::KeysReported);
     }
-    let req = AllRequest::parse(args)?;
+    let mut req = AllRequest {
+        clauses: PerClause::new(),
+    };
+    req.parse_into(args)?;
     let call = Call {
         now: cmd.now(),
         shares: req.shares(),

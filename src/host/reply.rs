@@ -2,7 +2,6 @@
 
 use std::ffi::CString;
 
-
 use super::ffi;
 
 use super::ffi::{api, optional_api};

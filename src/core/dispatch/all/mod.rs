@@ -69,6 +69,17 @@ impl AllRequest {
 
     /// `args` is the whole command line, name included.
     pub fn parse(args: &[&[u8]]) -> Result<AllRequest, RlError> {
+        let mut req = AllRequest {
+            clauses: PerClause::new(),
+        };
+        req.parse_into(args)?;
+        Ok(req)
+    }
+
+    /// [`AllRequest::parse`] into a request the caller keeps (without
+    /// clauses yet): the clauses are parsed where they stay, not copied
+    /// there (several hundred bytes) on the way out.
+    pub fn parse_into(&mut self, args: &[&[u8]]) -> Result<(), RlError> {
         ALL.check_count(args.len())?;
         let numkeys = positive(args[1], "numkeys", MAX_CLAUSES)? as usize;
         let first_clause = ALL_FIRST_KEY + numkeys;
@@ -113,7 +124,7 @@ impl AllRequest {
             });
         }
         let starts = &starts[..numkeys];
-        let mut clauses = PerClause::new();
+        let clauses = &mut self.clauses;
         let mut slide_cost = 0;
         // A clause's line: its token, its key and its parameters (a dozen
         // with every option; longer ones spill to the heap).
@@ -136,7 +147,7 @@ impl AllRequest {
         if slide_cost > MAX_COST {
             return Err(RlError::SlideCostTotal { max: MAX_COST });
         }
-        Ok(AllRequest { clauses })
+        Ok(())
     }
 
     /// The SLIDE clauses' costs together.
