@@ -7,6 +7,11 @@ each other resolve as they are:
     docs/README.md    the repository's README (the docs link to its
                       install, ACL, Cluster and upgrade sections)
 
+`docs.py --page <source> <dest> <folder>` ships one page alone, the
+repository's <source> as <folder>/<dest> (rl-ratelimit's tarballs:
+docs/envoy.md as envoy.md): its links to its own headings keep working, its
+links to other files of the repository lose their target.
+
 A link to a file the tarball does not hold (a source folder, a test) keeps
 its text and loses its target: a release user has no checkout to follow it
 into. Links inside fenced code blocks are left alone. tests/dist checks
@@ -65,30 +70,39 @@ def rewrite_links(text, source, shipped_at, shipped):
     return "".join(p if i % 2 else LINK.sub(one, p) for i, p in enumerate(parts))
 
 
+def ship(folder, source, dest, shipped, version=None):
+    """Repository file `source` written as `folder`/`dest`, its links
+    rewritten for the files `shipped` maps."""
+    target = os.path.join(folder, dest)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    parts = dest.split("/")[:-1]
+    for i in range(len(parts)):
+        os.chmod(os.path.join(folder, *parts[: i + 1]), 0o755)
+    if not source.endswith(".md"):
+        shutil.copyfile(os.path.join(ROOT, source), target)
+    else:
+        text = open(os.path.join(ROOT, source), encoding="utf-8").read()
+        text = rewrite_links(text, source, dest, shipped)
+        if source == "README.md":
+            text = README_NOTE.format(version=version) + text
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(text)
+    # Fixed modes, whatever the umask: the same sources give the same tarball.
+    os.chmod(target, 0o644)
+
+
 def main(folder, version):
     shipped = shipped_files()
     for source, dest in sorted(shipped.items()):
         if source in ("LICENSE", "redis.conf.example"):
             continue
-        target = os.path.join(folder, dest)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        parts = dest.split("/")[:-1]
-        for i in range(len(parts)):
-            os.chmod(os.path.join(folder, *parts[: i + 1]), 0o755)
-        if not source.endswith(".md"):
-            shutil.copyfile(os.path.join(ROOT, source), target)
-        else:
-            text = open(os.path.join(ROOT, source), encoding="utf-8").read()
-            text = rewrite_links(text, source, dest, shipped)
-            if source == "README.md":
-                text = README_NOTE.format(version=version) + text
-            with open(target, "w", encoding="utf-8") as f:
-                f.write(text)
-        # Fixed modes, whatever the umask: the same sources give the same tarball.
-        os.chmod(target, 0o644)
+        ship(folder, source, dest, shipped, version)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: docs.py <folder> <version>")
-    main(sys.argv[1], sys.argv[2])
+    if len(sys.argv) == 5 and sys.argv[1] == "--page":
+        ship(sys.argv[4], sys.argv[2], sys.argv[3], {sys.argv[2]: sys.argv[3]})
+    elif len(sys.argv) == 3:
+        main(sys.argv[1], sys.argv[2])
+    else:
+        sys.exit("usage: docs.py <folder> <version> | docs.py --page <source> <dest> <folder>")

@@ -17,7 +17,8 @@ script.
   build on Valkey 9.1 (Redis refuses it, saying why), each naming the
   release's version and its build;
 - rl-<v>.lua loads into a bare Redis 7.0 and Valkey 9.1 and answers;
-- rl-ratelimit's tarballs hold static binaries for linux/amd64 and arm64;
+- rl-ratelimit's tarballs hold static binaries for linux/amd64 and arm64,
+  and envoy.md, every relative link of it leading inside the tarball;
   the amd64 one, unpacked alone, answers /json beside the redis build;
 - the wheel and the sdist, each in a fresh venv, carry that library byte for
   byte, and a Flask-Limiter app limits over HTTP;
@@ -390,6 +391,14 @@ def module_answers(work, build, server_name):
         server.stop()
 
 
+def ratelimit_files(fn, *args):
+    """One of ratelimit.py's checks, its failures reported as this file's."""
+    try:
+        fn(*args)
+    except ratelimit.Failure as e:
+        raise Failure(str(e)) from None
+
+
 def ratelimit_answers(work):
     server = Server("Redis 7.0", work, config_with_module(work, "redis"))
     try:
@@ -638,7 +647,9 @@ def main():
         for server in ("Redis 7.0", "Valkey 9.1"):
             t.run(f"{LUA} loaded into a bare {server} answers", library_loads_into_a_bare_server, work, server)
         t.run(f"rl-ratelimit {VERSION}: static binaries for linux/amd64 and linux/arm64",
-              ratelimit.binaries_are_static, work, VERSION)
+              ratelimit_files, ratelimit.binaries_are_static, work, VERSION)
+        t.run(f"rl-ratelimit {VERSION}: envoy.md's links lead inside each tarball",
+              ratelimit_files, ratelimit.docs_links_lead_inside, work, VERSION)
         t.run(f"rl-ratelimit {VERSION} (amd64) from its tarball answers /json beside the redis build",
               ratelimit_answers, work)
         t.run("the module install lines of README.md and docs/install.md, as written",

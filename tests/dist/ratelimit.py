@@ -1,5 +1,6 @@
 """rl-ratelimit's release files, for dist_test.py: the two static binaries,
-and the amd64 one run from its tarball alone against a server loading the
+the envoy.md beside each, whose links lead inside its tarball, and the
+amd64 one run from its tarball alone against a server loading the
 release's module, answering Envoy's /json endpoint."""
 
 import json
@@ -12,6 +13,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+
+import release_docs
 
 ARCHES = {"amd64": "x86-64", "arm64": "ARM aarch64"}
 
@@ -47,6 +50,18 @@ def binaries_are_static(work, version):
             check(os.path.isfile(os.path.join(top, f)), f"{name} holds no {f}")
         kind = subprocess.run(["file", "-L", os.path.join(top, "rl-ratelimit")], capture_output=True, text=True).stdout
         check(machine in kind and "statically linked" in kind, f"{name}'s rl-ratelimit: {kind}")
+
+
+def docs_links_lead_inside(work, version):
+    """envoy.md, shipped alone beside the binary: every relative link leads
+    to a heading of its own (its links to the repository's other files
+    made plain text, as the module tarballs' are)."""
+    for arch in ARCHES:
+        top = unpack(work, version, arch)
+        bad = release_docs.broken_links(top)
+        check(not bad, f"{len(bad)} broken links in {tarball(version, arch)}:\n" + "\n".join(bad[:20]))
+        text = open(os.path.join(top, "envoy.md"), encoding="utf-8").read()
+        check(release_docs.relative_links(text), f"{tarball(version, arch)}'s envoy.md has no link left (its contents?)")
 
 
 def free_port():

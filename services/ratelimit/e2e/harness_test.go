@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	pb "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 )
 
@@ -87,6 +89,10 @@ type serverOpts struct {
 	extra    []string
 	port     int    // 0: a free one
 	password string // requirepass
+	conf     string // a configuration file, the first argument (a sentinel needs one)
+	// tls makes the port a TLS port (--tls-port, --port 0; the
+	// certificates go in extra); the test's own clients connect with it.
+	tls *tls.Config
 }
 
 func (s *server) addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
@@ -120,6 +126,12 @@ func (s *server) start(t *testing.T) {
 		}
 		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", s.dir,
 			"--save", "", "--appendonly", "no", "--logfile", filepath.Join(s.dir, "server.log")}
+		if o.tls != nil {
+			args = append([]string{"--port", "0", "--tls-port", strconv.Itoa(port)}, args[2:]...)
+		}
+		if o.conf != "" {
+			args = append([]string{o.conf}, args...)
+		}
 		if o.module {
 			if _, err := os.Stat(module); err != nil {
 				t.Fatalf("the module is not at %s: run make build build-valkey", module)
@@ -143,7 +155,7 @@ func (s *server) start(t *testing.T) {
 			t.Fatalf("%s did not start:\n%s", bin, log)
 		}
 	}
-	s.client = redis.NewClient(&redis.Options{Addr: s.addr(), Password: o.password})
+	s.client = redis.NewClient(&redis.Options{Addr: s.addr(), Password: o.password, TLSConfig: o.tls})
 	if o.library {
 		lib, err := os.ReadFile(filepath.Join(root(), "functions/rl.lua"))
 		if err != nil {
@@ -157,7 +169,7 @@ func (s *server) start(t *testing.T) {
 
 func (s *server) ready() bool {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		c := redis.NewClient(&redis.Options{Addr: s.addr(), Password: s.opts.password, MaxRetries: -1})
+		c := redis.NewClient(&redis.Options{Addr: s.addr(), Password: s.opts.password, TLSConfig: s.opts.tls, MaxRetries: -1})
 		err := c.Ping(context.Background()).Err()
 		c.Close()
 		if err == nil {
@@ -213,6 +225,7 @@ type service struct {
 	cmd      *exec.Cmd
 	http     string
 	debug    string
+	grpc     string // the gRPC target: 127.0.0.1:port, or unix:path with GRPC_UDS
 	conn     *grpc.ClientConn
 	client   pb.RateLimitServiceClient
 	log      *strings.Builder
@@ -247,6 +260,10 @@ func launch(t *testing.T, name, bin string, env map[string]string) (*service, er
 	s := &service{name: name, log: &strings.Builder{}, exited: make(chan struct{})}
 	s.http = "http://127.0.0.1:" + strconv.Itoa(ports["PORT"])
 	s.debug = "http://127.0.0.1:" + strconv.Itoa(ports["DEBUG_PORT"])
+	s.grpc = "127.0.0.1:" + strconv.Itoa(ports["GRPC_PORT"])
+	if uds := env["GRPC_UDS"]; uds != "" {
+		s.grpc = "unix:" + uds
+	}
 	s.cmd = exec.Command(bin)
 	s.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	for k, v := range env {
@@ -286,12 +303,21 @@ func launch(t *testing.T, name, bin string, env map[string]string) (*service, er
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	conn, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(ports["GRPC_PORT"]), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	return s, s.dial(insecure.NewCredentials())
+}
+
+// dial connects the test's gRPC client to the service with creds
+// (replacing the connection it had).
+func (s *service) dial(creds credentials.TransportCredentials) error {
+	if s.conn != nil {
+		s.conn.Close()
+	}
+	conn, err := grpc.NewClient(s.grpc, grpc.WithTransportCredentials(creds))
 	if err != nil {
-		return s, err
+		return err
 	}
 	s.conn, s.client = conn, pb.NewRateLimitServiceClient(conn)
-	return s, nil
+	return nil
 }
 
 // stop sends SIGTERM and waits (killing after 10 s).

@@ -59,6 +59,9 @@ func TestCluster(t *testing.T) {
 	}
 	env := baseEnv(strings.Join(addrs, ","), newRuntime(t, opsConfig), "")
 	env["REDIS_TYPE"] = "CLUSTER"
+	// REDIS_SOCKET_TYPE at its default, unix, which a Cluster ignores (as
+	// envoyproxy/ratelimit does): its nodes are host:port.
+	delete(env, "REDIS_SOCKET_TYPE")
 	rl := startService(t, "rl-ratelimit", rlBinary, env)
 	var ds []*rlpb.RateLimitDescriptor
 	for i := 0; i < 6; i++ {

@@ -6,6 +6,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -148,7 +149,7 @@ func Start(s settings.Settings, svc pb.RateLimitServiceServer, h *Health, m *met
 		MaxConnectionAgeGrace: s.GrpcMaxConnectionAgeGrace,
 	})}
 	if s.GrpcServerUseTLS {
-		tc, err := serverTLS(s)
+		tc, err := serverTLS(s, log)
 		if err != nil {
 			return nil, err
 		}
@@ -231,12 +232,17 @@ func (srv *Server) Stop(grace time.Duration) {
 	}
 }
 
-func serverTLS(s settings.Settings) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(s.GrpcServerTLSCert, s.GrpcServerTLSKey)
-	if err != nil {
+// serverTLS is gRPC's TLS: GRPC_SERVER_TLS_CERT/KEY, read again when they
+// change, and with GRPC_CLIENT_TLS_CACERT, mutual TLS: a client must show
+// a certificate that CA signed (and no other: unlike envoyproxy/ratelimit,
+// the system's roots are not trusted for client certificates, which would
+// admit any publicly issued one).
+func serverTLS(s settings.Settings, log *slog.Logger) (*tls.Config, error) {
+	certs := &certFiles{cert: s.GrpcServerTLSCert, key: s.GrpcServerTLSKey, log: log}
+	if err := certs.load(); err != nil {
 		return nil, fmt.Errorf("GRPC_SERVER_TLS_CERT/GRPC_SERVER_TLS_KEY: %w", err)
 	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	tc := &tls.Config{GetCertificate: certs.get, MinVersion: tls.VersionTLS12}
 	if s.GrpcClientTLSCACert != "" {
 		pem, err := os.ReadFile(s.GrpcClientTLSCACert)
 		if err != nil {
@@ -249,4 +255,60 @@ func serverTLS(s settings.Settings) (*tls.Config, error) {
 		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
 	}
 	return tc, nil
+}
+
+// certFiles is the server's certificate and key, read again from their
+// files when either changes (looked at, at a handshake, at most once a
+// second), as envoyproxy/ratelimit reloads them: a rotated certificate (by
+// cert-manager, a Kubernetes Secret, a renewal) is served without a
+// restart. A pair that does not load (a key not yet written beside its new
+// certificate) is logged, and the previous one keeps serving until it does.
+type certFiles struct {
+	cert, key string
+	log       *slog.Logger
+
+	mu      sync.Mutex
+	serving *tls.Certificate
+	read    [2][]byte // the files' bytes behind serving
+	checked time.Time
+	failed  string // the last error logged, not to log it every second
+}
+
+func (c *certFiles) load() error {
+	certPEM, err := os.ReadFile(c.cert)
+	if err != nil {
+		return err
+	}
+	keyPEM, err := os.ReadFile(c.key)
+	if err != nil {
+		return err
+	}
+	if c.serving != nil && bytes.Equal(certPEM, c.read[0]) && bytes.Equal(keyPEM, c.read[1]) {
+		return nil
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return err
+	}
+	c.serving, c.read = &pair, [2][]byte{certPEM, keyPEM}
+	return nil
+}
+
+func (c *certFiles) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now := time.Now(); now.Sub(c.checked) >= time.Second {
+		c.checked = now
+		before := c.serving
+		if err := c.load(); err != nil {
+			if err.Error() != c.failed {
+				c.failed = err.Error()
+				c.log.Error("GRPC_SERVER_TLS_CERT/GRPC_SERVER_TLS_KEY did not load again; the previous certificate keeps serving", "error", err)
+			}
+		} else if c.serving != before {
+			c.failed = ""
+			c.log.Info("the gRPC server certificate was read again", "file", c.cert)
+		}
+	}
+	return c.serving, nil
 }

@@ -308,9 +308,6 @@ func refuse(e *env, s *Settings) error {
 	default:
 		return fmt.Errorf("REDIS_SOCKET_TYPE=%q: expected tcp or unix", s.RedisSocketType)
 	}
-	if s.RedisType != "SINGLE" && s.RedisSocketType == "unix" {
-		return fmt.Errorf("REDIS_SOCKET_TYPE=unix with REDIS_TYPE=%s: Cluster and Sentinel take host:port addresses, set REDIS_SOCKET_TYPE=tcp", s.RedisType)
-	}
 	switch s.LogLevel {
 	case "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "FATAL", "PANIC", "TRACE":
 	default:

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	rl "rl.invalid/rl"
 	"rl.invalid/rl-ratelimit/config"
 	"rl.invalid/rl-ratelimit/limiter"
@@ -60,6 +62,9 @@ func run() error {
 		return err
 	}
 	log := newLogger(s)
+	// go-redis's own messages (a failed dial, a sentinel not answering)
+	// in the same structured log, not as lines of their own on stderr.
+	redis.SetLogger(redisLog{log})
 	for _, w := range s.Warnings {
 		log.Warn(w)
 	}
@@ -91,7 +96,7 @@ func run() error {
 	err = rdb.Ping(ctx).Err()
 	cancel()
 	if err != nil {
-		return fmt.Errorf("REDIS_URL=%s: %w", maskURL(s.RedisURL), err)
+		return fmt.Errorf("REDIS_URL=%s: %w%s", maskURL(s.RedisURL), err, redisHint(s, err))
 	}
 	cache := limiter.New(rdb, s.RedisType == "CLUSTER", s.CacheKeyPrefix, log)
 	ctx, cancel = context.WithTimeout(context.Background(), s.RedisTimeout)
