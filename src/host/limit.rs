@@ -323,8 +323,8 @@ impl<'a, S: Store<'a>, A: Decides> Pending for RefCell<Decided<'a, S, A>> {
 /// which ends it (`RL.ALL`, clause by clause: the next clause is decided
 /// inside `then`, so every clause's decision stays in its own frame).
 /// What `then` returns, or this clause's error.
-pub fn decide_any<'a, R>(
-    cmd: &'a CommandCtx,
+pub fn decide_any<R>(
+    cmd: &CommandCtx,
     req: &LimitRequest,
     key: usize,
     call: &Call,
