@@ -452,20 +452,28 @@ if [ -n "${COST[envoy_incrby]:-}" ] && [ -n "${COST[envoy_expire]:-}" ]; then
       if [ -n "${COST[$r]:-}" ]; then
         ratio=$(awk -v a="${COST[$r]}" -v b="$envoy" 'BEGIN { printf "%.2f", a / b }')
         line+=$(printf ' %18d %7sx' "${COST[$r]}" "$ratio")
-        # The goal (fewer than envoyproxy/ratelimit) is not met yet
-        # (docs/envoy.md#cost): said here, without failing make bench.
-        [ "${COST[$r]}" -le "$envoy" ] || goal+=("$r ${ratio}x envoyproxy/ratelimit ($n descriptors)")
+        # The module's rows must cost less than envoyproxy/ratelimit (a
+        # failure, as for the peers above); the function library's cannot
+        # (an FCALL costs more than two plain commands before it does
+        # anything) and is shown only (docs/envoy.md#cost).
+        if [ "${COST[$r]}" -gt "$envoy" ]; then
+          if [[ $r == fn_* ]]; then
+            goal+=("$r ${ratio}x envoyproxy/ratelimit ($n descriptors)")
+          else
+            over+=("$r ${ratio}x envoyproxy/ratelimit ($n descriptors)")
+          fi
+        fi
       else
         line+=$(printf ' %18s %8s' - -)
       fi
     done
     echo "$line"
   done
-  [ ${#goal[@]} -eq 0 ] || printf 'above envoyproxy/ratelimit (the goal is to be under it): %s\n' "${goal[@]}"
+  [ ${#goal[@]} -eq 0 ] || printf 'above envoyproxy/ratelimit (shown, not checked): %s\n' "${goal[@]}"
 fi
 if [ ${#over[@]} -gt 0 ]; then
   echo >&2
-  echo "FAIL: ${#over[@]} rl row(s) cost more per call than the script they replace:" >&2
+  echo "FAIL: ${#over[@]} rl row(s) cost more per call than the script or commands they replace:" >&2
   printf '  %s\n' "${over[@]}" >&2
   [ "${PEERS_CHECK:-}" = warn ] && exit 0
   exit 1
