@@ -320,6 +320,38 @@ func TestGrpcTLS(t *testing.T) {
 		wantCodes(t, s.ask(t, rq("transport", 0, d("user", "renewed"))), pb.RateLimitResponse_OK, 2)
 	}
 
+	// GRPC_CLIENT_TLS_SAN: only a client certificate naming it (a DNS
+	// SAN) is served, by both services; it needs the client CA.
+	named := ca.issue(t, "named", "envoy", nil, []string{"envoy.mesh.internal"})
+	sanEnv := func(prefix string) map[string]string {
+		e := env(prefix)
+		e["GRPC_CLIENT_TLS_SAN"] = "envoy.mesh.internal"
+		return e
+	}
+	for _, s := range []*service{
+		startService(t, "envoyproxy/ratelimit, GRPC_CLIENT_TLS_SAN", envoyBinary(t), sanEnv("envoy_san_")),
+		startService(t, "rl-ratelimit, GRPC_CLIENT_TLS_SAN", rlBinary, sanEnv("rl_san_")),
+	} {
+		if err := s.dial(credentials.NewTLS(ca.clientTLS(named))); err != nil {
+			t.Fatal(err)
+		}
+		wantCodes(t, s.ask(t, rq("transport", 0, d("user", "named"))), pb.RateLimitResponse_OK, 2)
+		conn, err := grpc.NewClient(s.grpc, grpc.WithTransportCredentials(credentials.NewTLS(ca.clientTLS(client))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err = pb.NewRateLimitServiceClient(conn).ShouldRateLimit(c, rq("transport", 0, d("user", "refused")))
+		cancel()
+		conn.Close()
+		if status.Code(err) != codes.Unavailable {
+			t.Errorf("%s, a client certificate without the SAN: %v, want Unavailable (refused)", s.name, err)
+		}
+	}
+	noCA := sanEnv("rl_")
+	delete(noCA, "GRPC_CLIENT_TLS_CACERT")
+	refused(t, "GRPC_CLIENT_TLS_SAN without GRPC_CLIENT_TLS_CACERT", noCA, "GRPC_CLIENT_TLS_SAN needs GRPC_CLIENT_TLS_CACERT")
+
 	// Without GRPC_CLIENT_TLS_CACERT: TLS, no client certificate asked.
 	e := env("rl_")
 	delete(e, "GRPC_CLIENT_TLS_CACERT")

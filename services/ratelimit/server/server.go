@@ -254,7 +254,30 @@ func serverTLS(s settings.Settings, log *slog.Logger) (*tls.Config, error) {
 		}
 		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
 	}
+	if s.GrpcClientTLSSAN != "" {
+		// envoyproxy/ratelimit checks the name only on a chain it verified,
+		// so without a client CA it would accept any client: refused here.
+		if tc.ClientCAs == nil {
+			return nil, fmt.Errorf("GRPC_CLIENT_TLS_SAN needs GRPC_CLIENT_TLS_CACERT: a client's name is checked on the certificate that CA verified")
+		}
+		tc.VerifyPeerCertificate = clientNamed(s.GrpcClientTLSSAN)
+	}
 	return tc, nil
+}
+
+// clientNamed accepts a client whose verified certificate names san (a DNS
+// name among its subject alternative names), as envoyproxy/ratelimit's
+// GRPC_CLIENT_TLS_SAN does.
+func clientNamed(san string) func([][]byte, [][]*x509.Certificate) error {
+	return func(_ [][]byte, chains [][]*x509.Certificate) error {
+		if len(chains) == 0 || len(chains[0]) == 0 {
+			return fmt.Errorf("GRPC_CLIENT_TLS_SAN: no verified client certificate")
+		}
+		if err := chains[0][0].VerifyHostname(san); err != nil {
+			return fmt.Errorf("GRPC_CLIENT_TLS_SAN: %w", err)
+		}
+		return nil
+	}
 }
 
 // certFiles is the server's certificate and key, read again from their

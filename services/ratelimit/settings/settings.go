@@ -28,6 +28,7 @@ type Settings struct {
 	GrpcServerTLSCert         string
 	GrpcServerTLSKey          string
 	GrpcClientTLSCACert       string
+	GrpcClientTLSSAN          string
 
 	LogLevel  string
 	LogFormat string
@@ -195,6 +196,7 @@ func Load(lookup func(string) (string, bool)) (Settings, error) {
 		GrpcServerTLSCert:         e.str("GRPC_SERVER_TLS_CERT", ""),
 		GrpcServerTLSKey:          e.str("GRPC_SERVER_TLS_KEY", ""),
 		GrpcClientTLSCACert:       e.str("GRPC_CLIENT_TLS_CACERT", ""),
+		GrpcClientTLSSAN:          e.str("GRPC_CLIENT_TLS_SAN", ""),
 
 		LogLevel:  strings.ToUpper(e.str("LOG_LEVEL", "WARN")),
 		LogFormat: strings.ToLower(e.str("LOG_FORMAT", "text")),
@@ -279,7 +281,7 @@ func refuse(e *env, s *Settings) error {
 	if e.integer("LOCAL_CACHE_SIZE_IN_BYTES", 0) != 0 {
 		return unsupported("LOCAL_CACHE_SIZE_IN_BYTES", "the local over-limit cache answers from memory without asking the server; rl-ratelimit always asks the server")
 	}
-	for _, name := range []string{"PROMETHEUS_MAPPER_YAML", "GRPC_CLIENT_TLS_SAN", "MEMCACHE_HOST_PORT", "MEMCACHE_SRV", "USE_DOG_STATSD_MOGRIFIERS"} {
+	for _, name := range []string{"PROMETHEUS_MAPPER_YAML", "MEMCACHE_HOST_PORT", "MEMCACHE_SRV", "USE_DOG_STATSD_MOGRIFIERS"} {
 		if e.set(name) {
 			return unsupported(name, "not implemented")
 		}
