@@ -36,7 +36,7 @@ fn all(cmd: &CommandCtx, args: &[&[u8]]) -> Result<Reply, RlError> {
         writes: true,
     };
     // The answer is left here rather than returned up through every
-    // clause's frame (a copy of several hundred bytes per frame).
+    // clause's frame (a copy of the whole answer per frame).
     let mut answer = None;
     decide_from(cmd, &req, &call, 0, None, &mut answer)?;
     answer

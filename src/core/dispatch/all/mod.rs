@@ -17,10 +17,13 @@ use smallvec::SmallVec;
 /// held the server past 1 ms.
 pub const MAX_CLAUSES: u64 = 8;
 
-/// One item per clause, kept inline up to [`MAX_CLAUSES`]: an `RL.ALL` call
-/// allocates nothing for its clauses, their decisions or their replies (an
-/// allocation and its free cost about 200 instructions each, against
-/// about 11,000 for a whole `FIXED` clause).
+/// One item per clause, the first four inline: an `RL.ALL` call of up to
+/// four clauses (most requests; an Envoy request's descriptors) allocates
+/// nothing for its clauses, their decisions or their replies (an
+/// allocation and its free cost about 200 instructions, against about
+/// 11,000 for a whole `FIXED` clause). Up to [`MAX_CLAUSES`] the rest
+/// spill to the heap: inline room for eight made every call copy twice
+/// as many bytes.
 pub type PerClause<T> = SmallVec<[T; 4]>;
 
 /// Where `RL.ALL`'s keys start: `RL.ALL numkeys key [key ...] clause ...`.
