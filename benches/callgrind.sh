@@ -391,14 +391,16 @@ for r in "${rows[@]}"; do
   # against a quarter of the 60 s windows).
   row_words "${ROWS[$r]}"
   bench_pass -p "$PORT" -c 10 -P "$P" -n "$N" -r "$R" "${words[@]}"
-  if [ "$r" = envoy_incrby ]; then
-    # envoyproxy/ratelimit sends EXPIRE after every INCRBY, so the counter
-    # an INCRBY finds has a TTL (which the server looks up): every key of
-    # the row gets one before it is measured, not only after, in the
-    # envoy_expire row.
+  expire_row=${r%_incrby}_expire
+  if [[ $r == *_incrby && -n ${ROWS[$expire_row]:-} ]]; then
+    # envoyproxy/ratelimit and rack-attack send EXPIRE after every INCRBY,
+    # so the counter an INCRBY finds has a TTL (which the server looks
+    # up): every key of the row gets one before it is measured, by the
+    # row's own EXPIRE (its __rand_int__ is redis-benchmark's 12 digits).
     for ((i = 0; i < R; i++)); do
-      printf 'EXPIRE rl_env_user_%012d_1796126400 60\n' "$i"
-    done | cli --pipe >/dev/null
+      printf -v n '%012d' "$i"
+      echo "${ROWS[$expire_row]//__rand_int__/$n}"
+    done | cli >/dev/null
   fi
   callgrind_control -z "$VG" >/dev/null 2>&1
   bench_pass -p "$PORT" -c 10 -P "$P" -n "$N" -r "$R" "${words[@]}"
