@@ -292,17 +292,7 @@ func TestGrpcTLS(t *testing.T) {
 		"plain text":                           insecure.NewCredentials(),
 	} {
 		for _, s := range []*service{envoy, rl} {
-			conn, err := grpc.NewClient(s.grpc, grpc.WithTransportCredentials(creds))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err = pb.NewRateLimitServiceClient(conn).ShouldRateLimit(c, rq("transport", 0, d("user", "refused")))
-			cancel()
-			conn.Close()
-			if status.Code(err) != codes.Unavailable {
-				t.Errorf("%s, %s: %v, want Unavailable (refused)", s.name, what, err)
-			}
+			wantRefused(t, s, creds, what)
 		}
 	}
 	if keys, _ := srv.client.Keys(ctx, "*refused*").Result(); len(keys) != 0 {
@@ -336,17 +326,7 @@ func TestGrpcTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantCodes(t, s.ask(t, rq("transport", 0, d("user", "named"))), pb.RateLimitResponse_OK, 2)
-		conn, err := grpc.NewClient(s.grpc, grpc.WithTransportCredentials(credentials.NewTLS(ca.clientTLS(client))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err = pb.NewRateLimitServiceClient(conn).ShouldRateLimit(c, rq("transport", 0, d("user", "refused")))
-		cancel()
-		conn.Close()
-		if status.Code(err) != codes.Unavailable {
-			t.Errorf("%s, a client certificate without the SAN: %v, want Unavailable (refused)", s.name, err)
-		}
+		wantRefused(t, s, credentials.NewTLS(ca.clientTLS(client)), "a client certificate without the SAN")
 	}
 	noCA := sanEnv("rl_")
 	delete(noCA, "GRPC_CLIENT_TLS_CACERT")
@@ -365,6 +345,23 @@ func TestGrpcTLS(t *testing.T) {
 	refused(t, "GRPC_SERVER_TLS_KEY not the certificate's", e, "GRPC_SERVER_TLS_CERT/GRPC_SERVER_TLS_KEY")
 	delete(e, "GRPC_SERVER_TLS_KEY")
 	refused(t, "GRPC_SERVER_USE_TLS without a key", e, "GRPC_SERVER_TLS_KEY")
+}
+
+// wantRefused: a request to s over creds fails with Unavailable (the
+// handshake refused), its descriptor user=refused never counted.
+func wantRefused(t *testing.T, s *service, creds credentials.TransportCredentials, what string) {
+	t.Helper()
+	conn, err := grpc.NewClient(s.grpc, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = pb.NewRateLimitServiceClient(conn).ShouldRateLimit(c, rq("transport", 0, d("user", "refused")))
+	if status.Code(err) != codes.Unavailable {
+		t.Errorf("%s, %s: %v, want Unavailable (refused)", s.name, what, err)
+	}
 }
 
 // TestGrpcUDS: GRPC_UDS puts the gRPC API (RateLimitService and the
