@@ -6,22 +6,21 @@ local function unknown_limiter(token)
 end
 
 local function limiter_of(token)
-  return LIMITERS[token:upper()]
+  -- Every token starts with a letter: a number (most words of a line)
+  -- is told apart without building its upper-case copy.
+  local first = token:byte(1)
+  if first == nil or first < 65 then
+    return nil
+  end
+  return LIMITERS[token] or LIMITERS[token:upper()]
 end
 
--- Parses `line` (token, key, parameters) with the limiter's parser; a
--- wrong count becomes the usage error for `called`. with_key false drops
--- ' key' from the usage (an RL.ALL clause lists its key apart); `usage`,
--- when given, spells the limiter as `called` takes it (RL.CHARGE).
-local function parse_limited(line, called, with_key, usage)
-  local lim = limiter_of(line[1])
-  if lim == nil then
-    unknown_limiter(line[1])
-  end
-  local ok, req = pcall(lim.parse, line)
-  if ok then
-    return lim, req
-  end
+-- The error `req` that `lim`'s parser raised, restated for `called`:
+-- OLDEST, UPTO and a wrong count of parameters become `called`'s errors
+-- (with_key false drops ' key' from the usage: an RL.ALL clause lists
+-- its key apart; `usage`, when given, spells the limiter as `called`
+-- takes it: RL.CHARGE); any other is raised as it is.
+local function restate_parse_error(lim, req, called, with_key, usage)
   if getmetatable(req) == Fail and req.text:find('^ERR OLDEST is an option of') then
     E.oldest_only_in_peek(called)
   end
@@ -36,6 +35,20 @@ local function parse_limited(line, called, with_key, usage)
     fail("ERR wrong number of arguments for '" .. called .. "' command (expected " .. usage .. ')')
   end
   reraise(req)
+end
+
+-- Parses `line` (token, key, parameters) with the limiter's parser; its
+-- errors restated for `called` (restate_parse_error).
+local function parse_limited(line, called, with_key, usage)
+  local lim = limiter_of(line[1])
+  if lim == nil then
+    unknown_limiter(line[1])
+  end
+  local ok, req = pcall(lim.parse, line)
+  if ok then
+    return lim, req
+  end
+  restate_parse_error(lim, req, called, with_key, usage)
 end
 
 -- core/dispatch/mod.rs refuse_block: BLOCK anywhere after the key of a settling
@@ -221,98 +234,232 @@ end
 local MAX_CLAUSES = 8
 local MAX_SLIDE_COST = 100
 
--- RL.ALL numkeys key [key ...] clause [clause ...] (src/core/dispatch/all/).
-local function all(keys, line)
-  if #line < 4 then
+-- The clauses of the RL.ALL call being run, by position, kept from one
+-- call to the next (each call overwrites what it uses): no table per
+-- clause, every allocation being paid again in the collector. `al_at` is
+-- the clause the loops below are at, for the error of the one that fails.
+local AL_START, AL_LIM, AL_REQ, AL_DEC, AL_WRITE, AL_REPLY = {}, {}, {}, {}, {}, {}
+local al_at = 0
+
+-- Each clause parsed by its limiter's parser (its errors raised as the
+-- parser raises them: `all` restates them), as { token, key, parameters
+-- }; the SLIDE and BUCKETS clauses counted, the SLIDE clauses' costs
+-- added up.
+local function all_parse(keys, args, n)
+  local slides, buckets, slide_cost = 0, 0, 0
+  local last = #args
+  for i = 1, n do
+    al_at = i
+    local start = AL_START[i]
+    local stop = (i < n and AL_START[i + 1] or last + 1) - 1
+    local clause
+    if stop - start <= 16 then
+      -- One constructor (unpack sizes it); a long clause (an arity error
+      -- to come) is copied, unpack's stack being bounded.
+      clause = { args[start], keys[i], unpack(args, start + 1, stop) }
+    else
+      clause = { args[start], keys[i] }
+      for a = start + 1, stop do
+        clause[#clause + 1] = args[a]
+      end
+    end
+    local lim = limiter_of(args[start])
+    AL_LIM[i] = lim
+    local req = lim.parse(clause)
+    AL_REQ[i] = req
+    if lim.token == 'SLIDE' then
+      slides = slides + 1
+      slide_cost = slide_cost + lim.units(req)
+    elseif lim.token == 'BUCKETS' then
+      buckets = buckets + 1
+    end
+  end
+  return slides, buckets, slide_cost
+end
+
+-- Every clause decided: all keys read, nothing written. Whether all
+-- admit, the longest wait of those that deny, and whether a clause is an
+-- ACQUIRE.
+local function all_decide(keys, n, call)
+  local allowed, retry, any_lease = 1, 0, false
+  for i = 1, n do
+    al_at = i
+    local lim = AL_LIM[i]
+    local d, write = lim.decide(keys[i], AL_REQ[i], call)
+    AL_DEC[i], AL_WRITE[i] = d, write
+    if d.allowed == 0 then
+      allowed = 0
+      if d.retry_after_ms > retry then
+        retry = d.retry_after_ms
+      end
+    end
+    any_lease = any_lease or lim.token == 'ACQUIRE'
+  end
+  return allowed, retry, any_lease
+end
+
+-- RL.ALL numkeys key [key ...] clause [clause ...] (src/core/dispatch/all/),
+-- as FCALL rl_all gives it: `keys` (numkeys is their count) and `args`,
+-- the clauses (the line is not copied).
+local function all(keys, args)
+  local n, nargs = #keys, #args
+  -- The command's line is RL.ALL, numkeys, the keys, the clauses.
+  if 2 + n + nargs < 4 then
     E.arity('rl.all')
   end
-  local numkeys = positive(line[2], 'numkeys', MAX_CLAUSES)
-  local first_clause = 3 + numkeys
-  if #line < first_clause + numkeys - 1 then
+  if n < 1 then
+    positive(tostring(n), 'numkeys', MAX_CLAUSES)
+  end
+  if nargs < n then
     E.arity('rl.all')
   end
-  for i = 1, numkeys do
+  for i = 1, n do
     for j = 1, i - 1 do
       if keys[i] == keys[j] then
         fail('ERR each RL.ALL clause needs its own key')
       end
     end
   end
-  if limiter_of(line[first_clause]) == nil then
-    unknown_limiter(line[first_clause])
+  if limiter_of(args[1]) == nil then
+    unknown_limiter(args[1])
   end
   -- A clause runs to the next limiter token, except the word after an
   -- ACQUIRE clause's ID.
-  local starts = {}
-  for i = first_clause, #line do
-    if limiter_of(line[i]) ~= nil and (i == first_clause or line[i - 1]:upper() ~= 'ID') then
-      starts[#starts + 1] = i
+  local starts = 1
+  AL_START[1] = 1
+  for j = 2, nargs do
+    if limiter_of(args[j]) ~= nil then
+      local before = args[j - 1]
+      if #before ~= 2 or before:upper() ~= 'ID' then
+        starts = starts + 1
+        if starts <= n then
+          AL_START[starts] = j
+        end
+      end
     end
   end
-  if #starts ~= numkeys then
-    local given = #starts == 1 and '1 clause was given' or (#starts .. ' clauses were given')
-    fail('ERR numkeys is ' .. numkeys .. ' but ' .. given .. ' (one per key)')
+  if starts ~= n then
+    local given = starts == 1 and '1 clause was given' or (starts .. ' clauses were given')
+    fail('ERR numkeys is ' .. n .. ' but ' .. given .. ' (one per key)')
   end
-  local clauses = {}
-  local shares = { slides = 0, slide_cost = 0, buckets = 0 }
-  for i, start in ipairs(starts) do
-    local stop = (starts[i + 1] or #line + 1) - 1
-    local clause = { line[start], keys[i] }
-    for a = start + 1, stop do
-      clause[#clause + 1] = line[a]
-    end
-    local ok, lim, req = pcall(parse_limited, clause, 'rl.all', false)
-    if not ok then
-      in_clause(i, lim)
-    end
-    clauses[i] = { lim = lim, req = req }
-    if lim.token == 'SLIDE' then
-      shares.slides = shares.slides + 1
-    elseif lim.token == 'BUCKETS' then
-      shares.buckets = shares.buckets + 1
-    end
-  end
-  local slide_cost = 0
-  for _, c in ipairs(clauses) do
-    if c.lim.token == 'SLIDE' then
-      slide_cost = slide_cost + c.lim.units(c.req)
-    end
+  local ok, slides, buckets, slide_cost = pcall(all_parse, keys, args, n)
+  if not ok then
+    local _, err = pcall(restate_parse_error, AL_LIM[al_at], slides, 'rl.all', false)
+    in_clause(al_at, err)
   end
   if slide_cost > MAX_SLIDE_COST then
     fail('ERR the SLIDE clauses\' COST must add up to at most ' .. MAX_SLIDE_COST)
   end
-  shares.slide_cost = slide_cost
-  -- Decide every clause first: all keys read, nothing written.
-  local call = { now = now(), shares = shares, writes = true }
-  local allowed, retry = 1, 0
-  local any_lease = false
-  for i, c in ipairs(clauses) do
-    local ok, d, write = pcall(c.lim.decide, keys[i], c.req, call)
-    if not ok then
-      in_clause(i, d)
-    end
-    c.decision, c.write = d, write
-    if d.allowed == 0 then
-      allowed = 0
-      retry = math.max(retry, d.retry_after_ms)
-    end
-    any_lease = any_lease or c.lim.token == 'ACQUIRE'
+  local call = { now = now(), shares = { slides = slides, slide_cost = slide_cost, buckets = buckets }, writes = true }
+  local ok2, allowed, retry, any_lease = pcall(all_decide, keys, n, call)
+  if not ok2 then
+    in_clause(al_at, allowed)
   end
-  local reply = { allowed, retry }
-  for i, c in ipairs(clauses) do
-    local r = reply4(c.decision)
-    if any_lease and c.lim.token == 'ACQUIRE' then
+  for i = 1, n do
+    local d = AL_DEC[i]
+    if any_lease and AL_LIM[i].token == 'ACQUIRE' then
       -- The lease id only when the call records it; false is a nil reply.
-      r[5] = (allowed == 1 and c.decision.lease) or false
+      AL_REPLY[i] = { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms,
+        (allowed == 1 and d.lease) or false }
+    else
+      AL_REPLY[i] = { d.allowed, d.remaining, d.retry_after_ms, d.reset_after_ms }
     end
-    reply[2 + i] = r
   end
   -- An admitted call records every clause; a denied one only the blocks
   -- its denying clauses' BLOCK sets.
-  for _, c in ipairs(clauses) do
-    if c.write and (allowed == 1 or c.decision.allowed == 0) then
-      c.write()
+  for i = 1, n do
+    local write = AL_WRITE[i]
+    if write and (allowed == 1 or AL_DEC[i].allowed == 0) then
+      write()
     end
   end
-  return reply
+  -- One constructor (unpack sizes it: n is at most MAX_CLAUSES).
+  return { allowed, retry, unpack(AL_REPLY, 1, n) }
+end
+
+-- rl_all's plain path: every clause `FIXED limit window [COST cost]` as
+-- rl-ratelimit sends them (the token and COST in capitals, every number
+-- in range, cost at most limit), one distinct key per clause, each key
+-- absent or a running window as rl writes it (sf_fixed_plain_read); nil
+-- for any other call, before anything is written (`all` then reads the
+-- line and the keys again and answers, errors included). A clause costs
+-- what rl_fixed's plain path does, PTTL and GET, then SET PX for a new
+-- window or INCRBY on a running one (the module's RL.ALL replicates a
+-- running window's counter so too); nothing is built but the reply, and
+-- no clock is read. The clauses' parameters, read once, are kept in these
+-- tables from one call to the next (each call overwrites what it uses):
+-- on this path every allocation is paid again in the collector.
+local PA_LIMIT, PA_WINDOW, PA_WINDOW_TEXT, PA_COST, PA_COST_TEXT, PA_NEW, PA_REPLY = {}, {}, {}, {}, {}, {}, {}
+
+local function plain_all(keys, args)
+  local n = #keys
+  if n < 1 or n > MAX_CLAUSES then
+    return nil
+  end
+  -- The shape first: no key is read for a call this path leaves.
+  local at, last = 1, #args
+  for i = 1, n do
+    if args[at] ~= 'FIXED' then
+      return nil
+    end
+    local window_text = args[at + 2]
+    local limit, window = sf_fixed_plain_params(args[at + 1], window_text)
+    if limit == nil then
+      return nil
+    end
+    local cost, cost_text = 1, '1'
+    at = at + 3
+    if args[at] == 'COST' then
+      cost_text = args[at + 1]
+      cost = cost_text and argument(cost_text)
+      if cost == nil or cost < 1 or cost > limit then
+        return nil
+      end
+      at = at + 2
+    end
+    for j = 1, i - 1 do
+      if keys[j] == keys[i] then
+        return nil
+      end
+    end
+    PA_LIMIT[i], PA_WINDOW[i], PA_WINDOW_TEXT[i], PA_COST[i], PA_COST_TEXT[i] = limit, window, window_text, cost, cost_text
+  end
+  if at ~= last + 1 then
+    return nil
+  end
+  -- Decide every clause: all keys read, nothing written.
+  local allowed, retry = 1, 0
+  for i = 1, n do
+    local count, ttl = sf_fixed_plain_read(keys[i])
+    if count == nil then
+      return nil
+    end
+    PA_NEW[i] = ttl == nil
+    -- A new window's reset is the whole window.
+    ttl = ttl or PA_WINDOW[i]
+    local limit, cost = PA_LIMIT[i], PA_COST[i]
+    if count + cost <= limit then
+      PA_REPLY[i] = { 1, limit - count - cost, 0, ttl }
+    else
+      PA_REPLY[i] = { 0, math.max(limit - count, 0), ttl, ttl }
+      allowed = 0
+      if ttl > retry then
+        retry = ttl
+      end
+    end
+  end
+  -- An admitted call records every clause; a denied one nothing (no BLOCK
+  -- on this path).
+  if allowed == 1 then
+    for i = 1, n do
+      if PA_NEW[i] then
+        redis.call('SET', keys[i], PA_COST_TEXT[i], 'PX', PA_WINDOW_TEXT[i])
+      else
+        redis.call('INCRBY', keys[i], PA_COST_TEXT[i])
+      end
+    end
+  end
+  -- One constructor (unpack sizes it); the clauses' replies stay in
+  -- PA_REPLY until the next call overwrites them.
+  return { allowed, retry, unpack(PA_REPLY, 1, n) }
 end

@@ -16,18 +16,6 @@ local function guarded(body)
   end
 end
 
--- The command's line: { command, words..., args... }.
-local function line_of(command, words, args)
-  local line = { command }
-  for _, w in ipairs(words) do
-    line[#line + 1] = w
-  end
-  for i = 1, #args do
-    line[#line + 1] = args[i]
-  end
-  return line
-end
-
 -- A single-key command (RL.SLIDE key ...): FCALL rl_slide 1 key ...
 -- Its fast path (PLAIN) runs first, outside the pcall: it raises no rl
 -- error, so the common call pays for no pcall and no closure.
@@ -123,14 +111,22 @@ register('rl_block', named('rl_block', rl_block))
 register('rl_unblock', named('rl_unblock', rl_unblock), { 'allow-oom' })
 -- A charge grows a key as an admission does: not at maxmemory.
 register('rl_charge', named('rl_charge', charge))
-register('rl_all', guarded(function(keys, args)
-  -- More keys than RL.ALL takes: its numkeys error, before the keys are
-  -- copied (unpack's stack is bounded).
+-- rl_all: its plain path (all.lua plain_all) first, outside the pcall, as
+-- a single-key command's.
+local all_full = guarded(function(keys, args)
+  -- More keys than RL.ALL takes: its numkeys error first.
   if #keys > MAX_CLAUSES then
     positive(tostring(#keys), 'numkeys', MAX_CLAUSES)
   end
-  return all(keys, line_of('rl.all', { tostring(#keys), unpack(keys) }, args))
-end))
+  return all(keys, args)
+end)
+register('rl_all', function(keys, args)
+  local reply = plain_all(keys, args)
+  if reply ~= nil then
+    return reply
+  end
+  return all_full(keys, args)
+end)
 register('rl_version', function()
   return VERSION
 end, { 'no-writes' })
