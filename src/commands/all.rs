@@ -82,7 +82,9 @@ fn decide_from(
     .map_err(|e| e.in_clause(i + 1))?
 }
 
-/// Every clause decided, in clause order: records all or none of them.
+/// Every clause decided, in clause order: records every clause's write if
+/// all admit; otherwise none but the blocks denying clauses set (and, in
+/// shadow mode, a lease clause's lease).
 fn settle(cmd: &CommandCtx, decided: &[&dyn Pending]) -> Result<Combined, RlError> {
     // A shadowed clause's decision is already admitted: only the enforced
     // clauses can deny the call.

@@ -30,6 +30,10 @@ pub struct StringWrite {
     pub expire_at_ms: i64,
     /// The end of a block kept with the state (`None`: none).
     pub blocked_until: Option<i64>,
+    /// The value is a count (a fixed window's), which a write that keeps
+    /// its expiry may step with `INCRBY`; a throttle's schedule is always
+    /// written whole (see [`step_to`]).
+    pub count: bool,
 }
 
 impl StringWrite {
@@ -39,6 +43,16 @@ impl StringWrite {
             value,
             expire_at_ms,
             blocked_until: None,
+            count: false,
+        }
+    }
+
+    /// A fixed window's count without a block, its window ending at
+    /// `expire_at_ms`.
+    pub fn counter(value: u64, expire_at_ms: i64) -> StringWrite {
+        StringWrite {
+            count: true,
+            ..StringWrite::plain(value, expire_at_ms)
         }
     }
 
@@ -135,17 +149,18 @@ pub fn with_ttl<T>(
 }
 
 /// The step `INCRBY` takes the stored value to `w`'s with, when that is
-/// all the write changes: the key holds a plain count in the form `INCRBY`
-/// reads and writes back (digits, no sign, no leading zero, within `i64`),
-/// and already expires when `w` does (a fixed window's count after its
-/// first admission). `None` for any other write, and for a step of 0: the
+/// all the write changes: `w` is a count, the key holds a plain count in
+/// the form `INCRBY` reads and writes back (digits, no sign, no leading
+/// zero, within `i64`), and already expires when `w` does (a fixed
+/// window's count after its first admission). `None` for any other write
+/// (a throttle's schedule, documented as `SET`), and for a step of 0: the
 /// host then writes the whole value and its expiry (`SET ... PXAT`).
 pub fn step_to(
     stored: Option<&[u8]>,
     key_expire_at_ms: Option<i64>,
     w: &StringWrite,
 ) -> Option<i64> {
-    if w.blocked_until.is_some() || key_expire_at_ms != Some(w.expire_at_ms) {
+    if !w.count || w.blocked_until.is_some() || key_expire_at_ms != Some(w.expire_at_ms) {
         return None;
     }
     let stored = stored?;
@@ -218,11 +233,7 @@ mod tests {
 
     #[test]
     fn blocked_values_split_and_others_do_not() {
-        let w = StringWrite {
-            value: 5,
-            expire_at_ms: 2_000,
-            blocked_until: Some(9_000),
-        };
+        let w = blocked(StringWrite::counter(5, 2_000), 9_000);
         assert_eq!(w.blocked_bytes().as_deref(), Some("5e2000b9000"));
         assert_eq!(w.key_expire_at_ms(), 9_000);
         let mut s = MemoryString::default();
@@ -254,13 +265,13 @@ mod tests {
 
     #[test]
     fn only_a_count_that_keeps_its_expiry_and_form_steps() {
-        let w = StringWrite::plain(7, 100);
+        let w = StringWrite::counter(7, 100);
         let step = |stored: &[u8], at: Option<i64>, w: &StringWrite| step_to(Some(stored), at, w);
         assert_eq!(step(b"6", Some(100), &w), Some(1));
         assert_eq!(step(b"0", Some(100), &w), Some(7));
         // A refund steps down.
         assert_eq!(step(b"12", Some(100), &w), Some(-5));
-        let top = StringWrite::plain(i64::MAX as u64, 100);
+        let top = StringWrite::counter(i64::MAX as u64, 100);
         assert_eq!(step(b"0", Some(100), &top), Some(i64::MAX));
         // The whole value and its expiry are written instead: no key, a
         // new window (another expiry), no TTL, nothing changed, a form
@@ -286,8 +297,10 @@ mod tests {
         let blocked = blocked(w, 200);
         assert_eq!(step(b"6", Some(100), &blocked), None);
         assert_eq!(
-            step(b"6", Some(100), &StringWrite::plain(u64::MAX, 100)),
+            step(b"6", Some(100), &StringWrite::counter(u64::MAX, 100)),
             None
         );
+        // A throttle's schedule is never stepped.
+        assert_eq!(step(b"6", Some(100), &StringWrite::plain(7, 100)), None);
     }
 }

@@ -1,7 +1,8 @@
 //! Server strings kept between calls, for values many calls write again:
-//! the bucket header's field name, the lease set's header member, and
-//! RL.SLIDE's score (every admission in
-//! the same millisecond writes and replicates the same one). Reusing one
+//! the bucket header's field name, the lease set's header member,
+//! RL.SLIDE's score (every admission in the same millisecond writes and
+//! replicates the same one), the `PXAT` of every replicated `SET` and the
+//! step of a replicated `INCRBY` (a steady cost steps by the same). Reusing one
 //! costs a reference count; a fresh string is an allocation and a free.
 //! Commands run on the server's main thread; the atomics only give the
 //! statics a safe type. Freed at unload.

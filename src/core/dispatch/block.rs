@@ -286,7 +286,7 @@ mod tests {
             assert_eq!(s.value.as_deref(), Some(&b"1e11000b20000"[..]));
             assert_eq!(
                 unblock(Algorithm::Fixed, &s, at(10_200)).unwrap(),
-                Some(StringChange::Set(StringWrite::plain(1, 11_000)))
+                Some(StringChange::Set(StringWrite::counter(1, 11_000)))
             );
             // Once the window is over, lifting the block deletes the key.
             assert_eq!(

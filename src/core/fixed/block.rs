@@ -15,7 +15,7 @@ fn read(view: &impl StringView, now: Now) -> Result<Option<(StringWrite, Option<
     let s = stored_state(bytes, view.expire_at_ms())?;
     // A window over counts nothing: it ends now.
     let (count, end) = s.current(now.ms).unwrap_or((0, now.ms));
-    Ok(Some((StringWrite::plain(count, end), s.blocked_until)))
+    Ok(Some((StringWrite::counter(count, end), s.blocked_until)))
 }
 
 /// `RL.BLOCK FIXED`: the count as it is, blocked until `until`; a missing
@@ -23,7 +23,7 @@ fn read(view: &impl StringView, now: Now) -> Result<Option<(StringWrite, Option<
 pub fn block(view: &impl StringView, now: Now, until: i64) -> Result<StringWrite, RlError> {
     let plain = match read(view, now)? {
         Some((w, _)) => w,
-        None => StringWrite::plain(0, now.ms),
+        None => StringWrite::counter(0, now.ms),
     };
     Ok(blocked(plain, until))
 }

@@ -32,9 +32,8 @@ impl<V: StringView> Limiter<V> for Charge<FixedRequest> {
         // A block that holds stays: a charge records units, it grants nothing.
         let blocked_until = block::in_force(state.and_then(|s| s.blocked_until), now);
         let write = (charged > 0).then_some(StringWrite {
-            value: count + charged,
-            expire_at_ms: end,
             blocked_until,
+            ..StringWrite::counter(count + charged, end)
         });
         // The peek after, over the counter as the write leaves it.
         let after = match write {

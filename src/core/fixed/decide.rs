@@ -73,16 +73,15 @@ pub fn decide(req: &FixedRequest, state: Option<FixedState>, now: i64) -> Outcom
                 reset_after_ms,
                 blocked: false,
             },
-            write: Some(StringWrite::plain(count, end)),
+            write: Some(StringWrite::counter(count, end)),
         };
     }
     if let Some(ms) = req.block_ms {
         return Outcome {
             decision: block::breached(ms),
             write: Some(StringWrite {
-                value: count,
-                expire_at_ms: end,
                 blocked_until: Some(block::end(now, ms)),
+                ..StringWrite::counter(count, end)
             }),
         };
     }
@@ -200,7 +199,7 @@ mod tests {
             let out = decide(&r, state, 1_000);
             assert_eq!(
                 out.write,
-                Some(StringWrite::plain(1, 2_000)),
+                Some(StringWrite::counter(1, 2_000)),
                 "{expire_at_ms:?}"
             );
         }

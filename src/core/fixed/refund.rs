@@ -42,9 +42,8 @@ impl<V: StringView> Limiter<V> for Refund<FixedRequest> {
         let write = current
             .filter(|_| refunded > 0)
             .map(|(count, end)| StringWrite {
-                value: count - refunded,
-                expire_at_ms: end,
                 blocked_until,
+                ..StringWrite::counter(count - refunded, end)
             });
         Ok(Outcome {
             decision: refunded,

@@ -53,9 +53,9 @@ impl<V: StringView> Limiter<V> for ThrottleRequest {
 
 /// A TAT as the string key stores it, with the end of a block kept with it.
 fn string_write(w: gcra::TatWrite, blocked_until: Option<i64>) -> Result<StringWrite, RlError> {
+    let tat = u64::try_from(w.tat_us).map_err(|_| RlError::Internal("negative TAT"))?;
     Ok(StringWrite {
-        value: u64::try_from(w.tat_us).map_err(|_| RlError::Internal("negative TAT"))?,
-        expire_at_ms: w.expire_at_ms,
         blocked_until,
+        ..StringWrite::plain(tat, w.expire_at_ms)
     })
 }

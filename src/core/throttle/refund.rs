@@ -144,11 +144,10 @@ mod tests {
         let out = Refund(r(5)).decide(&mut s, &at(NOW + 60_500)).unwrap();
         assert_eq!(
             out.write,
-            Some(StringWrite {
-                value: (NOW + 60_500) as u64,
-                expire_at_ms: (NOW + 60_500) / 1000 + 1,
-                blocked_until: None,
-            })
+            Some(StringWrite::plain(
+                (NOW + 60_500) as u64,
+                (NOW + 60_500) / 1000 + 1
+            ))
         );
     }
 
