@@ -187,3 +187,76 @@ fn a_replica_holds_every_clauses_state_and_the_effects_travel_together() {
         );
     }
 }
+
+/// The most clauses a call takes (8, past the four a call keeps inline):
+/// an error names its clause by number, a denial in clause 6 records
+/// nothing in clauses 1 to 5 (nor 7 and 8), an admission records every
+/// clause, and a replica without rl holds the same eight keys.
+#[test]
+fn eight_clauses_name_their_errors_and_record_all_or_nothing() {
+    for f in ALL {
+        let primary = Server::start(f);
+        let replica = primary.start_replica(false);
+        let mut c = primary.conn();
+        let keys: Vec<String> = (1..=8).map(|i| format!("{{eight}}:k{i}")).collect();
+        // Clause 6 (SLIDE) admits once; the others are FIXED windows of 5.
+        let line = |bad: Option<usize>| {
+            let mut l = vec!["8".to_string()];
+            l.extend(keys.iter().cloned());
+            for i in 1..=8 {
+                let clause = match (i, bad) {
+                    (i, Some(b)) if i == b => "FIXED 5 0",
+                    (6, _) => "SLIDE 1 600000",
+                    _ => "FIXED 5 600000",
+                };
+                l.extend(clause.split(' ').map(String::from));
+            }
+            l
+        };
+        let run_line = |c: &mut redis::Connection, l: &[String]| {
+            let l: Vec<&str> = l.iter().map(String::as_str).collect();
+            all(c, &l)
+        };
+        for bad in [7, 8] {
+            let err = run_line(&mut c, &line(Some(bad))).unwrap_err().to_string();
+            assert!(err.contains(&format!("clause {bad}")), "{f:?}: {err}");
+        }
+        assert_eq!(dbsize(&mut c), 0, "{f:?}: an error wrote");
+        let r = run_line(&mut c, &line(None)).unwrap();
+        assert_eq!((r.allowed, r.clauses.len()), (1, 8), "{f:?}");
+        for (i, clause) in r.clauses.iter().enumerate() {
+            let remaining = if i == 5 { 0 } else { 4 };
+            assert_eq!(clause[..3], [1, remaining, 0], "{f:?} clause {}", i + 1);
+        }
+        let states: Vec<_> = keys.iter().map(|k| frozen_state(&mut c, k)).collect();
+        let r = run_line(&mut c, &line(None)).unwrap();
+        assert_eq!(r.allowed, 0, "{f:?}");
+        assert_eq!(r.clauses[5][0], 0, "{f:?}: clause 6 denies");
+        for (i, clause) in r.clauses.iter().enumerate().filter(|(i, _)| *i != 5) {
+            assert_eq!(clause[..2], [1, 3], "{f:?} clause {}: as a peek", i + 1);
+        }
+        for (k, state) in keys.iter().zip(&states) {
+            assert_eq!(&frozen_state(&mut c, k), state, "{f:?} {k}: a denial wrote");
+        }
+        wait_replicas(&mut c, 1);
+        let mut r = replica.conn();
+        for k in &keys {
+            assert_eq!(
+                value_and_expiry_any(&mut r, k),
+                value_and_expiry_any(&mut c, k),
+                "{f:?} {k}: the replica without rl"
+            );
+        }
+    }
+}
+
+/// A key's value (a count, or a log's size) and its absolute expiry.
+fn value_and_expiry_any(c: &mut redis::Connection, key: &str) -> (String, i64) {
+    let kind: String = redis::cmd("TYPE").arg(key).query(c).unwrap();
+    let value = if kind == "zset" {
+        zcard(c, key).to_string()
+    } else {
+        value_and_expiry(c, key).0.unwrap_or_default()
+    };
+    (value, pexpiretime(c, key))
+}

@@ -89,6 +89,19 @@ fn admissions_fire_the_plain_commands_events_and_denials_fire_none() {
             .map(|e| (e.to_string(), "z".to_string()))
             .collect();
         assert_eq!(drain(&mut c, &mut pubsub), want, "{f:?}: a stepped counter");
+        // A throttle's schedule is written whole, even when calls within
+        // one ms leave its expiry where it was (a TAT 10 µs apart, within
+        // a burst of 100).
+        for _ in 0..5 {
+            run(&mut c, &["RL.THROTTLE", "gcra", "100", "100000", "1000"]).unwrap();
+        }
+        let want: Vec<(String, String)> = ["set", "expire"]
+            .iter()
+            .cycle()
+            .take(10)
+            .map(|e| (e.to_string(), "gcra".to_string()))
+            .collect();
+        assert_eq!(drain(&mut c, &mut pubsub), want, "{f:?}: a TAT never steps");
     });
 }
 

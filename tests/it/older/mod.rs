@@ -14,6 +14,7 @@
 //!   does not depend on the instant on Valkey 8.0's running clock;
 //! - replicas with and without rl hold the primary's state after mixed
 //!   traffic on every command, and a replica holds what the library wrote;
+//!   a fixed window's counter stepped in place keeps its expiry;
 //! - ACL key patterns on every command, and `+@ratelimit` granting every
 //!   command (`ACL CAT` lists none of them on Valkey 8.0); the library's ACL
 //!   recipe (docs/operations.md) running every function.
@@ -103,6 +104,13 @@ fn lease_streams_answer_alike() {
 fn replicas_hold_the_primary_state_after_mixed_traffic() {
     for flavor in OLDER {
         crate::replication::replicas_hold_the_primary_state_on(flavor);
+    }
+}
+
+#[test]
+fn stepped_fixed_counters_keep_their_expiry_and_replicate() {
+    for flavor in OLDER {
+        crate::fixed::stepped_counters_keep_their_expiry_and_replicate_on(flavor);
     }
 }
 
