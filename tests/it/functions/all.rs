@@ -3,7 +3,7 @@
 //! RL.CHARGE: random multi-limit
 //! streams on Valkey's stopped clock, and every error of their own syntax.
 
-use super::differential::{same, words as line_words, ClockSteps, StepMs};
+use super::differential::{on_both, same, words as line_words, ClockSteps, StepMs};
 use super::start_both;
 use crate::harness::raw_resp::XorShift;
 use crate::harness::Flavor;
@@ -570,4 +570,58 @@ fn partial_grants_with_blocks_answer_as_the_module() {
         partial > 15 && whole > 15 && blocked > 15 && breached > 15,
         "{partial} partial, {whole} whole, {blocked} blocked, {breached} breaches"
     );
+}
+
+/// `rl_all` calls whose clauses are all `FIXED limit window [COST c]` take
+/// the library's plain path (`plain_all`, rl-ratelimit's calls); each
+/// answers as RL.ALL, with the same values and expiries on both sides:
+/// new and running windows, a denial in the last clause writing nothing in
+/// the others, a count past the limit after a charge, a blocked key, a
+/// foreign key, `COST` above the limit, lower-case words (the full path),
+/// six clauses (past the four the module keeps inline), and a new window
+/// once the old one ends.
+#[test]
+fn fixed_only_calls_answer_as_rl_all() {
+    let server = start_both(Flavor::Valkey9);
+    let mut c = server.conn();
+    let call = |c: &mut redis::Connection, line: &str| {
+        let words: Vec<&str> = line.split(' ').collect();
+        same(c, &words)
+    };
+    let allowed = |reply: Result<redis::Value, String>| match reply {
+        Ok(redis::Value::Array(r)) => r[0] == redis::Value::Int(1),
+        other => panic!("{other:?}"),
+    };
+    let two = "RL.ALL 2 a b FIXED 5 600 FIXED 2 600";
+    for _ in 0..2 {
+        assert!(allowed(call(&mut c, two)));
+    }
+    // b is full: denied, a (which would admit) keeps its count.
+    assert!(!allowed(call(&mut c, two)));
+    server.advance(100);
+    assert!(call(&mut c, "RL.ALL 2 a c FIXED 5 600 COST 2 FIXED 3 600 COST 3").is_ok());
+    same(
+        &mut c,
+        &["RL.CHARGE", "FIXED", "c", "3", "600", "COST", "4"],
+    )
+    .unwrap();
+    assert!(!allowed(call(
+        &mut c,
+        "RL.ALL 2 c a FIXED 3 600 FIXED 5 600"
+    )));
+    same(&mut c, &["RL.BLOCK", "FIXED", "d", "300"]).unwrap();
+    assert!(!allowed(call(
+        &mut c,
+        "RL.ALL 2 a d FIXED 9 600 FIXED 9 600"
+    )));
+    on_both(&mut c, "e", &["SET", "K", "not-a-count"]);
+    assert!(call(&mut c, "RL.ALL 2 a e FIXED 9 600 FIXED 9 600").is_err());
+    assert!(call(&mut c, "RL.ALL 2 a f FIXED 9 600 FIXED 2 600 COST 3").is_err());
+    assert!(call(&mut c, "RL.ALL 2 a g fixed 9 600 cost 1 Fixed 9 600").is_ok());
+    let six = "RL.ALL 6 h1 h2 h3 h4 h5 h6 FIXED 3 600 FIXED 3 600 FIXED 3 600 FIXED 3 600 FIXED 3 600 FIXED 1 600";
+    assert!(allowed(call(&mut c, six)));
+    assert!(!allowed(call(&mut c, six)), "h6's limit is 1");
+    server.advance(600);
+    assert!(allowed(call(&mut c, two)));
+    assert!(allowed(call(&mut c, six)));
 }
