@@ -395,11 +395,12 @@ for r in "${rows[@]}"; do
   if [[ $r == *_incrby && -n ${ROWS[$expire_row]:-} ]]; then
     # envoyproxy/ratelimit and rack-attack send EXPIRE after every INCRBY,
     # so the counter an INCRBY finds has a TTL (which the server looks
-    # up): every key of the row gets one before it is measured, by the
-    # row's own EXPIRE (its __rand_int__ is redis-benchmark's 12 digits).
-    for ((i = 0; i < R; i++)); do
-      printf -v n '%012d' "$i"
-      echo "${ROWS[$expire_row]//__rand_int__/$n}"
+    # up): every key the warm-up made gets one before the row is
+    # measured, by the row's own EXPIRE (a key made by the measured pass
+    # is a first request, without a TTL yet, as in use).
+    read -r -a ex <<<"${ROWS[$expire_row]}"
+    cli --scan --pattern "${ex[1]//__rand_int__/*}" | while read -r k; do
+      echo "${ex[0]} $k ${ex[*]:2}"
     done | cli >/dev/null
   fi
   callgrind_control -z "$VG" >/dev/null 2>&1
